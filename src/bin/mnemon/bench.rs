@@ -1,0 +1,166 @@
+//! `mnemon bench`: ingest and recall speed on synthetic rounds, printed as a table.
+//!
+//! Timing lives here, in the binary, never in the library.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use mnemon::{Config, Embedder, EmbedderPins, Memory, Message, Query};
+
+use crate::anyhow_lite::{Context as _, Fail};
+use crate::EmbedArgs;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    embed: EmbedArgs,
+    /// Store sizes to measure, in rounds.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    sizes: Vec<usize>,
+    /// Recall queries per size.
+    #[arg(long, default_value_t = 200)]
+    queries: usize,
+    /// Draw round texts from this many distinct texts, embedding each once (for sizes where
+    /// embedding every round would take hours; the embed-only column then covers the pool).
+    #[arg(long)]
+    pool: Option<usize>,
+    /// Rounds per add() call (one session each).
+    #[arg(long, default_value_t = 10)]
+    session_rounds: usize,
+}
+
+/// Deterministic pseudo-random words.
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 33
+    }
+    fn word(&mut self) -> String {
+        const SYL: [&str; 24] = [
+            "ka", "lo", "mi", "ter", "sa", "vin", "do", "rel", "pa", "nu", "go", "shi", "ber", "ta", "lan",
+            "qui", "mo", "zen", "ri", "fa", "cor", "el", "bu", "ny",
+        ];
+        let n = 1 + self.next() % 3;
+        (0..n).map(|_| SYL[(self.next() % 24) as usize]).collect()
+    }
+    fn sentence(&mut self, words: usize) -> String {
+        (0..words).map(|_| self.word()).collect::<Vec<_>>().join(" ")
+    }
+}
+
+/// Memoizes vectors by text, so a pool of texts is embedded once.
+struct Memo {
+    inner: Arc<dyn Embedder>,
+    cache: Mutex<HashMap<String, Vec<f32>>>,
+}
+
+impl Embedder for Memo {
+    fn pins(&self) -> EmbedderPins {
+        self.inner.pins()
+    }
+    fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+        let mut cache = self.cache.lock().map_err(|_| mnemon::Error::Embedder("poisoned".into()))?;
+        let missing: Vec<&str> = texts.iter().copied().filter(|t| !cache.contains_key(*t)).collect();
+        if !missing.is_empty() {
+            for (t, v) in missing.iter().zip(self.inner.embed_documents(&missing)?) {
+                cache.insert((*t).to_owned(), v);
+            }
+        }
+        Ok(texts.iter().map(|t| cache[*t].clone()).collect())
+    }
+    fn embed_query(&self, text: &str) -> mnemon::Result<Vec<f32>> {
+        self.inner.embed_query(text)
+    }
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(str::to_owned))
+        .and_then(|l| l.split_whitespace().nth(1).and_then(|k| k.parse::<f64>().ok()))
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+pub fn run(args: &Args) -> Result<(), Fail> {
+    let base = args.embed.build()?;
+    println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
+    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | peak RSS (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    for &size in &args.sizes {
+        let mut words = Words(size as u64);
+        let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
+        let pool: Vec<(String, String)> =
+            (0..distinct).map(|_| (words.sentence(15), words.sentence(35))).collect();
+        let embedder: Arc<dyn Embedder> = match args.pool {
+            Some(_) => Arc::new(Memo { inner: base.clone(), cache: Mutex::default() }),
+            None => base.clone(),
+        };
+
+        let texts: Vec<String> = pool.iter().map(|(u, a)| format!("user: {u}\nassistant: {a}")).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let t = Instant::now();
+        for chunk in refs.chunks(args.session_rounds) {
+            base.embed_documents(chunk)?;
+        }
+        let embed_s = t.elapsed().as_secs_f64();
+
+        let dir = tempfile::tempdir().context("temp dir")?;
+        let memory = Memory::open_shared(dir.path().join("bench.db"), embedder, Config::default())?;
+        let t = Instant::now();
+        let mut i = 0;
+        let mut session = 0;
+        while i < size {
+            // Four sessions a day, from 2020-01-01.
+            let day = chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap_or_default()
+                + chrono::Duration::days(session as i64 / 4);
+            let ts = format!("{day}T{:02}:00:00", 8 + session % 4);
+            let mut messages = Vec::with_capacity(2 * args.session_rounds);
+            for _ in 0..args.session_rounds.min(size - i) {
+                let (u, a) = &pool[i % distinct];
+                messages.push(Message::user(u.clone(), ts.clone()).in_session(format!("s{session}")));
+                messages.push(Message::assistant(a.clone(), ts.clone()).in_session(format!("s{session}")));
+                i += 1;
+            }
+            memory.add(&messages, "bench")?;
+            session += 1;
+        }
+        let ingest_s = t.elapsed().as_secs_f64();
+
+        let queries: Vec<String> = (0..args.queries).map(|_| words.sentence(8)).collect();
+        let t = Instant::now();
+        memory.recall(Query::new("warm up the index").top_k(10), "bench")?;
+        let load_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut times = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            let r = memory.recall(q.as_str(), "bench")?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            std::hint::black_box(r);
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.0} |",
+            distinct as f64 / embed_s,
+            size as f64 / ingest_s,
+            ingest_s / (embed_s * size as f64 / distinct as f64),
+            percentile(&times, 0.5),
+            percentile(&times, 0.95),
+            peak_rss_mib()
+        );
+    }
+    if args.pool.is_some() {
+        println!("(texts drawn from a pool: each distinct text was embedded once; 'embed only' covers the pool, and the ingest ÷ embed ratio scales it to the store size)");
+    }
+    Ok(())
+}

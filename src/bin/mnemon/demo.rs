@@ -1,0 +1,53 @@
+//! `mnemon demo`: the main job end to end on a conversation written for the project.
+
+use std::path::PathBuf;
+
+use mnemon::{ExportFormat, Message, Query};
+
+use crate::anyhow_lite::{Context as _, Fail};
+use crate::EmbedArgs;
+
+const CONVERSATION: &str = include_str!("demo.jsonl");
+const USER: &str = "maya";
+const QUESTION: &str = "Where does Maya live now, and what should I avoid when suggesting food?";
+const DATE: &str = "2026-06-25T08:00:00";
+
+pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
+    let temp = tempfile::tempdir().context("creating a temporary folder")?;
+    let path = db.unwrap_or_else(|| temp.path().join("demo.db"));
+    let memory = embed.open(&path)?;
+    let messages = CONVERSATION
+        .lines()
+        .enumerate()
+        .map(|(i, line)| {
+            let v: serde_json::Value = serde_json::from_str(line).context(format!("demo line {}", i + 1))?;
+            Ok(Message::from_json(&v, &format!("demo line {}", i + 1))?)
+        })
+        .collect::<Result<Vec<_>, Fail>>()?;
+    let report = memory.add(&messages, USER)?;
+    println!(
+        "== ingest: {} messages → {} rounds stored, {} duplicate rounds skipped, {} empty turns dropped",
+        messages.len(),
+        report.stored.len(),
+        report.duplicates.len(),
+        report.empty_turns_dropped
+    );
+    println!("   store: {}", path.display());
+    println!("\n== context for: [{DATE}] {QUESTION:?} (budget 400 tokens)\n");
+    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(400).top_k(4), USER)?;
+    print!("{}", context.text);
+    println!(
+        "\n   {} rounds, {} tokens, truncated: {}{}",
+        context.rounds.len(),
+        context.tokens,
+        context.truncated,
+        if context.omitted.is_empty() {
+            String::new()
+        } else {
+            format!(" (left out: {})", context.omitted.join(", "))
+        }
+    );
+    println!("\n== Markdown export\n");
+    print!("{}", memory.export(USER, ExportFormat::Markdown)?);
+    Ok(())
+}

@@ -1,0 +1,86 @@
+//! `mnemon doctor`: every check prints `ok` or `FAIL` with the fix; any failure exits non-zero.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use mnemon::{Config, Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder};
+
+struct Report {
+    failures: usize,
+}
+
+impl Report {
+    fn ok(&self, what: &str, detail: impl std::fmt::Display) {
+        println!("ok    {what}: {detail}");
+    }
+    fn fail(&mut self, what: &str, problem: impl std::fmt::Display, fix: &str) {
+        self.failures += 1;
+        println!("FAIL  {what}: {problem}\n      fix: {fix}");
+    }
+}
+
+pub fn run(db: Option<&Path>, models: Option<PathBuf>) -> ExitCode {
+    let mut r = Report { failures: 0 };
+    let dir = models.unwrap_or_else(mnemon::models::default_dir);
+    println!("models folder: {}", dir.display());
+    for (path, status) in mnemon::models::verify(&dir) {
+        match status {
+            Ok(()) => r.ok("model file", path.display()),
+            Err(e) => r.fail(&format!("model file {}", path.display()), e, mnemon::models::FETCH_HINT),
+        }
+    }
+    match OnnxEmbedder::new(OnnxConfig::from_dir(&dir)) {
+        Ok(e) => match e.embed_query("The user lives in Lisbon.") {
+            Ok(v) => r.ok("ONNX Runtime + MiniLM", format!("loaded, embeds to {} dimensions", v.len())),
+            Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::models::FETCH_HINT),
+        },
+        Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::models::FETCH_HINT),
+    }
+    #[cfg(target_arch = "x86_64")]
+    r.ok(
+        "cpu",
+        format!(
+            "avx2 {}, fma {} (the vector kernel uses them when present)",
+            std::is_x86_feature_detected!("avx2"),
+            std::is_x86_feature_detected!("fma")
+        ),
+    );
+    match sqlite_versions() {
+        Ok(versions) => {
+            for (name, version) in versions {
+                if version == "missing" {
+                    r.fail(&name, "not compiled in", "rebuild with rusqlite's `bundled` feature");
+                } else {
+                    r.ok(&name, version);
+                }
+            }
+        }
+        Err(e) => r.fail("sqlite", e, "rebuild mnemon (rusqlite `bundled`, sqlite-vec)"),
+    }
+    if let Some(db) = db {
+        match Memory::open_stored(db, Config::default()).and_then(|m| Ok((m.pins()?, m.users()?))) {
+            Ok((pins, users)) => {
+                r.ok("store", format!("{} opens, {} users", db.display(), users.len()));
+                for (k, v) in pins {
+                    println!("      pin {k} = {v}");
+                }
+            }
+            Err(e) => {
+                r.fail("store", e, "check the path; a store from another mnemon version needs that version")
+            }
+        }
+    }
+    if r.failures == 0 {
+        println!("all checks passed");
+        ExitCode::SUCCESS
+    } else {
+        println!("{} check(s) failed", r.failures);
+        ExitCode::FAILURE
+    }
+}
+
+fn sqlite_versions() -> mnemon::Result<Vec<(String, String)>> {
+    let dir = tempfile::tempdir()?;
+    let memory = Memory::open(dir.path().join("doctor.db"), HashingEmbedder::default(), Config::default())?;
+    memory.versions()
+}

@@ -1,0 +1,350 @@
+//! The `mnemon` command: thin glue over the library. Logs go to stderr; results to stdout.
+
+mod bench;
+mod demo;
+mod doctor;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow_lite::{Context as _, Fail};
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use mnemon::datasets::{self, Benchmark};
+use mnemon::{
+    Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder, Query,
+};
+
+mod anyhow_lite;
+
+#[derive(Parser)]
+#[command(name = "mnemon", version, about = "A deterministic, local-first memory engine for LLM agents")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum EmbedderChoice {
+    /// all-MiniLM-L6-v2 int8 through ONNX Runtime (needs scripts/fetch-models.sh).
+    Minilm,
+    /// Feature hashing: no model, no meaning; for tests and model-free setups.
+    Hashing,
+}
+
+#[derive(clap::Args, Clone)]
+struct EmbedArgs {
+    /// Which embedder computes vectors.
+    #[arg(long, value_enum, default_value_t = EmbedderChoice::Minilm)]
+    embedder: EmbedderChoice,
+    /// Folder holding the model files [default: $MNEMON_MODELS or ~/.cache/mnemon/models].
+    #[arg(long)]
+    models: Option<PathBuf>,
+    /// ONNX Runtime threads.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+impl EmbedArgs {
+    fn models_dir(&self) -> PathBuf {
+        self.models.clone().unwrap_or_else(mnemon::models::default_dir)
+    }
+
+    fn build(&self) -> Result<Arc<dyn Embedder>, Fail> {
+        Ok(match self.embedder {
+            EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),
+            EmbedderChoice::Minilm => {
+                let config = OnnxConfig { threads: self.threads, ..OnnxConfig::from_dir(&self.models_dir()) };
+                Arc::new(OnnxEmbedder::new(config)?)
+            }
+        })
+    }
+
+    fn open(&self, db: &Path) -> Result<Memory, Fail> {
+        Ok(Memory::open_shared(db, self.build()?, Config::default())?)
+    }
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum InputFormat {
+    /// One JSON message per line: {"role", "content", "ts"[, "session", "id", "speaker"]}.
+    Jsonl,
+    /// LongMemEval (S or oracle; JSON or gzip): one user per question.
+    Longmemeval,
+    /// LoCoMo: one user per conversation.
+    Locomo,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
+enum OutputFormat {
+    Md,
+    Text,
+    Jsonl,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Store messages from a file.
+    Ingest {
+        #[arg(long)]
+        db: PathBuf,
+        /// User to store under (for benchmarks: only this question or conversation).
+        #[arg(long)]
+        user: Option<String>,
+        #[arg(long, value_enum, default_value_t = InputFormat::Jsonl)]
+        format: InputFormat,
+        /// For benchmarks: ingest at most this many users.
+        #[arg(long)]
+        limit: Option<usize>,
+        #[command(flatten)]
+        embed: EmbedArgs,
+        file: PathBuf,
+    },
+    /// Print the context block for a question.
+    Context {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+        /// The question's date (anchors "last week" and the like).
+        #[arg(long)]
+        date: Option<String>,
+        /// Token budget for the block.
+        #[arg(long)]
+        budget: Option<usize>,
+        /// Rounds to consider.
+        #[arg(long)]
+        top_k: Option<usize>,
+        /// Print the block and what went into it as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        embed: EmbedArgs,
+        question: String,
+    },
+    /// Print the ranked rounds for a question as JSON.
+    Recall {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        date: Option<String>,
+        #[arg(long)]
+        top_k: Option<usize>,
+        #[command(flatten)]
+        embed: EmbedArgs,
+        question: String,
+    },
+    /// Export a user's memory (opens with the stored pins; needs no model).
+    Export {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+        #[arg(long, value_enum, default_value_t = OutputFormat::Md)]
+        format: OutputFormat,
+        /// Write here instead of stdout.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Load a JSONL dump (creates the store with the dump's pins if it does not exist).
+    Import {
+        #[arg(long)]
+        db: PathBuf,
+        file: PathBuf,
+    },
+    /// Remove everything stored for a user.
+    Forget {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+    },
+    /// Check models, ONNX Runtime, SQLite and a store; exits non-zero on any failure.
+    Doctor {
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[arg(long)]
+        models: Option<PathBuf>,
+    },
+    /// Ingest a small conversation, then print a context and the Markdown export.
+    Demo {
+        /// Keep the demo store here (default: a temporary file, removed afterwards).
+        #[arg(long)]
+        db: Option<PathBuf>,
+        #[command(flatten)]
+        embed: EmbedArgs,
+    },
+    /// Measure ingest and recall speed on synthetic rounds.
+    Bench(bench::Args),
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("MNEMON_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .without_time()
+        .init();
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, Fail> {
+    match command {
+        Command::Ingest { db, user, format, limit, embed, file } => {
+            ingest(&db, user, format, limit, &embed, &file)?
+        }
+        Command::Context { db, user, date, budget, top_k, json, embed, question } => {
+            let memory = embed.open(&db)?;
+            let query = Query { text: &question, date: date.as_deref(), top_k, budget };
+            let context = memory.get_context(query, &user)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&context).context("json")?);
+            } else {
+                print!("{}", context.text);
+                eprintln!(
+                    "{} rounds, {} tokens{}",
+                    context.rounds.len(),
+                    context.tokens,
+                    if context.truncated {
+                        format!(", {} left out by the budget", context.omitted.len())
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+        }
+        Command::Recall { db, user, date, top_k, embed, question } => {
+            let memory = embed.open(&db)?;
+            let recall = memory
+                .recall(Query { text: &question, date: date.as_deref(), top_k, budget: None }, &user)?;
+            println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
+        }
+        Command::Export { db, user, format, output } => {
+            let memory = Memory::open_stored(&db, Config::default())?;
+            let format = match format {
+                OutputFormat::Md => ExportFormat::Markdown,
+                OutputFormat::Text => ExportFormat::Text,
+                OutputFormat::Jsonl => ExportFormat::Jsonl,
+            };
+            let text = memory.export(&user, format)?;
+            match output {
+                Some(path) => std::fs::write(&path, text).context(format!("writing {}", path.display()))?,
+                None => print!("{text}"),
+            }
+        }
+        Command::Import { db, file } => {
+            let dump = read_text(&file)?;
+            let report = Memory::import(&db, &dump, Config::default())?;
+            println!("{}", serde_json::to_string(&report).context("json")?);
+        }
+        Command::Forget { db, user } => {
+            let memory = Memory::open_stored(&db, Config::default())?;
+            let report = memory.forget_user(&user)?;
+            println!("{}", serde_json::to_string(&report).context("json")?);
+        }
+        Command::Doctor { db, models } => return Ok(doctor::run(db.as_deref(), models)),
+        Command::Demo { db, embed } => demo::run(db, &embed)?,
+        Command::Bench(args) => bench::run(&args)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads a UTF-8 file, naming the line and column of the first invalid byte.
+fn read_text(path: &Path) -> Result<String, Fail> {
+    let bytes = std::fs::read(path).context(format!("reading {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = valid.iter().filter(|b| **b == b'\n').count() + 1;
+        Fail::msg(format!("{}: line {line}: invalid UTF-8", path.display()))
+    })
+}
+
+fn parse_jsonl(path: &Path) -> Result<Vec<Message>, Fail> {
+    let text = read_text(path)?;
+    let mut messages = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}: line {}", path.display(), i + 1);
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| Fail::msg(format!("{at}: not JSON: {e}")))?;
+        let message = Message::from_json(&value, &at)?;
+        mnemon::Timestamp::parse(&message.ts).map_err(|e| Fail::msg(format!("{at}: {e}")))?;
+        messages.push(message);
+    }
+    Ok(messages)
+}
+
+fn ingest(
+    db: &Path,
+    user: Option<String>,
+    format: InputFormat,
+    limit: Option<usize>,
+    embed: &EmbedArgs,
+    file: &Path,
+) -> Result<(), Fail> {
+    let haystacks = match format {
+        InputFormat::Jsonl => {
+            let user = user.clone().ok_or_else(|| Fail::msg("--user is required for a JSONL file"))?;
+            vec![datasets::Haystack { user, messages: parse_jsonl(file)? }]
+        }
+        InputFormat::Longmemeval | InputFormat::Locomo => {
+            let kind =
+                if format == InputFormat::Longmemeval { Benchmark::LongMemEval } else { Benchmark::LoCoMo };
+            let mut all = datasets::load(file, kind)?;
+            if let Some(u) = &user {
+                all.retain(|h| &h.user == u);
+                if all.is_empty() {
+                    return Err(Fail::msg(format!("{}: no question or conversation {u:?}", file.display())));
+                }
+            }
+            all.truncate(limit.unwrap_or(usize::MAX));
+            all
+        }
+    };
+    for h in &haystacks {
+        // Check everything before the first write, so a bad message stores nothing.
+        mnemon::validate_messages(&h.messages)
+            .map_err(|e| Fail::msg(format!("{}: user {}: {e}", file.display(), h.user)))?;
+    }
+    let memory = embed.open(db)?;
+    let total: usize = haystacks.iter().map(|h| h.messages.len()).sum();
+    let bar = ProgressBar::new(total as u64).with_style(
+        ProgressStyle::with_template("{spinner} {wide_bar} {pos}/{len} messages, {per_sec}, eta {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let (mut stored, mut duplicates, mut dropped) = (0, 0, 0);
+    for h in &haystacks {
+        // One transaction per session keeps progress visible; each session lands whole or not at all.
+        for chunk in sessions(&h.messages) {
+            let report = memory.add(chunk, &h.user)?;
+            stored += report.stored.len();
+            duplicates += report.duplicates.len();
+            dropped += report.empty_turns_dropped;
+            bar.inc(chunk.len() as u64);
+        }
+    }
+    bar.finish_and_clear();
+    println!(
+        "{}",
+        serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped})
+    );
+    Ok(())
+}
+
+/// Consecutive runs of messages with the same session (or, without one, the same `ts`).
+fn sessions(messages: &[Message]) -> impl Iterator<Item = &[Message]> {
+    messages.chunk_by(|a, b| a.session.as_ref().unwrap_or(&a.ts) == b.session.as_ref().unwrap_or(&b.ts))
+}

@@ -1,0 +1,68 @@
+//! Engine configuration: every threshold in one validated struct.
+
+use crate::error::{Error, Result};
+
+/// Settings of a [`Memory`](crate::Memory).
+///
+/// Read-path settings (`top_k`, `time_weight`, `context_budget`) may differ between opens of the
+/// same store. Write-path settings that change what gets stored (`dedup_cosine`) are pinned in the
+/// store: a store built with one value refuses to open with another.
+///
+/// ```
+/// let config = mnemon::Config { top_k: 5, context_budget: Some(2_000), ..Default::default() };
+/// config.validate().unwrap();
+/// assert!(mnemon::Config { top_k: 0, ..Default::default() }.validate().is_err());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Rounds returned by recall and considered for a context. Default 10, range 1..=1000.
+    pub top_k: usize,
+    /// Bonus added to a round's cosine when its date falls in the question's time window.
+    /// Default 0.05, range 0..=1.
+    pub time_weight: f32,
+    /// Cosine at or above which a round is a duplicate of a round of the same session and is not
+    /// stored. Default 0.95, range (0, 1]. Pinned in the store.
+    pub dedup_cosine: f32,
+    /// Token budget of a rendered context (`None`: unbounded). Default `None`; at least 1 if set.
+    pub context_budget: Option<usize>,
+    /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
+    pub busy_timeout_ms: u32,
+    /// SQLite page cache per connection in KiB. Default 200 000 (about 200 MB at most).
+    pub cache_kib: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            top_k: 10,
+            time_weight: 0.05,
+            dedup_cosine: 0.95,
+            context_budget: None,
+            busy_timeout_ms: 5_000,
+            cache_kib: 200_000,
+        }
+    }
+}
+
+impl Config {
+    /// Checks every field; the error names the first field out of range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |field, reason: &str| Err(Error::InvalidConfig { field, reason: reason.to_owned() });
+        if !(1..=1000).contains(&self.top_k) {
+            return bad("top_k", "must be in 1..=1000");
+        }
+        if !self.time_weight.is_finite() || !(0.0..=1.0).contains(&self.time_weight) {
+            return bad("time_weight", "must be a number in 0..=1");
+        }
+        if !self.dedup_cosine.is_finite() || self.dedup_cosine <= 0.0 || self.dedup_cosine > 1.0 {
+            return bad("dedup_cosine", "must be a number in (0, 1]");
+        }
+        if self.context_budget == Some(0) {
+            return bad("context_budget", "must be at least 1 when set");
+        }
+        if self.busy_timeout_ms == 0 {
+            return bad("busy_timeout_ms", "must be at least 1");
+        }
+        Ok(())
+    }
+}

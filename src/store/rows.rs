@@ -1,0 +1,288 @@
+//! Row-level reads and writes. Every function takes the user's row id and filters on it.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::Store;
+use crate::error::{Error, Result};
+use crate::round::Turn;
+
+/// A stored round.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RoundRow {
+    pub id: i64,
+    pub key: String,
+    pub session: String,
+    pub ts: String,
+    pub ts_unix: i64,
+    pub day: i32,
+    pub norm_key: String,
+    pub turns: Vec<Turn>,
+    pub text: String,
+}
+
+/// A logged write-path decision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DecisionRow {
+    pub id: i64,
+    pub at: String,
+    pub kind: String,
+    pub record: String,
+    pub other: Option<String>,
+    pub detail: String,
+}
+
+/// A user's vectors in id order, as one flat array.
+pub(crate) struct UserVectors {
+    pub ids: Vec<i64>,
+    pub days: Vec<i32>,
+    pub data: Vec<f32>,
+}
+
+pub(crate) fn vector_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn blob_vector(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+const ROUND_COLUMNS: &str = "id, round_key, session, ts, ts_unix, day, norm_key, turns, text";
+
+impl Store {
+    fn corrupt(&self, reason: impl Into<String>) -> Error {
+        Error::Corrupt { path: self.path.clone(), reason: reason.into() }
+    }
+
+    fn round_from_row(&self, r: &rusqlite::Row<'_>) -> Result<RoundRow> {
+        let turns: String = r.get(7)?;
+        let key: String = r.get(1)?;
+        Ok(RoundRow {
+            id: r.get(0)?,
+            session: r.get(2)?,
+            ts: r.get(3)?,
+            ts_unix: r.get(4)?,
+            day: r.get(5)?,
+            norm_key: r.get(6)?,
+            turns: serde_json::from_str(&turns)
+                .map_err(|e| self.corrupt(format!("round {key}: turns: {e}")))?,
+            text: r.get(8)?,
+            key,
+        })
+    }
+
+    /// The user's row id and write counter, if the user exists.
+    pub(crate) fn user(&self, name: &str) -> Result<Option<(i64, i64)>> {
+        Ok(self
+            .conn
+            .query_row("SELECT id, version FROM users WHERE name = ?1", [name], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?)
+    }
+
+    /// Every user name, sorted.
+    pub(crate) fn user_names(&self) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare("SELECT name FROM users ORDER BY name")?;
+        let names = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(names)
+    }
+
+    /// The user's logical now: the verbatim and numeric form of the greatest `ts` stored.
+    pub(crate) fn user_now(&self, user_id: i64) -> Result<Option<(String, i64)>> {
+        Ok(self
+            .conn
+            .query_row(
+                "SELECT now_ts, now_unix FROM users WHERE id = ?1 AND now_ts IS NOT NULL",
+                [user_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?)
+    }
+
+    /// Rounds with the given ids that belong to the user, in the order of `ids`.
+    pub(crate) fn rounds_by_id(&self, user_id: i64, ids: &[i64]) -> Result<Vec<RoundRow>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?1 AND user_id = ?2"))?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let mut rows = stmt.query(params![id, user_id])?;
+            match rows.next()? {
+                Some(r) => out.push(self.round_from_row(r)?),
+                None => return Err(self.corrupt(format!("round id {id} is indexed but missing"))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// All of the user's rounds, oldest first (ties by insertion order).
+    pub(crate) fn all_rounds(&self, user_id: i64) -> Result<Vec<RoundRow>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 ORDER BY ts_unix, id"
+        ))?;
+        let mut rows = stmt.query([user_id])?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(self.round_from_row(r)?);
+        }
+        Ok(out)
+    }
+
+    /// Every vector of the user, in round id order, with each round's day number.
+    pub(crate) fn user_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.id, r.day, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+             WHERE r.user_id = ?1 ORDER BY r.id",
+        )?;
+        let mut rows = stmt.query([user_id])?;
+        let mut out = UserVectors { ids: Vec::new(), days: Vec::new(), data: Vec::new() };
+        while let Some(r) = rows.next()? {
+            out.ids.push(r.get(0)?);
+            out.days.push(r.get(1)?);
+            let blob: Vec<u8> = r.get(2)?;
+            out.data.extend(blob_vector(&blob));
+        }
+        Ok(out)
+    }
+
+    /// The user's decision log, oldest first.
+    pub(crate) fn decisions(&self, user_id: i64) -> Result<Vec<DecisionRow>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT id, at, kind, record, other, detail FROM decisions WHERE user_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([user_id], |r| {
+            Ok(DecisionRow {
+                id: r.get(0)?,
+                at: r.get(1)?,
+                kind: r.get(2)?,
+                record: r.get(3)?,
+                other: r.get(4)?,
+                detail: r.get(5)?,
+            })
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+/// Writes inside one transaction (`conn` is the open transaction).
+pub(crate) mod write {
+    use super::*;
+
+    /// The user's row id, creating the user if needed.
+    pub(crate) fn ensure_user(conn: &Connection, name: &str) -> Result<i64> {
+        conn.execute("INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING", [name])?;
+        Ok(conn.query_row("SELECT id FROM users WHERE name = ?1", [name], |r| r.get(0))?)
+    }
+
+    /// Raises the user's logical now to `ts` if later, and counts a write.
+    pub(crate) fn touch_user(conn: &Connection, user_id: i64, latest: Option<(&str, i64)>) -> Result<()> {
+        conn.execute("UPDATE users SET version = version + 1 WHERE id = ?1", [user_id])?;
+        if let Some((ts, unix)) = latest {
+            conn.execute(
+                "UPDATE users SET now_ts = ?2, now_unix = ?3 WHERE id = ?1 AND (now_unix IS NULL OR now_unix < ?3)",
+                params![user_id, ts, unix],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The key of a round of the same session with the same normalized text, if any.
+    pub(crate) fn exact_duplicate(
+        conn: &Connection,
+        user_id: i64,
+        session: &str,
+        norm_key: &str,
+    ) -> Result<Option<String>> {
+        Ok(conn
+            .prepare_cached(
+                "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 LIMIT 1",
+            )?
+            .query_row(params![user_id, session, norm_key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Keys and vectors of the rounds stored in one session, in insertion order.
+    pub(crate) fn session_vectors(
+        conn: &Connection,
+        user_id: i64,
+        session: &str,
+    ) -> Result<Vec<(String, Vec<f32>)>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT r.round_key, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+             WHERE r.user_id = ?1 AND r.session = ?2 ORDER BY r.id",
+        )?;
+        let rows = stmt.query_map(params![user_id, session], |r| {
+            Ok((r.get::<_, String>(0)?, blob_vector(&r.get::<_, Vec<u8>>(1)?)))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The user's write counter.
+    pub(crate) fn user_version(conn: &Connection, user_id: i64) -> Result<i64> {
+        Ok(conn.query_row("SELECT version FROM users WHERE id = ?1", [user_id], |r| r.get(0))?)
+    }
+
+    /// Inserts a round with its vector and its FTS row; returns the round's id.
+    pub(crate) fn insert_round(
+        conn: &Connection,
+        user_id: i64,
+        round: &RoundRow,
+        vector: &[f32],
+    ) -> Result<i64> {
+        let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
+        conn.prepare_cached(
+            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        )?
+        .execute(params![
+            user_id,
+            round.key,
+            round.session,
+            round.ts,
+            round.ts_unix,
+            round.day,
+            round.norm_key,
+            turns,
+            round.text
+        ])?;
+        let id = conn.last_insert_rowid();
+        conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, user_id, vector_blob(vector)])?;
+        conn.prepare_cached("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)")?
+            .execute(params![id, round.text])?;
+        Ok(id)
+    }
+
+    /// Appends a decision to the user's log.
+    pub(crate) fn log(
+        conn: &Connection,
+        user_id: i64,
+        at: &str,
+        kind: &str,
+        record: &str,
+        other: Option<&str>,
+        detail: &str,
+    ) -> Result<()> {
+        conn.prepare_cached(
+            "INSERT INTO decisions(user_id, at, kind, record, other, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![user_id, at, kind, record, other, detail])?;
+        Ok(())
+    }
+
+    /// Removes every round, vector, FTS row and decision of the user; returns the rounds removed.
+    pub(crate) fn forget_user(conn: &Connection, user_id: i64) -> Result<usize> {
+        conn.execute(
+            "INSERT INTO round_fts(round_fts, rowid, text) SELECT 'delete', id, text FROM rounds WHERE user_id = ?1",
+            [user_id],
+        )?;
+        conn.execute(
+            "DELETE FROM round_vectors WHERE rowid IN (SELECT id FROM rounds WHERE user_id = ?1)",
+            [user_id],
+        )?;
+        let n = conn.execute("DELETE FROM rounds WHERE user_id = ?1", [user_id])?;
+        conn.execute("DELETE FROM decisions WHERE user_id = ?1", [user_id])?;
+        conn.execute("UPDATE users SET now_ts = NULL, now_unix = NULL WHERE id = ?1", [user_id])?;
+        Ok(n)
+    }
+}
