@@ -117,8 +117,9 @@ pub(crate) fn export(
                 writeln!(out, "rounds: {}\nsessions: {sessions}\npins_hash: {}\n", rounds.len(), pins.hash());
             out.push_str(&render::render(&views, Style::Text));
             let _ = writeln!(out, "\ndecisions:");
-            for d in decisions {
-                let _ = write!(out, "  #{} at {} {} {}", d.id, d.at, d.kind, d.record);
+            // Numbered per user, so a user's export does not depend on other users' writes.
+            for (n, d) in decisions.iter().enumerate() {
+                let _ = write!(out, "  #{} at {} {} {}", n + 1, d.at, d.kind, d.record);
                 if let Some(o) = &d.other {
                     let _ = write!(out, " of {o}");
                 }

@@ -128,8 +128,8 @@ pub struct Recall {
     pub window: Option<[String; 2]>,
 }
 
-/// One recalled round.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One recalled round. Equality compares the public fields.
+#[derive(Debug, Clone, Serialize)]
 pub struct RecalledRound {
     /// Stable key: sortable ts + `#` + content hash.
     pub key: String,
@@ -149,6 +149,21 @@ pub struct RecalledRound {
     id: i64,
     #[serde(skip)]
     ts_unix: i64,
+}
+
+impl PartialEq for RecalledRound {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.key, &self.session, &self.ts, &self.turns, self.score, self.cosine, self.time_match)
+            == (
+                &other.key,
+                &other.session,
+                &other.ts,
+                &other.turns,
+                other.score,
+                other.cosine,
+                other.time_match,
+            )
+    }
 }
 
 /// A rendered context and what went into it.

@@ -239,8 +239,8 @@ fn minus(anchor: NaiveDate, n: u32, unit: Unit) -> Option<NaiveDate> {
 
 /// The date window a question names, anchored on the question's date; `None` when it names none.
 ///
-/// Rules, first match wins: `past|last N days|weeks|months|years` (from N units before the
-/// anchor to the anchor); `N units ago` (±3 days at day and week precision, the calendar month or
+/// Rules, first match wins: `past|last N days|weeks|months|years` and `past day|week|month|year`
+/// (from N units before the anchor to the anchor); `N units ago` (±3 days at day and week precision, the calendar month or
 /// year otherwise); `last week` (the 14 days before the anchor); `last month|year` (the previous
 /// calendar month or year); `yesterday`; `last <weekday>` (the most recent strictly before the
 /// anchor); `in|during <Month>` (the most recent such month on or before the anchor).
@@ -293,6 +293,9 @@ pub fn query_window(question: &str, anchor: NaiveDate) -> Option<DateWindow> {
     }
     for i in 0..words.len() {
         match (at(i), at(i + 1)) {
+            ("past", u) if unit(u).is_some() && !u.ends_with('s') => {
+                return Some(DateWindow { start: minus(anchor, 1, unit(u)?)?, end: anchor });
+            }
             ("last", "week") => return Some(DateWindow { start: anchor - Duration::days(14), end: anchor }),
             ("last", "month") => {
                 return Some(DateWindow::month_of(anchor.checked_sub_months(Months::new(1))?))
@@ -397,6 +400,8 @@ mod tests {
         assert_eq!(window("two months ago", a), pair("2023-03-01", "2023-03-31"));
         assert_eq!(window("a year ago", a), pair("2022-01-01", "2022-12-31"));
         assert_eq!(window("last week", a), pair("2023-05-06", "2023-05-20"));
+        assert_eq!(window("in the past week", a), pair("2023-05-13", "2023-05-20"));
+        assert_eq!(window("over the past month", a), pair("2023-04-20", "2023-05-20"));
         assert_eq!(window("last month", a), pair("2023-04-01", "2023-04-30"));
         assert_eq!(window("last year", a), pair("2022-01-01", "2022-12-31"));
         assert_eq!(window("yesterday", a), pair("2023-05-19", "2023-05-19"));

@@ -1,0 +1,45 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use mnemon::{Config, HashingEmbedder, Memory, Message};
+
+pub struct TempStore {
+    pub dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+pub fn temp_store() -> TempStore {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store.db");
+    TempStore { dir, path }
+}
+
+pub fn hashing(path: &Path) -> Memory {
+    Memory::open(path, HashingEmbedder::default(), Config::default()).unwrap()
+}
+
+/// The bytes of a closed store (main file; the WAL is checkpointed away on close).
+pub fn file_bytes(path: &Path) -> Vec<u8> {
+    let wal = path.with_extension("db-wal");
+    assert!(!wal.exists() || std::fs::metadata(&wal).unwrap().len() == 0, "store not closed cleanly");
+    std::fs::read(path).unwrap()
+}
+
+/// A three-session conversation used across tests.
+pub fn conversation() -> Vec<Message> {
+    let s1 = "2023/05/20 (Sat) 02:21";
+    let s2 = "2023/06/02 (Fri) 18:40";
+    let s3 = "2023/07/15 (Sat) 09:05";
+    vec![
+        Message::user("I adopted a beagle named Toby last month.", s1).in_session("a"),
+        Message::assistant("Beagles are friendly. How is Toby settling in?", s1).in_session("a"),
+        Message::user("I work as a nurse at the city hospital, night shifts mostly.", s1).in_session("a"),
+        Message::assistant("Night shifts are hard; sleep hygiene matters.", s1).in_session("a"),
+        Message::user("Can you recommend a sci-fi novel? I loved Dune.", s2).in_session("b"),
+        Message::assistant("Try Hyperion by Dan Simmons.", s2).in_session("b"),
+        Message::user("I started learning the cello this week.", s3).in_session("c"),
+        Message::assistant("Great choice. Practice twenty minutes a day.", s3).in_session("c"),
+    ]
+}

@@ -1,0 +1,218 @@
+//! The read path: isolation, determinism, budgets, time windows, export and import.
+
+mod common;
+
+use common::{conversation, hashing, temp_store};
+use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query};
+
+fn other_user_messages() -> Vec<Message> {
+    vec![
+        Message::user("My beagle is called Rex and I live in Oslo.", "2023/05/21 (Sun) 10:00")
+            .in_session("x"),
+        Message::assistant("Rex is a great name.", "2023/05/21 (Sun) 10:00").in_session("x"),
+    ]
+}
+
+#[test]
+fn users_never_see_each_other_on_recall_context_or_export() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "alice").unwrap();
+    m.add(&other_user_messages(), "bob").unwrap();
+    for r in m.recall(Query::new("beagle named Rex in Oslo").top_k(100), "alice").unwrap().rounds {
+        assert!(!r.turns.iter().any(|t| t.content.contains("Rex")), "alice saw bob's round");
+    }
+    let bob = m.recall(Query::new("Toby nurse cello").top_k(100), "bob").unwrap();
+    assert_eq!(bob.rounds.len(), 1);
+    assert!(bob.rounds[0].turns[0].content.contains("Rex"));
+    let context = m.get_context(Query::new("What is my dog's name?").top_k(100), "alice").unwrap();
+    assert!(!context.text.contains("Rex") && context.text.contains("Toby"));
+    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+        let alice = m.export("alice", format).unwrap();
+        assert!(!alice.contains("Rex") && !alice.contains("Oslo"), "{format:?}");
+    }
+    assert!(m.recall("anything", "carol").unwrap().rounds.is_empty());
+    assert!(matches!(m.export("carol", ExportFormat::Markdown), Err(Error::InvalidInput { .. })));
+}
+
+fn build(path: &std::path::Path) -> Memory {
+    let m = hashing(path);
+    m.add(&conversation(), "alice").unwrap();
+    m.add(&other_user_messages(), "bob").unwrap();
+    m.add(
+        &[Message::user("I switched to the day shift at the hospital.", "2023/08/01 (Tue) 07:00")],
+        "alice",
+    )
+    .unwrap();
+    m
+}
+
+#[test]
+fn two_fresh_stores_from_the_same_input_give_identical_bytes_everywhere() {
+    let (a, b) = (temp_store(), temp_store());
+    let (ma, mb) = (build(&a.path), build(&b.path));
+    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+        assert_eq!(ma.export("alice", format).unwrap(), mb.export("alice", format).unwrap(), "{format:?}");
+    }
+    for q in
+        ["Where do I work?", "[Current date: 2023/08/02 (Wed) 09:00]\nWhat did I start last month?", "books"]
+    {
+        let (ca, cb) = (ma.get_context(q, "alice").unwrap(), mb.get_context(q, "alice").unwrap());
+        assert_eq!(ca, cb);
+        let (ra, rb) = (ma.recall(q, "alice").unwrap(), mb.recall(q, "alice").unwrap());
+        assert_eq!(serde_json::to_string(&ra).unwrap(), serde_json::to_string(&rb).unwrap());
+    }
+    assert_eq!(ma.pins().unwrap(), mb.pins().unwrap());
+}
+
+#[test]
+fn a_jsonl_dump_imports_losslessly_and_needs_no_model() {
+    let t = temp_store();
+    let m = build(&t.path);
+    let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
+    let copy = temp_store();
+    let report = Memory::import(&copy.path, &dump, Config::default()).unwrap();
+    assert!(report.created);
+    assert_eq!(report.users, vec!["alice".to_owned()]);
+    assert_eq!(report.rounds, 5);
+    let restored = hashing(&copy.path);
+    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+        assert_eq!(
+            restored.export("alice", format).unwrap(),
+            m.export("alice", format).unwrap(),
+            "{format:?}"
+        );
+    }
+    let q = "Where do I work?";
+    assert_eq!(restored.recall(q, "alice").unwrap(), m.recall(q, "alice").unwrap());
+    // Importing the same user twice is refused, and nothing is written.
+    assert!(matches!(Memory::import(&copy.path, &dump, Config::default()), Err(Error::Import { .. })));
+    // A tampered round is refused before anything is written.
+    let tampered = dump.replacen("Toby", "Rex", 1);
+    let other = temp_store();
+    assert!(matches!(Memory::import(&other.path, &tampered, Config::default()), Err(Error::Import { .. })));
+    // Into a store built with another embedder: a pin mismatch.
+    let mismatched = temp_store();
+    drop(Memory::open(&mismatched.path, HashingEmbedder::new(64).unwrap(), Config::default()).unwrap());
+    assert!(matches!(
+        Memory::import(&mismatched.path, &dump, Config::default()),
+        Err(Error::PinMismatch { .. })
+    ));
+}
+
+#[test]
+fn forget_user_removes_everything_but_the_record_of_forgetting() {
+    let t = temp_store();
+    let m = build(&t.path);
+    let report = m.forget_user("alice").unwrap();
+    assert_eq!(report.rounds, 5);
+    assert!(m.recall("Toby", "alice").unwrap().rounds.is_empty());
+    let text = m.export("alice", ExportFormat::Text).unwrap();
+    assert!(!text.contains("Toby"));
+    assert_eq!(text.matches("user.forgotten").count(), 1);
+    assert_eq!(text.matches("round.stored").count(), 0);
+    assert_eq!(m.recall(Query::new("Rex").top_k(10), "bob").unwrap().rounds.len(), 1);
+    let conn = rusqlite::Connection::open(&t.path).unwrap();
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(count("SELECT count(*) FROM rounds"), 1);
+    assert_eq!(count("SELECT count(*) FROM round_fts WHERE round_fts MATCH 'Toby'"), 0);
+    assert_eq!(count("SELECT count(*) FROM round_fts WHERE round_fts MATCH 'Rex'"), 1);
+    assert_eq!(count("SELECT count(*) FROM round_vectors"), 1);
+    assert_eq!(m.forget_user("nobody").unwrap().rounds, 0);
+}
+
+#[test]
+fn another_handle_sees_new_rounds_at_its_next_recall() {
+    let t = temp_store();
+    let reader = hashing(&t.path);
+    let writer = hashing(&t.path);
+    writer.add(&conversation(), "u").unwrap();
+    assert_eq!(reader.recall(Query::new("x").top_k(100), "u").unwrap().rounds.len(), 4);
+    writer.add(&[Message::user("A fifth round about kayaks.", "2024-01-01T00:00:00")], "u").unwrap();
+    let rounds = reader.recall(Query::new("kayaks").top_k(100), "u").unwrap().rounds;
+    assert_eq!(rounds.len(), 5);
+    assert!(rounds[0].turns[0].content.contains("kayaks"));
+}
+
+#[test]
+fn a_round_in_the_question_window_gets_the_time_bonus() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(
+        &[
+            Message::user("I bought new running shoes.", "2023-03-10T10:00:00"),
+            Message::user("I bought new running shoes today.", "2023-05-18T10:00:00"),
+        ],
+        "u",
+    )
+    .unwrap();
+    let plain = m.recall(Query::new("I bought new running shoes."), "u").unwrap();
+    assert_eq!(plain.rounds[0].ts, "2023-03-10T10:00:00");
+    assert_eq!(plain.window, None, "the question names no time");
+    assert_eq!(plain.anchor.as_deref(), Some("2023-05-18"), "anchored on the logical now");
+    let dated = m
+        .recall(Query::new("What running shoes did I buy in the past week?").date("2023-05-20T00:00:00"), "u")
+        .unwrap();
+    assert_eq!(dated.window, Some(["2023-05-13".to_owned(), "2023-05-20".to_owned()]));
+    assert_eq!(dated.rounds[0].ts, "2023-05-18T10:00:00");
+    assert!(dated.rounds[0].time_match);
+    assert!((dated.rounds[0].score - dated.rounds[0].cosine - 0.05).abs() < 1e-6);
+    assert!(matches!(
+        m.recall(Query::new("q").date("someday"), "u"),
+        Err(Error::InvalidInput { field, .. }) if field == "date"
+    ));
+}
+
+#[test]
+fn a_context_respects_its_budget_and_keeps_the_top_round() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "u").unwrap();
+    let full = m.get_context("Toby the beagle", "u").unwrap();
+    assert_eq!(full.rounds.len(), 4);
+    assert!(!full.truncated);
+    assert_eq!(full.tokens, mnemon::count_tokens(&full.text));
+    assert!(full.text.starts_with(mnemon::CONTEXT_OPEN) && full.text.ends_with(mnemon::CONTEXT_CLOSE));
+
+    let tight = m.get_context(Query::new("Toby the beagle").budget(1), "u").unwrap();
+    assert_eq!(tight.rounds, vec![full.rounds[0].clone()]);
+    assert!(tight.truncated);
+    assert_eq!(tight.omitted.len(), 3);
+    assert!(tight.text.contains("Toby"));
+
+    let mid = m.get_context(Query::new("Toby the beagle").budget(full.tokens - 5), "u").unwrap();
+    assert!(mid.tokens <= full.tokens - 5);
+    assert!(mid.truncated);
+    assert!(matches!(m.get_context(Query::new("x").budget(0), "u"), Err(Error::InvalidInput { .. })));
+}
+
+#[test]
+fn the_context_is_chronological_with_session_headers() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "u").unwrap();
+    let c = m.get_context("Toby", "u").unwrap();
+    let headers: Vec<&str> = c.text.lines().filter(|l| l.starts_with("[Session date:")).collect();
+    assert_eq!(
+        headers,
+        vec![
+            "[Session date: 2023/05/20 (Sat) 02:21]",
+            "[Session date: 2023/06/02 (Fri) 18:40]",
+            "[Session date: 2023/07/15 (Sat) 09:05]"
+        ]
+    );
+    let dog = c.text.find("Toby").unwrap();
+    let cello = c.text.find("cello").unwrap();
+    assert!(dog < cello);
+}
+
+#[test]
+fn markdown_export_has_a_heading_per_session_and_quoted_rounds() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "u").unwrap();
+    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    assert_eq!(md.matches("\n## Session ").count(), 3);
+    assert!(md.contains("> **user:** I adopted a beagle named Toby last month."));
+    assert!(md.contains("**2023/05/20 (Sat) 02:21**"));
+}

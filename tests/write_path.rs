@@ -1,0 +1,233 @@
+//! The write path: validation, dedup, transactions, bad input.
+
+mod common;
+
+use common::{conversation, file_bytes, hashing, temp_store};
+use mnemon::embed::vector::cosine;
+use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Message, Role};
+
+#[test]
+fn exact_duplicates_inside_a_session_are_skipped_and_logged() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-05T10:00:00";
+    let report = m
+        .add(
+            &[
+                Message::user("I live in Porto.", ts).in_session("s"),
+                Message::user("i live in   PORTO!", ts).in_session("s"),
+            ],
+            "u",
+        )
+        .unwrap();
+    assert_eq!(report.stored.len(), 1);
+    assert_eq!(report.duplicates.len(), 1);
+    assert_eq!(report.duplicates[0].cosine, None);
+    assert_eq!(report.duplicates[0].of, report.stored[0]);
+    // A later call in the same session is checked against what is stored.
+    let again = m.add(&[Message::user("I live in Porto", ts).in_session("s")], "u").unwrap();
+    assert!(again.stored.is_empty());
+    let text = m.export("u", ExportFormat::Text).unwrap();
+    assert_eq!(text.matches("round.duplicate").count(), 2, "{text}");
+    assert_eq!(text.matches("round.stored").count(), 1);
+}
+
+#[test]
+fn the_same_text_in_another_session_is_kept() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-05T10:00:00";
+    let report = m
+        .add(
+            &[
+                Message::user("I live in Porto.", ts).in_session("s1"),
+                Message::user("I live in Porto.", ts).in_session("s2"),
+            ],
+            "u",
+        )
+        .unwrap();
+    assert_eq!(report.stored.len(), 2);
+    assert_ne!(report.stored[0], report.stored[1]);
+}
+
+fn near_duplicates() -> (String, String) {
+    let base = "Last weekend I hiked the Ridge Trail with my sister and we counted eleven waterfalls \
+                before lunch then ate sandwiches by the lake and watched herons fishing near the reeds \
+                until the rain started and we walked back through the pine forest to the parking lot";
+    (base.to_owned(), base.replace("eleven", "twelve"))
+}
+
+#[test]
+fn cosine_duplicates_inside_a_session_are_skipped_but_not_across_sessions() {
+    let (a, b) = near_duplicates();
+    let e = HashingEmbedder::default();
+    let v = e.embed_documents(&[&format!("user: {a}"), &format!("user: {b}")]).unwrap();
+    let cos = cosine(&v[0], &v[1]);
+    assert!((0.95..1.0).contains(&cos), "fixture must be a near duplicate, cosine {cos}");
+
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-02-01T08:00:00";
+    let report = m.add(&[Message::user(&a, ts), Message::user(&b, ts)], "u").unwrap();
+    assert_eq!(report.stored.len(), 1);
+    assert_eq!(report.duplicates.len(), 1);
+    assert!(report.duplicates[0].cosine.unwrap() >= 0.95);
+
+    let other = m.add(&[Message::user(&b, "2026-02-02T08:00:00")], "u").unwrap();
+    assert_eq!(other.stored.len(), 1, "another session keeps it");
+}
+
+#[test]
+fn dedup_probes_every_round_of_the_session_not_only_the_nearest() {
+    // The duplicate's twin is not the session's first or last round.
+    let (a, b) = near_duplicates();
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-02-01T08:00:00";
+    m.add(
+        &[
+            Message::user("Unrelated: my cat sleeps all day.", ts),
+            Message::user(&a, ts),
+            Message::user("Another: I like tea.", ts),
+        ],
+        "u",
+    )
+    .unwrap();
+    let report = m.add(&[Message::user(&b, ts)], "u").unwrap();
+    assert_eq!(report.duplicates.len(), 1);
+}
+
+#[test]
+fn a_bad_timestamp_fails_the_call_naming_the_message_and_changes_nothing() {
+    let t = temp_store();
+    {
+        let m = hashing(&t.path);
+        m.add(&conversation(), "u").unwrap();
+    }
+    let before = file_bytes(&t.path);
+    {
+        let m = hashing(&t.path);
+        let mut msgs = conversation();
+        msgs.push(Message::user("new", "2023/13/45 (Mon) 99:99"));
+        match m.add(&msgs, "u") {
+            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "messages[8].ts"),
+            other => panic!("{other:?}"),
+        }
+        let mut missing = conversation();
+        missing[3].ts = String::new();
+        assert!(
+            matches!(m.add(&missing, "u"), Err(Error::InvalidInput { field, .. }) if field == "messages[3].ts")
+        );
+    }
+    assert_eq!(file_bytes(&t.path), before);
+}
+
+#[test]
+fn a_failure_inside_the_transaction_rolls_everything_back() {
+    let t = temp_store();
+    {
+        let m = hashing(&t.path);
+        m.add(&conversation(), "u").unwrap();
+    }
+    // A trigger that aborts on one round simulates a failure after other rows were written.
+    let conn = rusqlite::Connection::open(&t.path).unwrap();
+    conn.execute_batch(
+        "CREATE TRIGGER poison BEFORE INSERT ON rounds WHEN NEW.text LIKE '%POISON%' \
+         BEGIN SELECT RAISE(ABORT, 'poisoned round'); END;",
+    )
+    .unwrap();
+    drop(conn);
+    let before = file_bytes(&t.path);
+    {
+        let m = hashing(&t.path);
+        let ts = "2024-01-01T00:00:00";
+        let msgs =
+            [Message::user("fine one", ts), Message::user("fine two", ts), Message::user("POISON", ts)];
+        assert!(m.add(&msgs, "u").is_err());
+        assert!(m.add(&msgs, "someone-new").is_err());
+        // The in-memory index was not advanced either.
+        let recall = m.recall("fine one", "u").unwrap();
+        assert!(recall.rounds.iter().all(|r| !r.turns[0].content.starts_with("fine")));
+    }
+    assert_eq!(file_bytes(&t.path), before);
+}
+
+#[test]
+fn empty_turns_are_dropped_and_an_all_empty_call_writes_nothing() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-01T00:00:00";
+    let report = m.add(&[Message::user("   ", ts), Message::assistant("", ts)], "u").unwrap();
+    assert_eq!(report.empty_turns_dropped, 2);
+    assert!(report.stored.is_empty());
+    assert!(m.users().unwrap().is_empty(), "no user row for a call that stored nothing");
+}
+
+#[test]
+fn bad_user_ids_and_oversized_turns_are_refused_by_field() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-01T00:00:00";
+    for user in ["", "  ", "a\nb"] {
+        assert!(
+            matches!(m.add(&[Message::user("x", ts)], user), Err(Error::InvalidInput { field, .. }) if field == "user_id")
+        );
+    }
+    let huge = "x".repeat(mnemon::MAX_CONTENT_BYTES + 1);
+    assert!(matches!(
+        m.add(&[Message::user(huge, ts)], "u"),
+        Err(Error::InvalidInput { field, .. }) if field == "messages[0].content"
+    ));
+    assert!(matches!(
+        m.add(&[Message::user("a\0b", ts)], "u"),
+        Err(Error::InvalidInput { field, .. }) if field == "messages[0].content"
+    ));
+}
+
+#[test]
+fn a_one_megabyte_turn_is_stored_verbatim_and_recalled() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let big: String = (0..200_000).map(|i| format!("w{} ", i % 5000)).collect::<String>();
+    let big = format!("{}zebra", &big[..1_000_000 - 5]);
+    assert_eq!(big.len(), 1_000_000);
+    m.add(&[Message::user(big.clone(), "2026-01-01T00:00:00")], "u").unwrap();
+    let recall = m.recall("zebra w1 w2", "u").unwrap();
+    assert_eq!(recall.rounds[0].turns[0].content, big);
+}
+
+#[test]
+fn ten_thousand_messages_in_one_call_land_in_one_transaction() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let msgs: Vec<Message> = (0..10_000)
+        .map(|i| {
+            let ts = format!("2025-01-{:02}T{:02}:00:00", 1 + i / 2000, (i / 100) % 20);
+            let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+            Message::new(role, format!("message number {i} about topic {}", i % 37), ts)
+        })
+        .collect();
+    let report = m.add(&msgs, "u").unwrap();
+    assert_eq!(report.stored.len() + report.duplicates.len(), 5_000);
+    assert_eq!(report.stored.len(), 5_000);
+    let text = m.export("u", ExportFormat::Text).unwrap();
+    assert_eq!(text.matches("\n  round ").count(), 5_000);
+}
+
+#[test]
+fn json_input_errors_name_the_field() {
+    let bad = [
+        (r#"{"role":"user","content":"","ts":"2026-01-01"}"#, None),
+        (r#"{"role":"robot","content":"x","ts":"2026-01-01"}"#, Some("m.role")),
+        (r#"{"role":"user","content":["x"],"ts":"2026-01-01"}"#, Some("m.content")),
+        (r#"{"role":"user","content":"x","ts":12}"#, Some("m.ts")),
+    ];
+    for (json, field) in bad {
+        let v: serde_json::Value = serde_json::from_str(json).unwrap();
+        match (Message::from_json(&v, "m"), field) {
+            (Ok(_), None) => {}
+            (Err(Error::InvalidInput { field: got, .. }), Some(want)) => assert_eq!(got, want),
+            (other, _) => panic!("{json}: {other:?}"),
+        }
+    }
+}
