@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: fetch the pinned models (idempotent), then format check,
+# clippy with warnings as errors, and every test (unit, integration, CLI, doctests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# A target dir outside the clone is reused across clones to save build time; nothing depends on it.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"
+scripts/fetch-models.sh
+cargo fmt --check
+cargo clippy --locked --all-targets -- -D warnings
+cargo test --locked

@@ -1,0 +1,186 @@
+//! The `mnemon` binary, run as a separate process.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn mnemon(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemon")).args(args).output().expect("run mnemon")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = mnemon(args);
+    assert!(out.status.success(), "mnemon {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn fails(args: &[&str]) -> String {
+    let out = mnemon(args);
+    assert!(!out.status.success(), "mnemon {args:?} should have failed");
+    String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
+}
+
+const CHAT: &str = r#"{"role":"user","content":"I adopted a beagle named Toby.","ts":"2023/05/20 (Sat) 02:21","session":"a"}
+{"role":"assistant","content":"Congratulations on Toby!","ts":"2023/05/20 (Sat) 02:21","session":"a"}
+{"role":"user","content":"I work night shifts as a nurse.","ts":"2023/06/01 (Thu) 20:00","session":"b"}
+{"role":"assistant","content":"That must be tiring.","ts":"2023/06/01 (Thu) 20:00","session":"b"}
+{"role":"user","content":"I started cello lessons.","ts":"1:56 pm on 8 July, 2023"}
+"#;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn two_processes_build_byte_identical_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    for embedder in ["hashing", "minilm"] {
+        let mut outputs = Vec::new();
+        for run in 0..2 {
+            let db = dir.path().join(format!("{embedder}-{run}.db"));
+            ok(&["ingest", "--db", s(&db), "--user", "u", "--embedder", embedder, s(&chat)]);
+            let mut all = String::new();
+            for format in ["md", "text", "jsonl"] {
+                all += &ok(&["export", "--db", s(&db), "--user", "u", "--format", format]);
+            }
+            all += &ok(&["context", "--db", s(&db), "--user", "u", "--embedder", embedder, "--budget", "80", "What is my dog's name?"]);
+            all += &ok(&["recall", "--db", s(&db), "--user", "u", "--embedder", embedder, "What do I do for work?"]);
+            outputs.push(all);
+        }
+        assert_eq!(outputs[0], outputs[1], "{embedder}");
+        assert!(outputs[0].contains("Toby"));
+    }
+}
+
+#[test]
+fn invalid_utf8_is_refused_with_its_line_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.jsonl");
+    let mut bytes = CHAT.lines().next().unwrap().as_bytes().to_vec();
+    bytes.extend_from_slice(b"\n{\"role\":\"user\",\"content\":\"caf\xe9\",\"ts\":\"2023-01-01\"}\n");
+    std::fs::write(&file, bytes).unwrap();
+    let db = dir.path().join("m.db");
+    let err = fails(&["ingest", "--db", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
+    assert!(err.contains("line 2: invalid UTF-8"), "{err}");
+    assert!(!db.exists());
+}
+
+#[test]
+fn a_bad_line_names_its_field_and_nothing_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
+    let cases = [
+        (r#"{"role":"user","content":"x","ts":"whenever"}"#, "line 2: invalid input: ts"),
+        (r#"{"role":"bot","content":"x","ts":"2023-01-01"}"#, "line 2.role"),
+        (r#"{"role":"user","content":42,"ts":"2023-01-01"}"#, "line 2.content: expected a string, found a number"),
+        (r#"not json"#, "line 2: not JSON"),
+    ];
+    for (line, want) in cases {
+        let file = dir.path().join("in.jsonl");
+        std::fs::write(&file, format!("{}\n{line}\n", CHAT.lines().next().unwrap())).unwrap();
+        let err = fails(&["ingest", "--db", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
+        assert!(err.contains(want), "{line}: {err}");
+        assert!(!db.exists());
+    }
+}
+
+#[test]
+fn a_file_that_is_not_a_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("notes.txt");
+    std::fs::write(&db, "hello\n".repeat(1000)).unwrap();
+    let err = fails(&["export", "--db", s(&db), "--user", "u"]);
+    assert!(err.contains("is not a mnemon store"), "{err}");
+    let err = fails(&["context", "--db", s(&db), "--user", "u", "--embedder", "hashing", "q"]);
+    assert!(err.contains("not a SQLite database"), "{err}");
+}
+
+#[test]
+fn export_and_import_round_trip_through_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    let dump = dir.path().join("u.jsonl");
+    ok(&["ingest", "--db", s(&a), "--user", "u", "--embedder", "hashing", s(&chat)]);
+    ok(&["export", "--db", s(&a), "--user", "u", "--format", "jsonl", "-o", s(&dump)]);
+    let report = ok(&["import", "--db", s(&b), s(&dump)]);
+    assert!(report.contains("\"rounds\":3"), "{report}");
+    assert_eq!(ok(&["export", "--db", s(&a), "--user", "u", "--format", "text"]), ok(&["export", "--db", s(&b), "--user", "u", "--format", "text"]));
+    let forgot = ok(&["forget", "--db", s(&b), "--user", "u"]);
+    assert!(forgot.contains("\"rounds\":3"));
+}
+
+#[test]
+fn doctor_fails_with_the_fix_when_models_are_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = fails(&["doctor", "--models", s(dir.path())]);
+    assert!(out.contains("FAIL  model file"), "{out}");
+    assert!(out.contains("fix: run scripts/fetch-models.sh"), "{out}");
+    assert!(out.contains("ok    fts5: enabled"), "{out}");
+}
+
+#[test]
+fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let db = dir.path().join("m.db");
+    ok(&["ingest", "--db", s(&db), "--user", "u", s(&chat)]);
+    let out = ok(&["doctor", "--db", s(&db)]);
+    assert!(out.contains("all checks passed"), "{out}");
+    assert!(out.contains("pin embedder.name = all-MiniLM-L6-v2-int8"), "{out}");
+}
+
+#[test]
+fn demo_runs_end_to_end() {
+    let out = ok(&["demo", "--embedder", "hashing"]);
+    assert!(out.contains("<memory>") && out.contains("# Memory of `maya`"), "{out}");
+    assert!(out.contains("1 duplicate rounds skipped") && out.contains("1 empty turns dropped"), "{out}");
+}
+
+#[test]
+fn benchmark_files_ingest_one_user_per_question_or_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let lme = dir.path().join("lme.json");
+    std::fs::write(
+        &lme,
+        r#"[{"question_id":"q1","question_type":"single-session-user","question":"?","answer":"x",
+            "question_date":"2023/05/30 (Tue) 10:00",
+            "haystack_dates":["2023/05/25 (Thu) 09:00","2023/05/20 (Sat) 02:21"],
+            "haystack_session_ids":["late","early"],
+            "haystack_sessions":[[{"role":"user","content":"later session"},{"role":"assistant","content":"ok"}],
+                                 [{"role":"user","content":"I bought a red kayak.","has_answer":true},{"role":"assistant","content":"Nice!"}]],
+            "answer_session_ids":["early"]},
+           {"question_id":"q2","haystack_dates":["2023/01/01 (Sun) 00:00"],"haystack_session_ids":["s"],
+            "haystack_sessions":[[{"role":"user","content":"hello there"}]]}]"#,
+    )
+    .unwrap();
+    let db = dir.path().join("lme.db");
+    let out = ok(&["ingest", "--db", s(&db), "--format", "longmemeval", "--embedder", "hashing", s(&lme)]);
+    assert!(out.contains("\"users\":2") && out.contains("\"rounds_stored\":3"), "{out}");
+    let md = ok(&["export", "--db", s(&db), "--user", "q1"]);
+    assert!(md.find("kayak").unwrap() < md.find("later session").unwrap(), "sessions sorted by date");
+
+    let locomo = dir.path().join("locomo.json");
+    std::fs::write(
+        &locomo,
+        r#"[{"sample_id":"conv-1","conversation":{"speaker_a":"Caroline","speaker_b":"Mel",
+            "session_2_date_time":"2:00 pm on 9 May, 2023","session_1_date_time":"1:56 pm on 8 May, 2023",
+            "session_3_date_time":"3:00 pm on 10 May, 2023",
+            "session_2":[{"speaker":"Mel","dia_id":"D2:1","text":"Look at this!","blip_caption":"a photo of a cat"}],
+            "session_1":[{"speaker":"Caroline","dia_id":"D1:1","text":"I went to a support group."},
+                         {"speaker":"Mel","dia_id":"D1:2","text":"That's great."}]},
+            "qa":[]}]"#,
+    )
+    .unwrap();
+    let db = dir.path().join("locomo.db");
+    let out = ok(&["ingest", "--db", s(&db), "--format", "locomo", "--embedder", "hashing", s(&locomo)]);
+    assert!(out.contains("\"rounds_stored\":2"), "{out}");
+    let text = ok(&["export", "--db", s(&db), "--user", "conv-1", "--format", "text"]);
+    assert!(text.contains("user [speaker Caroline] [id D1:1]: I went to a support group."), "{text}");
+    assert!(text.contains("[shared an image: a photo of a cat]"), "{text}");
+    let err = fails(&["ingest", "--db", s(&db), "--format", "locomo", "--user", "conv-9", "--embedder", "hashing", s(&locomo)]);
+    assert!(err.contains("no question or conversation"), "{err}");
+}
