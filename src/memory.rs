@@ -10,10 +10,10 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
-use crate::rank::{self, day_number};
+use crate::rank::{day_number, Index};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
-use crate::store::{write, OpenMode, Pins, RoundRow, Store, UserVectors};
+use crate::store::{write, OpenMode, Pins, RoundRow, Store};
 use crate::time::{query_window, split_date_prefix, DateWindow, Timestamp};
 
 /// A memory store: one SQLite file, one embedder, one configuration.
@@ -43,7 +43,7 @@ pub struct Memory {
 /// A user's vectors held in memory, valid while the user's write counter is `version`.
 struct CachedUser {
     version: i64,
-    vectors: UserVectors,
+    index: Index,
 }
 
 /// What an [`Memory::add`] call did.
@@ -379,9 +379,7 @@ impl Memory {
             Some(cached) if cached.version == version => {
                 cached.version = version + 1;
                 for (id, day, v) in added {
-                    cached.vectors.ids.push(id);
-                    cached.vectors.days.push(day);
-                    cached.vectors.data.extend_from_slice(v);
+                    cached.index.push(id, day, v);
                 }
             }
             _ => {
@@ -445,10 +443,9 @@ impl Memory {
             let mut index = self.lock_index()?;
             let fresh = index.get(&user).is_some_and(|c| c.version == version);
             if !fresh {
-                index.insert(user, CachedUser { version, vectors: store.user_vectors(user)? });
+                index.insert(user, CachedUser { version, index: Index::new(store.user_vectors(user)?, dim) });
             }
-            let cached = &index[&user];
-            rank::top_k(&cached.vectors, dim, &query_vector, window, self.config.time_weight, k)
+            index[&user].index.top_k(&query_vector, window, self.config.time_weight, k)
         };
         let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
         let rows = store.rounds_by_id(user, &ids)?;

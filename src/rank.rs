@@ -1,14 +1,16 @@
 //! The one scoring function and exact top-k.
 //!
 //! A round's score is `cosine + time_weight · time_match`, where `time_match` is 1 when the
-//! round's date falls in the question's window. Every candidate is scored (an exact scan over the
-//! user's vectors, kept in memory), so the top k is exact. Ties go to the older insertion (lower
-//! id), so equal inputs give equal rankings.
+//! round's date falls in the question's window. Every round of the user is considered, so the
+//! top k is exact. Ties go to the older insertion (lower id), so equal inputs give equal rankings.
+//!
+//! The scan runs over byte-quantized copies of the vectors (a quarter of the memory traffic),
+//! then rescores in full precision every candidate that the quantization error could have
+//! misplaced. The result is the same top k, with the same scores, as a full-precision scan.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
-use crate::embed::vector::cosine;
+use crate::embed::vector::{cosine, dot_i8_rows, quantize};
 use crate::store::UserVectors;
 use crate::time::DateWindow;
 
@@ -45,77 +47,121 @@ fn better(a: &Scored, b: &Scored) -> Ordering {
     b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
 }
 
-struct HeapItem(Scored);
+/// Slack for float rounding in the approximate scores and in `cosine` itself.
+const ROUNDING_SLACK: f32 = 1e-4;
 
-impl PartialEq for HeapItem {
-    fn eq(&self, other: &Self) -> bool {
-        better(&self.0, &other.0) == Ordering::Equal
-    }
-}
-impl Eq for HeapItem {}
-impl PartialOrd for HeapItem {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for HeapItem {
-    // The heap's top is the worst kept candidate.
-    fn cmp(&self, other: &Self) -> Ordering {
-        better(&self.0, &other.0)
-    }
-}
-
-/// The exact top `k` of a user's rounds for `query`, best first.
-pub(crate) fn top_k(
-    vectors: &UserVectors,
+/// One user's vectors in memory: full precision for rescoring, bytes for the scan.
+pub(crate) struct Index {
     dim: usize,
-    query: &[f32],
-    window: Option<DateWindow>,
-    time_weight: f32,
-    k: usize,
-) -> Vec<Scored> {
-    let (start, end) = window.map_or((i32::MAX, i32::MIN), |w| (day_number(w.start), day_number(w.end)));
-    let mut heap: BinaryHeap<HeapItem> = BinaryHeap::with_capacity(k + 1);
-    for (i, row) in vectors.data.chunks_exact(dim).enumerate() {
-        let cos = cosine(query, row);
-        let day = vectors.days[i];
-        let time_match = start <= day && day <= end;
-        let item = Scored {
-            id: vectors.ids[i],
-            score: score(cos, time_match, time_weight),
-            cosine: cos,
-            time_match,
+    ids: Vec<i64>,
+    days: Vec<i32>,
+    data: Vec<f32>,
+    bytes: Vec<i8>,
+    scales: Vec<f32>,
+    max_error_norm: f32,
+    max_norm: f32,
+}
+
+impl Index {
+    pub(crate) fn new(vectors: UserVectors, dim: usize) -> Index {
+        let mut index = Index {
+            dim,
+            ids: Vec::with_capacity(vectors.ids.len()),
+            days: Vec::with_capacity(vectors.ids.len()),
+            data: Vec::with_capacity(vectors.data.len()),
+            bytes: Vec::with_capacity(vectors.data.len()),
+            scales: Vec::with_capacity(vectors.ids.len()),
+            max_error_norm: 0.0,
+            max_norm: 0.0,
         };
-        if heap.len() < k {
-            heap.push(HeapItem(item));
-        } else if let Some(worst) = heap.peek() {
-            if better(&item, &worst.0) == Ordering::Less {
-                heap.pop();
-                heap.push(HeapItem(item));
-            }
+        for (i, v) in vectors.data.chunks_exact(dim).enumerate() {
+            index.push(vectors.ids[i], vectors.days[i], v);
         }
+        index
     }
-    let mut out: Vec<Scored> = heap.into_iter().map(|h| h.0).collect();
-    out.sort_by(better);
-    out
+
+    pub(crate) fn push(&mut self, id: i64, day: i32, v: &[f32]) {
+        let q = quantize(v);
+        self.ids.push(id);
+        self.days.push(day);
+        self.data.extend_from_slice(v);
+        self.bytes.extend_from_slice(&q.q);
+        self.scales.push(q.scale);
+        self.max_error_norm = self.max_error_norm.max(q.error_norm);
+        self.max_norm = self.max_norm.max(q.norm);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// The exact top `k` for `query`, best first.
+    pub(crate) fn top_k(
+        &self,
+        query: &[f32],
+        window: Option<DateWindow>,
+        time_weight: f32,
+        k: usize,
+    ) -> Vec<Scored> {
+        let n = self.len();
+        if n == 0 || k == 0 {
+            return Vec::new();
+        }
+        let (start, end) = window.map_or((i32::MAX, i32::MIN), |w| (day_number(w.start), day_number(w.end)));
+        let in_window = |i: usize| start <= self.days[i] && self.days[i] <= end;
+        let exact = |i: usize| {
+            let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
+            let m = in_window(i);
+            Scored { id: self.ids[i], score: score(cos, m, time_weight), cosine: cos, time_match: m }
+        };
+        if n <= k {
+            let mut all: Vec<Scored> = (0..n).map(exact).collect();
+            all.sort_by(better);
+            return all;
+        }
+
+        // Pass 1: approximate scores from bytes.
+        let q = quantize(query);
+        let wide: Vec<i16> = q.q.iter().map(|b| i16::from(*b)).collect();
+        let mut dots = Vec::new();
+        dot_i8_rows(&wide, &self.bytes, &mut dots);
+        let approx: Vec<f32> = dots
+            .iter()
+            .enumerate()
+            .map(|(i, dot)| score(q.scale * self.scales[i] * *dot as f32, in_window(i), time_weight))
+            .collect();
+        // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector.
+        let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let bound = qnorm * self.max_error_norm + q.error_norm * self.max_norm + ROUNDING_SLACK;
+        let mut sorted = approx.clone();
+        let (_, kth, _) = sorted.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let threshold = *kth - 2.0 * bound;
+
+        // Pass 2: every vector that could be in the true top k, rescored exactly.
+        let mut candidates: Vec<Scored> = (0..n).filter(|&i| approx[i] >= threshold).map(exact).collect();
+        candidates.sort_by(better);
+        candidates.truncate(k);
+        candidates
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn vectors(rows: &[[f32; 2]], days: &[i32]) -> UserVectors {
-        UserVectors {
+    fn vectors(rows: &[[f32; 2]], days: &[i32]) -> Index {
+        let v = UserVectors {
             ids: (1..=rows.len() as i64).collect(),
             days: days.to_vec(),
             data: rows.iter().flatten().copied().collect(),
-        }
+        };
+        Index::new(v, 2)
     }
 
     #[test]
     fn top_k_is_exact_and_ties_go_to_the_lower_id() {
         let v = vectors(&[[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [1.0, 0.0]], &[0, 0, 0, 0]);
-        let got: Vec<i64> = top_k(&v, 2, &[1.0, 0.0], None, 0.05, 3).iter().map(|s| s.id).collect();
+        let got: Vec<i64> = v.top_k(&[1.0, 0.0], None, 0.05, 3).iter().map(|s| s.id).collect();
         assert_eq!(got, vec![1, 4, 3]);
     }
 
@@ -127,11 +173,66 @@ mod tests {
             start: chrono::NaiveDate::from_ymd_opt(2023, 4, 30).unwrap(),
             end: chrono::NaiveDate::from_ymd_opt(2023, 5, 2).unwrap(),
         };
-        let got = top_k(&v, 2, &[1.0, 0.0], Some(w), 0.05, 2);
+        let got = v.top_k(&[1.0, 0.0], Some(w), 0.05, 2);
         assert_eq!(got[0].id, 2);
         assert!(got[0].time_match && !got[1].time_match);
         assert!((got[0].score - (0.96 + 0.05)).abs() < 1e-6);
-        let plain = top_k(&v, 2, &[1.0, 0.0], None, 0.05, 2);
+        let plain = v.top_k(&[1.0, 0.0], None, 0.05, 2);
         assert_eq!(plain[0].id, 1);
+    }
+
+    /// A deterministic pseudo-random unit vector.
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .collect();
+        crate::embed::vector::normalize(&mut v);
+        v
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_quantized_scan_returns_exactly_the_full_precision_top_k(
+            seed in 0u64..1_000, n in 1usize..400, k in 1usize..30, near in 0usize..5,
+        ) {
+            let dim = 64;
+            let mut rows: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            // Near-ties: copies of one row with tiny perturbations.
+            for j in 0..near.min(n) {
+                let mut v = rows[0].clone();
+                v[j] += 1e-4;
+                crate::embed::vector::normalize(&mut v);
+                rows[n - 1 - j] = v;
+            }
+            let days: Vec<i32> = (0..n as i32).map(|i| i % 7).collect();
+            let index = Index::new(
+                UserVectors { ids: (1..=n as i64).collect(), days: days.clone(), data: rows.concat() },
+                dim,
+            );
+            let query = unit(seed + 7, dim);
+            let window = DateWindow {
+                start: chrono::NaiveDate::from_num_days_from_ce_opt(2).unwrap(),
+                end: chrono::NaiveDate::from_num_days_from_ce_opt(3).unwrap(),
+            };
+            for w in [None, Some(window)] {
+                let got = index.top_k(&query, w, 0.05, k);
+                let mut brute: Vec<Scored> = (0..n)
+                    .map(|i| {
+                        let cos = cosine(&query, &rows[i]);
+                        let m = w.is_some() && (2..=3).contains(&days[i]);
+                        Scored { id: i as i64 + 1, score: score(cos, m, 0.05), cosine: cos, time_match: m }
+                    })
+                    .collect();
+                brute.sort_by(better);
+                brute.truncate(k);
+                proptest::prop_assert_eq!(got, brute);
+            }
+        }
     }
 }

@@ -240,7 +240,7 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
         let session = session_of(m, ts);
         let mut turns = vec![turn(m)];
         if m.role == Role::User {
-            if let Some((next, next_ts)) = kept.get(i + 1) {
+            if let Some((next, _)) = kept.get(i + 1) {
                 // A reply pairs with the turn before it unless both name different sessions.
                 let same_session = match (&m.session, &next.session) {
                     (Some(a), Some(b)) => a == b,

@@ -44,8 +44,28 @@ fn two_processes_build_byte_identical_outputs() {
             for format in ["md", "text", "jsonl"] {
                 all += &ok(&["export", "--db", s(&db), "--user", "u", "--format", format]);
             }
-            all += &ok(&["context", "--db", s(&db), "--user", "u", "--embedder", embedder, "--budget", "80", "What is my dog's name?"]);
-            all += &ok(&["recall", "--db", s(&db), "--user", "u", "--embedder", embedder, "What do I do for work?"]);
+            all += &ok(&[
+                "context",
+                "--db",
+                s(&db),
+                "--user",
+                "u",
+                "--embedder",
+                embedder,
+                "--budget",
+                "80",
+                "What is my dog's name?",
+            ]);
+            all += &ok(&[
+                "recall",
+                "--db",
+                s(&db),
+                "--user",
+                "u",
+                "--embedder",
+                embedder,
+                "What do I do for work?",
+            ]);
             outputs.push(all);
         }
         assert_eq!(outputs[0], outputs[1], "{embedder}");
@@ -73,7 +93,10 @@ fn a_bad_line_names_its_field_and_nothing_is_written() {
     let cases = [
         (r#"{"role":"user","content":"x","ts":"whenever"}"#, "line 2: invalid input: ts"),
         (r#"{"role":"bot","content":"x","ts":"2023-01-01"}"#, "line 2.role"),
-        (r#"{"role":"user","content":42,"ts":"2023-01-01"}"#, "line 2.content: expected a string, found a number"),
+        (
+            r#"{"role":"user","content":42,"ts":"2023-01-01"}"#,
+            "line 2.content: expected a string, found a number",
+        ),
         (r#"not json"#, "line 2: not JSON"),
     ];
     for (line, want) in cases {
@@ -107,7 +130,10 @@ fn export_and_import_round_trip_through_files() {
     ok(&["export", "--db", s(&a), "--user", "u", "--format", "jsonl", "-o", s(&dump)]);
     let report = ok(&["import", "--db", s(&b), s(&dump)]);
     assert!(report.contains("\"rounds\":3"), "{report}");
-    assert_eq!(ok(&["export", "--db", s(&a), "--user", "u", "--format", "text"]), ok(&["export", "--db", s(&b), "--user", "u", "--format", "text"]));
+    assert_eq!(
+        ok(&["export", "--db", s(&a), "--user", "u", "--format", "text"]),
+        ok(&["export", "--db", s(&b), "--user", "u", "--format", "text"])
+    );
     let forgot = ok(&["forget", "--db", s(&b), "--user", "u"]);
     assert!(forgot.contains("\"rounds\":3"));
 }
@@ -181,6 +207,17 @@ fn benchmark_files_ingest_one_user_per_question_or_conversation() {
     let text = ok(&["export", "--db", s(&db), "--user", "conv-1", "--format", "text"]);
     assert!(text.contains("user [speaker Caroline] [id D1:1]: I went to a support group."), "{text}");
     assert!(text.contains("[shared an image: a photo of a cat]"), "{text}");
-    let err = fails(&["ingest", "--db", s(&db), "--format", "locomo", "--user", "conv-9", "--embedder", "hashing", s(&locomo)]);
+    let err = fails(&[
+        "ingest",
+        "--db",
+        s(&db),
+        "--format",
+        "locomo",
+        "--user",
+        "conv-9",
+        "--embedder",
+        "hashing",
+        s(&locomo),
+    ]);
     assert!(err.contains("no question or conversation"), "{err}");
 }

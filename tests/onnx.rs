@@ -27,7 +27,10 @@ const PAIRS: [(&str, &str); 8] = [
     ("We adopted a beagle puppy named Toby.", "Our new beagle pup is called Toby."),
     ("I've been learning to play the cello.", "I am taking cello lessons these days."),
     ("My car broke down on the highway yesterday.", "Yesterday my vehicle failed on the motorway."),
-    ("I prefer green tea over coffee in the morning.", "In the mornings I'd rather drink green tea than coffee."),
+    (
+        "I prefer green tea over coffee in the morning.",
+        "In the mornings I'd rather drink green tea than coffee.",
+    ),
 ];
 
 #[test]
@@ -130,7 +133,12 @@ fn a_missing_model_file_names_the_file_and_the_fix() {
     let real = mnemon::models::default_dir();
     std::fs::create_dir_all(fake.path().join("all-MiniLM-L6-v2")).unwrap();
     std::fs::write(fake.path().join(mnemon::models::MINILM_MODEL), b"not an onnx model").unwrap();
-    std::fs::copy(real.join(mnemon::models::MINILM_TOKENIZER), fake.path().join(mnemon::models::MINILM_TOKENIZER)).unwrap();
-    let config = OnnxConfig { runtime: real.join(mnemon::models::ORT_LIBRARY), ..OnnxConfig::from_dir(fake.path()) };
+    std::fs::copy(
+        real.join(mnemon::models::MINILM_TOKENIZER),
+        fake.path().join(mnemon::models::MINILM_TOKENIZER),
+    )
+    .unwrap();
+    let config =
+        OnnxConfig { runtime: real.join(mnemon::models::ORT_LIBRARY), ..OnnxConfig::from_dir(fake.path()) };
     assert!(matches!(OnnxEmbedder::new(config), Err(Error::ModelUnavailable { .. })));
 }

@@ -95,6 +95,42 @@ mod avx2 {
         }
         sum
     }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dot_i8_rows(q: &[i16], rows: &[i8], out: &mut Vec<i32>) {
+        let dim = q.len();
+        out.reserve(rows.len() / dim);
+        for row in rows.chunks_exact(dim) {
+            out.push(dot_i8(q, row));
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub(super) unsafe fn dot_i8(q: &[i16], v: &[i8]) -> i32 {
+        let n = q.len().min(v.len());
+        let (pq, pv) = (q.as_ptr(), v.as_ptr());
+        let mut acc = _mm256_setzero_si256();
+        let mut i = 0;
+        while i + 16 <= n {
+            let bytes = _mm_loadu_si128(pv.add(i) as *const __m128i);
+            let wide = _mm256_cvtepi8_epi16(bytes);
+            let query = _mm256_loadu_si256(pq.add(i) as *const __m256i);
+            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(wide, query));
+            i += 16;
+        }
+        let lo = _mm256_castsi256_si128(acc);
+        let hi = _mm256_extracti128_si256(acc, 1);
+        let s4 = _mm_add_epi32(lo, hi);
+        let s2 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0b01_00_11_10));
+        let s1 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0b00_00_00_01));
+        let mut sum = _mm_cvtsi128_si32(s1);
+        while i < n {
+            sum += i32::from(*pq.add(i)) * i32::from(*pv.add(i));
+            i += 1;
+        }
+        sum
+    }
 }
 
 #[cfg(test)]
@@ -113,6 +149,26 @@ mod tests {
     }
 
     #[test]
+    fn byte_dot_products_are_exact_and_quantization_error_is_bounded() {
+        for n in [1, 15, 16, 17, 384, 390] {
+            let a: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 300.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 250.0).collect();
+            let (qa, qb) = (quantize(&a), quantize(&b));
+            let wide: Vec<i16> = qa.q.iter().map(|x| i16::from(*x)).collect();
+            let exact: i32 = wide.iter().zip(&qb.q).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            assert_eq!(dot_i8(&wide, &qb.q), exact, "n={n}");
+            let mut out = Vec::new();
+            dot_i8_rows(&wide, &[qb.q.clone(), qa.q.clone()].concat(), &mut out);
+            assert_eq!(out[0], exact);
+            let approx = qa.scale * qb.scale * exact as f32;
+            let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let bound = norm(&b) * qa.error_norm + qb.error_norm * qa.norm;
+            let truth: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert!((approx - truth).abs() <= bound + 1e-5, "n={n}: {approx} vs {truth}, bound {bound}");
+        }
+    }
+
+    #[test]
     fn normalize_gives_unit_length_and_keeps_zero() {
         let mut v = vec![3.0, 4.0];
         normalize(&mut v);
@@ -121,4 +177,67 @@ mod tests {
         normalize(&mut z);
         assert_eq!(z, vec![0.0; 4]);
     }
+}
+
+/// A vector quantized to signed bytes: `v ≈ scale · q`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Quantized {
+    /// Bytes in −127..=127.
+    pub q: Vec<i8>,
+    /// Multiplier back to the original scale.
+    pub scale: f32,
+    /// Euclidean norm of the quantization error `v − scale · q`.
+    pub error_norm: f32,
+    /// Euclidean norm of the dequantized vector `scale · q`.
+    pub norm: f32,
+}
+
+/// Quantizes `v` symmetrically to bytes, recording the error so that callers can bound it.
+pub fn quantize(v: &[f32]) -> Quantized {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let q: Vec<i8> = v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect();
+    let (mut err, mut norm) = (0f64, 0f64);
+    for (x, b) in v.iter().zip(&q) {
+        let back = f64::from(scale) * f64::from(*b);
+        err += (f64::from(*x) - back).powi(2);
+        norm += back * back;
+    }
+    Quantized { q, scale, error_norm: err.sqrt() as f32, norm: norm.sqrt() as f32 }
+}
+
+/// Exact integer dot products of a widened query with each `query.len()`-wide row of `rows`,
+/// written to `out` (one per row).
+pub fn dot_i8_rows(query: &[i16], rows: &[i8], out: &mut Vec<i32>) {
+    let dim = query.len();
+    out.clear();
+    if dim == 0 {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            unsafe { avx2::dot_i8_rows(query, rows, out) };
+            return;
+        }
+    }
+    out.extend(
+        rows.chunks_exact(dim)
+            .map(|row| query.iter().zip(row).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum::<i32>()),
+    );
+}
+
+/// Exact integer dot product of a widened query and a byte vector.
+#[inline]
+pub fn dot_i8(query: &[i16], v: &[i8]) -> i32 {
+    debug_assert_eq!(query.len(), v.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2, checked just above.
+            return unsafe { avx2::dot_i8(query, v) };
+        }
+    }
+    query.iter().zip(v).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum()
 }
