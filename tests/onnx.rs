@@ -76,6 +76,20 @@ fn vectors_are_unit_length_deterministic_and_384_wide() {
 }
 
 #[test]
+fn a_text_embeds_to_the_same_bits_alone_or_in_any_batch() {
+    let dir = mnemon::models::default_dir();
+    let batched16 = OnnxEmbedder::new(OnnxConfig { batch_size: 16, ..OnnxConfig::from_dir(&dir) }).unwrap();
+    let texts: Vec<String> =
+        (0..40).map(|i| format!("{}{}", "filler ".repeat(i * 7 % 60), PAIRS[i % PAIRS.len()].0)).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let batched = batched16.embed_documents(&refs).unwrap();
+    assert_eq!(minilm().config().batch_size, 1);
+    for (i, t) in refs.iter().enumerate() {
+        assert_eq!(minilm().embed_documents(&[t]).unwrap()[0], batched[i], "text {i}");
+    }
+}
+
+#[test]
 fn recall_with_minilm_finds_the_round_by_meaning() {
     let t = common::temp_store();
     let m = Memory::open_shared(&t.path, minilm(), Config::default()).unwrap();

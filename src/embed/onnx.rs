@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::Tensor;
 use tokenizers::Tokenizer;
@@ -28,8 +29,10 @@ pub struct OnnxConfig {
     /// Let ONNX Runtime's threads spin while waiting for work (default false: on a busy 2-core
     /// machine spinning threads fight each other).
     pub spinning: bool,
-    /// Texts per model call (default 1). Above 1 a text's vector depends, in its last bits, on
-    /// its batch-mates (int8 activations are quantized per batch), so the size is pinned.
+    /// Texts per model call (default 1: on real rounds, which often reach the token cap,
+    /// batching gained nothing; see docs/DECISIONS.md). Texts are grouped by length first, so
+    /// little is padded. With the pinned MiniLM and runtime a text's vector does not depend on its
+    /// batch-mates (tested), so the batch size is not pinned.
     pub batch_size: usize,
     /// Word pieces kept per text, special tokens included (default 256, the model's training
     /// length).
@@ -142,6 +145,7 @@ impl OnnxEmbedder {
             .and_then(|b| b.with_intra_threads(config.threads).map_err(Into::into))
             .and_then(|b| b.with_inter_threads(1).map_err(Into::into))
             .and_then(|b| b.with_intra_op_spinning(config.spinning).map_err(Into::into))
+            .and_then(|b| b.with_optimization_level(GraphOptimizationLevel::All).map_err(Into::into))
             .and_then(|mut b| b.commit_from_file(&config.model))
             .map_err(|e| Error::ModelUnavailable {
                 path: config.model.clone(),
@@ -151,11 +155,12 @@ impl OnnxEmbedder {
 
         let model_hash = models::file_blake3(&config.model)?;
         let tokenizer_hash = models::file_blake3(&config.tokenizer)?;
+        let runtime_hash = models::file_blake3(&config.runtime)?;
         let template = serde_json::json!({
-            "batch_size": config.batch_size,
             "max_tokens": config.max_tokens,
             "normalize": "l2",
             "pooling": "mean",
+            "runtime": runtime_hash,
             "tokenizer": tokenizer_hash,
         });
         let pins = EmbedderPins {
@@ -186,12 +191,20 @@ impl OnnxEmbedder {
         Ok(tokenizer.encode(text, true).map_err(|e| Error::Embedder(e.to_string()))?.len())
     }
 
-    fn run_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let encodings = texts
+    fn encode(&self, texts: &[&str]) -> Result<Vec<tokenizers::Encoding>> {
+        texts
             .iter()
             .map(|t| self.tokenizer.encode(*t, true))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Embedder(format!("tokenizer: {e}")))?;
+            .map_err(|e| Error::Embedder(format!("tokenizer: {e}")))
+    }
+
+    fn run_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        let encodings = self.encode(texts)?;
+        self.run_encoded(&encodings.iter().collect::<Vec<_>>())
+    }
+
+    fn run_encoded(&self, encodings: &[&tokenizers::Encoding]) -> Result<Vec<Vec<f32>>> {
         let batch = encodings.len();
         let len = encodings.iter().map(|e| e.len()).max().unwrap_or(0).max(1);
         let mut ids = vec![0i64; batch * len];
@@ -251,9 +264,16 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let mut out = Vec::with_capacity(texts.len());
-        for chunk in texts.chunks(self.config.batch_size) {
-            out.extend(self.run_batch(chunk)?);
+        let encodings = self.encode(texts)?;
+        // Batch texts of similar length together; results go back in input order.
+        let mut order: Vec<usize> = (0..texts.len()).collect();
+        order.sort_by_key(|&i| (encodings[i].len(), i));
+        let mut out = vec![Vec::new(); texts.len()];
+        for chunk in order.chunks(self.config.batch_size) {
+            let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
+            for (&i, v) in chunk.iter().zip(self.run_encoded(&batch)?) {
+                out[i] = v;
+            }
         }
         Ok(out)
     }

@@ -31,6 +31,172 @@ pub struct Args {
     session_rounds: usize,
 }
 
+/// Common English words, so that texts tokenize like chat (about one word piece per word).
+const VOCABULARY: &[&str] = &[
+    "time",
+    "year",
+    "people",
+    "way",
+    "day",
+    "man",
+    "thing",
+    "woman",
+    "life",
+    "child",
+    "world",
+    "school",
+    "state",
+    "family",
+    "student",
+    "group",
+    "country",
+    "problem",
+    "hand",
+    "part",
+    "place",
+    "case",
+    "week",
+    "company",
+    "system",
+    "program",
+    "question",
+    "work",
+    "government",
+    "number",
+    "night",
+    "point",
+    "home",
+    "water",
+    "room",
+    "mother",
+    "area",
+    "money",
+    "story",
+    "fact",
+    "month",
+    "lot",
+    "right",
+    "study",
+    "book",
+    "eye",
+    "job",
+    "word",
+    "business",
+    "issue",
+    "side",
+    "kind",
+    "head",
+    "house",
+    "service",
+    "friend",
+    "father",
+    "power",
+    "hour",
+    "game",
+    "line",
+    "end",
+    "member",
+    "law",
+    "car",
+    "city",
+    "community",
+    "name",
+    "president",
+    "team",
+    "minute",
+    "idea",
+    "kid",
+    "body",
+    "information",
+    "back",
+    "parent",
+    "face",
+    "others",
+    "level",
+    "office",
+    "door",
+    "health",
+    "person",
+    "art",
+    "war",
+    "history",
+    "party",
+    "result",
+    "change",
+    "morning",
+    "reason",
+    "research",
+    "girl",
+    "guy",
+    "moment",
+    "air",
+    "teacher",
+    "force",
+    "education",
+    "dog",
+    "cat",
+    "garden",
+    "trip",
+    "music",
+    "movie",
+    "recipe",
+    "coffee",
+    "tea",
+    "bike",
+    "train",
+    "beach",
+    "doctor",
+    "nurse",
+    "guitar",
+    "piano",
+    "camera",
+    "phone",
+    "laptop",
+    "kitchen",
+    "dinner",
+    "lunch",
+    "breakfast",
+    "weekend",
+    "holiday",
+    "birthday",
+    "wedding",
+    "flight",
+    "hotel",
+    "museum",
+    "park",
+    "river",
+    "mountain",
+    "lake",
+    "forest",
+    "snow",
+    "rain",
+    "summer",
+    "winter",
+    "spring",
+    "autumn",
+    "shirt",
+    "shoes",
+    "jacket",
+    "salad",
+    "pasta",
+    "bread",
+    "cheese",
+    "apple",
+    "orange",
+    "yoga",
+    "running",
+    "swimming",
+    "painting",
+    "reading",
+    "writing",
+    "cooking",
+    "baking",
+    "hiking",
+    "camping",
+    "fishing",
+    "dancing",
+];
+
 /// Deterministic pseudo-random words.
 struct Words(u64);
 
@@ -39,13 +205,8 @@ impl Words {
         self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
-    fn word(&mut self) -> String {
-        const SYL: [&str; 24] = [
-            "ka", "lo", "mi", "ter", "sa", "vin", "do", "rel", "pa", "nu", "go", "shi", "ber", "ta", "lan",
-            "qui", "mo", "zen", "ri", "fa", "cor", "el", "bu", "ny",
-        ];
-        let n = 1 + self.next() % 3;
-        (0..n).map(|_| SYL[(self.next() % 24) as usize]).collect()
+    fn word(&mut self) -> &'static str {
+        VOCABULARY[(self.next() % VOCABULARY.len() as u64) as usize]
     }
     fn sentence(&mut self, words: usize) -> String {
         (0..words).map(|_| self.word()).collect::<Vec<_>>().join(" ")
@@ -95,8 +256,8 @@ fn peak_rss_mib() -> f64 {
 pub fn run(args: &Args) -> Result<(), Fail> {
     let base = args.embed.build()?;
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
-    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | peak RSS (MiB) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | peak RSS (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64);
         let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
@@ -149,13 +310,21 @@ pub fn run(args: &Args) -> Result<(), Fail> {
             std::hint::black_box(r);
         }
         times.sort_by(f64::total_cmp);
+        let mut embed_times = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            std::hint::black_box(base.embed_query(q)?);
+            embed_times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        embed_times.sort_by(f64::total_cmp);
         println!(
-            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.0} |",
+            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.0} |",
             distinct as f64 / embed_s,
             size as f64 / ingest_s,
             ingest_s / (embed_s * size as f64 / distinct as f64),
             percentile(&times, 0.5),
             percentile(&times, 0.95),
+            percentile(&embed_times, 0.5),
             peak_rss_mib()
         );
     }

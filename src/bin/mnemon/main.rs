@@ -44,6 +44,12 @@ struct EmbedArgs {
     /// ONNX Runtime threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Let ONNX Runtime's idle threads spin (faster on an idle machine, slower on a busy one).
+    #[arg(long)]
+    spin: bool,
+    /// Texts per ONNX call (batching did not pay on real rounds; see docs/DECISIONS.md).
+    #[arg(long, default_value_t = 1)]
+    batch: usize,
 }
 
 impl EmbedArgs {
@@ -55,7 +61,12 @@ impl EmbedArgs {
         Ok(match self.embedder {
             EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),
             EmbedderChoice::Minilm => {
-                let config = OnnxConfig { threads: self.threads, ..OnnxConfig::from_dir(&self.models_dir()) };
+                let config = OnnxConfig {
+                    threads: self.threads,
+                    spinning: self.spin,
+                    batch_size: self.batch,
+                    ..OnnxConfig::from_dir(&self.models_dir())
+                };
                 Arc::new(OnnxEmbedder::new(config)?)
             }
         })
