@@ -268,23 +268,24 @@ impl Memory {
 
     /// The store's pins (key → value), including `pins_hash`.
     pub fn pins(&self) -> Result<std::collections::BTreeMap<String, String>> {
-        Ok(self.lock_store()?.pins.with_hash())
+        Ok(self.lock_store().pins.with_hash())
     }
 
     /// SQLite, sqlite-vec and FTS5 versions of this build.
     pub fn versions(&self) -> Result<Vec<(String, String)>> {
-        self.lock_store()?.versions()
+        self.lock_store().versions()
     }
 
     /// Every user with a record in the store, sorted.
     pub fn users(&self) -> Result<Vec<String>> {
-        self.lock_store()?.user_names()
+        self.lock_store().user_names()
     }
 
-    pub(crate) fn lock_store(&self) -> Result<MutexGuard<'_, Store>> {
-        self.store
-            .lock()
-            .map_err(|_| Error::Embedder("a previous call panicked while holding the store".into()))
+    // A panic inside a call cannot leave the store half-written (every write is a transaction
+    // that rolls back on drop), and the index is checked against the store's write counter, so a
+    // poisoned lock is safe to take over.
+    fn lock_store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {
@@ -309,12 +310,12 @@ impl Memory {
         let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed_documents(&refs)?;
-        let dim = self.lock_store()?.pins.dim()?;
+        let dim = self.lock_store().pins.dim()?;
         if vectors.len() != rounds.len() || vectors.iter().any(|v| v.len() != dim) {
             return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", rounds.len())));
         }
 
-        let mut store = self.lock_store()?;
+        let mut store = self.lock_store();
         let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let user = write::ensure_user(&tx, user_id)?;
         let version = write::user_version(&tx, user)?;
@@ -373,8 +374,15 @@ impl Memory {
         write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
         tx.commit()?;
         drop(store);
+        tracing::debug!(
+            user = user_id,
+            stored = report.stored.len(),
+            duplicates = report.duplicates.len(),
+            empty_turns_dropped = report.empty_turns_dropped,
+            "add committed"
+        );
 
-        let mut index = self.lock_index()?;
+        let mut index = self.lock_index();
         match index.get_mut(&user) {
             Some(cached) if cached.version == version => {
                 cached.version = version + 1;
@@ -389,10 +397,8 @@ impl Memory {
         Ok(report)
     }
 
-    fn lock_index(&self) -> Result<MutexGuard<'_, HashMap<i64, CachedUser>>> {
-        self.index
-            .lock()
-            .map_err(|_| Error::Embedder("a previous call panicked while holding the index".into()))
+    fn lock_index(&self) -> MutexGuard<'_, HashMap<i64, CachedUser>> {
+        self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The `top_k` rounds of `user_id` that best answer `query`, best first.
@@ -420,7 +426,7 @@ impl Memory {
         }
         let query_vector = embedder.embed_query(bare)?;
 
-        let store = self.lock_store()?;
+        let store = self.lock_store();
         let Some((user, version)) = store.user(user_id)? else {
             return Ok(Recall { rounds: Vec::new(), anchor: None, window: None });
         };
@@ -440,9 +446,10 @@ impl Memory {
             )));
         }
         let scored = {
-            let mut index = self.lock_index()?;
+            let mut index = self.lock_index();
             let fresh = index.get(&user).is_some_and(|c| c.version == version);
             if !fresh {
+                tracing::debug!(user = user_id, version, "loading the user's vectors");
                 index.insert(user, CachedUser { version, index: Index::new(store.user_vectors(user)?, dim) });
             }
             index[&user].index.top_k(&query_vector, window, self.config.time_weight, k)
@@ -502,7 +509,7 @@ impl Memory {
     /// Everything stored for `user_id`, in the given format. Deterministic bytes.
     pub fn export(&self, user_id: &str, format: ExportFormat) -> Result<String> {
         check_user(user_id)?;
-        let store = self.lock_store()?;
+        let store = self.lock_store();
         let (user, _) =
             store.user(user_id)?.ok_or_else(|| Error::input("user_id", "no such user in this store"))?;
         let rounds = store.all_rounds(user)?;
@@ -530,7 +537,7 @@ impl Memory {
     /// decision that records the deletion. Unknown users are a no-op.
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
         check_user(user_id)?;
-        let mut store = self.lock_store()?;
+        let mut store = self.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
             return Ok(ForgetReport { rounds: 0 });
         };
@@ -544,7 +551,7 @@ impl Memory {
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
         drop(store);
-        self.lock_index()?.remove(&user);
+        self.lock_index().remove(&user);
         Ok(ForgetReport { rounds })
     }
 

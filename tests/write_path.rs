@@ -231,3 +231,28 @@ fn json_input_errors_name_the_field() {
         }
     }
 }
+
+#[test]
+fn concurrent_writers_on_one_file_never_see_database_is_locked() {
+    let t = temp_store();
+    drop(hashing(&t.path));
+    let threads: Vec<_> = (0..3)
+        .map(|w| {
+            let path = t.path.clone();
+            std::thread::spawn(move || {
+                let m = hashing(&path);
+                for i in 0..40 {
+                    let ts = format!("2026-01-01T{:02}:{:02}:00", w, i);
+                    m.add(&[Message::user(format!("writer {w} note {i}"), ts)], "shared").unwrap();
+                    m.recall("note", "shared").unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let m = hashing(&t.path);
+    let text = m.export("shared", ExportFormat::Text).unwrap();
+    assert_eq!(text.matches("\n  round ").count(), 120);
+}
