@@ -478,6 +478,32 @@ impl Memory {
         })
     }
 
+    /// The `k` nearest rounds by sqlite-vec's own KNN over the stored vectors, as `(key, cosine)`,
+    /// nearest first (no time bonus). A cross-check of the in-memory index and a baseline for
+    /// `mnemon bench`; [`recall`](Memory::recall) is the read path.
+    #[doc(hidden)]
+    pub fn nearest_by_sqlite_vec(
+        &self,
+        question: &str,
+        user_id: &str,
+        k: usize,
+    ) -> Result<Vec<(String, f32)>> {
+        check_user(user_id)?;
+        let query = self.embedder("recall")?.embed_query(question)?;
+        let store = self.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(Vec::new());
+        };
+        let hits = store.knn(user, &query, k)?;
+        let ids: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        let rows = store.rounds_by_id(user, &ids)?;
+        Ok(rows
+            .into_iter()
+            .zip(hits)
+            .map(|(r, (_, d))| (r.key, crate::embed::vector::cosine_from_l2(d)))
+            .collect())
+    }
+
     /// Recalls and renders a prompt-ready block within the token budget (the query's, else
     /// [`Config::context_budget`]). The best round is always kept; `truncated` says whether
     /// others were left out.

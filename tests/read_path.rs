@@ -216,3 +216,32 @@ fn markdown_export_has_a_heading_per_session_and_quoted_rounds() {
     assert!(md.contains("> **user:** I adopted a beagle named Toby last month."));
     assert!(md.contains("**2023/05/20 (Sat) 02:21**"));
 }
+
+#[test]
+fn the_in_memory_index_agrees_with_sqlite_vec_knn() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let msgs: Vec<Message> = (0..300)
+        .map(|i| {
+            Message::user(
+                format!("note {i} about {} and {}", i % 17, i % 5),
+                format!("2024-01-{:02}T10:00:00", 1 + i % 28),
+            )
+        })
+        .collect();
+    m.add(&msgs, "u").unwrap();
+    m.add(&other_user_messages(), "v").unwrap();
+    for q in ["note about 3 and 4", "about 16", "something else entirely"] {
+        let ours = m.recall(Query::new(q).top_k(20), "u").unwrap().rounds;
+        let theirs = m.nearest_by_sqlite_vec(q, "u", 20).unwrap();
+        assert_eq!(ours.len(), theirs.len());
+        for (a, (key, cos)) in ours.iter().zip(&theirs) {
+            assert!((a.cosine - cos).abs() < 1e-4, "{q}: {} {} vs {key} {cos}", a.key, a.cosine);
+        }
+        // Same set up to ties at the cut.
+        let kth = ours.last().unwrap().cosine;
+        for a in ours.iter().filter(|a| a.cosine > kth + 1e-4) {
+            assert!(theirs.iter().any(|(k, _)| k == &a.key), "{q}: {} missing from sqlite-vec", a.key);
+        }
+    }
+}

@@ -33,6 +33,11 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     portable_dot(a, b)
 }
 
+/// Cosine of two unit vectors from their Euclidean distance (`1 − d²/2`).
+pub fn cosine_from_l2(distance: f32) -> f32 {
+    1.0 - distance * distance / 2.0
+}
+
 const LANES: usize = 32;
 
 /// Same order of operations as the AVX2 kernel: 32 running sums updated with fused

@@ -145,6 +145,17 @@ impl Store {
         Ok(out)
     }
 
+    /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
+    pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT rowid, distance FROM round_vectors \
+             WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance",
+        )?;
+        let rows =
+            stmt.query_map(params![vector_blob(query), k as i64, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// The user's decision log, oldest first.
     pub(crate) fn decisions(&self, user_id: i64) -> Result<Vec<DecisionRow>> {
         let mut stmt = self.conn.prepare(

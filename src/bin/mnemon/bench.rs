@@ -256,8 +256,8 @@ fn peak_rss_mib() -> f64 {
 pub fn run(args: &Args) -> Result<(), Fail> {
     let base = args.embed.build()?;
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
-    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | peak RSS (MiB) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | sqlite-vec KNN p50 (ms) | peak RSS (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64);
         let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
@@ -317,14 +317,22 @@ pub fn run(args: &Args) -> Result<(), Fail> {
             embed_times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         embed_times.sort_by(f64::total_cmp);
+        let mut vec0_times = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            std::hint::black_box(memory.nearest_by_sqlite_vec(q, "bench", 10)?);
+            vec0_times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+        vec0_times.sort_by(f64::total_cmp);
         println!(
-            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.0} |",
+            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
             distinct as f64 / embed_s,
             size as f64 / ingest_s,
             ingest_s / (embed_s * size as f64 / distinct as f64),
             percentile(&times, 0.5),
             percentile(&times, 0.95),
             percentile(&embed_times, 0.5),
+            percentile(&vec0_times, 0.5),
             peak_rss_mib()
         );
     }
