@@ -30,16 +30,22 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// Ingests `CHAT` for user `u` into `name` under `dir` and returns the store's path.
+fn ingest_chat(dir: &Path, name: &str, embedder: &str) -> std::path::PathBuf {
+    let chat = dir.join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let db = dir.join(name);
+    ok(&["ingest", "--db", s(&db), "--user", "u", "--embedder", embedder, s(&chat)]);
+    db
+}
+
 #[test]
 fn two_processes_build_byte_identical_outputs() {
     let dir = tempfile::tempdir().unwrap();
-    let chat = dir.path().join("chat.jsonl");
-    std::fs::write(&chat, CHAT).unwrap();
     for embedder in ["hashing", "minilm"] {
         let mut outputs = Vec::new();
         for run in 0..2 {
-            let db = dir.path().join(format!("{embedder}-{run}.db"));
-            ok(&["ingest", "--db", s(&db), "--user", "u", "--embedder", embedder, s(&chat)]);
+            let db = ingest_chat(dir.path(), &format!("{embedder}-{run}.db"), embedder);
             let mut all = String::new();
             for format in ["md", "text", "jsonl"] {
                 all += &ok(&["export", "--db", s(&db), "--user", "u", "--format", format]);
@@ -122,11 +128,9 @@ fn a_file_that_is_not_a_store_is_refused() {
 #[test]
 fn export_and_import_round_trip_through_files() {
     let dir = tempfile::tempdir().unwrap();
-    let chat = dir.path().join("chat.jsonl");
-    std::fs::write(&chat, CHAT).unwrap();
-    let (a, b) = (dir.path().join("a.db"), dir.path().join("b.db"));
+    let a = ingest_chat(dir.path(), "a.db", "hashing");
+    let b = dir.path().join("b.db");
     let dump = dir.path().join("u.jsonl");
-    ok(&["ingest", "--db", s(&a), "--user", "u", "--embedder", "hashing", s(&chat)]);
     ok(&["export", "--db", s(&a), "--user", "u", "--format", "jsonl", "-o", s(&dump)]);
     let report = ok(&["import", "--db", s(&b), s(&dump)]);
     assert!(report.contains("\"rounds\":3"), "{report}");
@@ -150,10 +154,7 @@ fn doctor_fails_with_the_fix_when_models_are_missing() {
 #[test]
 fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
     let dir = tempfile::tempdir().unwrap();
-    let chat = dir.path().join("chat.jsonl");
-    std::fs::write(&chat, CHAT).unwrap();
-    let db = dir.path().join("m.db");
-    ok(&["ingest", "--db", s(&db), "--user", "u", s(&chat)]);
+    let db = ingest_chat(dir.path(), "m.db", "minilm");
     let out = ok(&["doctor", "--db", s(&db)]);
     assert!(out.contains("all checks passed"), "{out}");
     assert!(out.contains("pin embedder.name = all-MiniLM-L6-v2-int8"), "{out}");

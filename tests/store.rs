@@ -5,6 +5,18 @@ mod common;
 use common::{conversation, hashing, temp_store};
 use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory};
 
+/// A fresh, closed store with `sql` applied to it behind mnemon's back.
+fn edited_store(sql: &str) -> common::TempStore {
+    let t = temp_store();
+    drop(hashing(&t.path));
+    rusqlite::Connection::open(&t.path).unwrap().execute_batch(sql).unwrap();
+    t
+}
+
+fn reopen(t: &common::TempStore) -> mnemon::Result<Memory> {
+    Memory::open(&t.path, HashingEmbedder::default(), Config::default())
+}
+
 #[test]
 fn a_store_opened_with_another_embedder_is_refused_naming_every_differing_pin() {
     let t = temp_store();
@@ -69,25 +81,14 @@ fn several_differing_pins_are_all_listed() {
 
 #[test]
 fn a_hand_edited_pin_without_its_hash_is_reported_as_corruption() {
-    let t = temp_store();
-    drop(hashing(&t.path));
-    let conn = rusqlite::Connection::open(&t.path).unwrap();
-    conn.execute("UPDATE meta SET value = '999' WHERE key = 'embedder.dim'", []).unwrap();
-    drop(conn);
-    assert!(matches!(
-        Memory::open(&t.path, HashingEmbedder::default(), Config::default()),
-        Err(Error::Corrupt { .. })
-    ));
+    let t = edited_store("UPDATE meta SET value = '999' WHERE key = 'embedder.dim'");
+    assert!(matches!(reopen(&t), Err(Error::Corrupt { .. })));
 }
 
 #[test]
 fn an_unknown_schema_version_is_refused() {
-    let t = temp_store();
-    drop(hashing(&t.path));
-    let conn = rusqlite::Connection::open(&t.path).unwrap();
-    conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'", []).unwrap();
-    drop(conn);
-    match Memory::open(&t.path, HashingEmbedder::default(), Config::default()) {
+    let t = edited_store("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    match reopen(&t) {
         Err(Error::UnsupportedSchema { found, supported }) => {
             assert_eq!(found, "99");
             assert_eq!(supported, 1);
@@ -114,13 +115,8 @@ fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
 #[test]
 fn a_foreign_sqlite_database_is_refused() {
     let t = temp_store();
-    let conn = rusqlite::Connection::open(&t.path).unwrap();
-    conn.execute("CREATE TABLE notes(x)", []).unwrap();
-    drop(conn);
-    assert!(matches!(
-        Memory::open(&t.path, HashingEmbedder::default(), Config::default()),
-        Err(Error::NotAStore { .. })
-    ));
+    rusqlite::Connection::open(&t.path).unwrap().execute_batch("CREATE TABLE notes(x)").unwrap();
+    assert!(matches!(reopen(&t), Err(Error::NotAStore { .. })));
 }
 
 #[test]
