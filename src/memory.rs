@@ -403,6 +403,19 @@ impl Memory {
 
     /// The `top_k` rounds of `user_id` that best answer `query`, best first.
     ///
+    /// ```
+    /// use mnemon::{Config, HashingEmbedder, Memory, Message, Query};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// memory.add(&[Message::user("I bought running shoes.", "2023-05-18T10:00:00"),
+    ///              Message::user("I visited my aunt.", "2023-01-02T10:00:00")], "bob")?;
+    /// let recall = memory.recall(Query::new("What did I buy in the past week?").date("2023-05-20"), "bob")?;
+    /// assert_eq!(recall.window, Some(["2023-05-13".to_string(), "2023-05-20".to_string()]));
+    /// assert!(recall.rounds[0].time_match);
+    /// assert!(recall.rounds[0].score > recall.rounds[1].score);
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    ///
     /// The question is embedded without its `[Current date: …]` prefix; the date (the query's,
     /// else the prefix's, else the user's logical now) anchors its time window. An unknown user
     /// has no rounds.
@@ -533,6 +546,21 @@ impl Memory {
     }
 
     /// Everything stored for `user_id`, in the given format. Deterministic bytes.
+    ///
+    /// ```
+    /// use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
+    /// let md = memory.export("eve", ExportFormat::Markdown)?;
+    /// assert!(md.contains("> **user:** I live in Porto."));
+    /// let dump = memory.export("eve", ExportFormat::Jsonl)?;
+    /// let copy = dir.path().join("copy.db");
+    /// Memory::import(&copy, &dump, Config::default())?;
+    /// assert_eq!(Memory::open_stored(&copy, Config::default())?.export("eve", ExportFormat::Markdown)?, md);
+    /// assert_eq!(memory.forget_user("eve")?.rounds, 1);
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
     pub fn export(&self, user_id: &str, format: ExportFormat) -> Result<String> {
         check_user(user_id)?;
         let store = self.lock_store();

@@ -195,6 +195,13 @@ mod tests {
     }
 
     #[test]
+    fn tokens_are_counted_with_the_real_o200k_ranks() {
+        // Known o200k_base counts; the 3-bytes-per-token fallback would give 4 and 15.
+        assert_eq!(count_tokens("hello world"), 2);
+        assert_eq!(count_tokens("The quick brown fox jumps over the lazy dog."), 10);
+    }
+
+    #[test]
     fn context_is_chronological_with_a_header_per_session_change() {
         let a = [turn(Role::User, "first"), turn(Role::Assistant, "reply")];
         let b = [turn(Role::User, "second")];
