@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 # A target dir outside the clone is reused across clones to save build time; nothing depends on it.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"
 scripts/fetch-models.sh
-cargo fmt --check
-cargo clippy --locked --all-targets -- -D warnings
-cargo test --locked
+cargo fmt --all --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo test --locked --workspace

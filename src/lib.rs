@@ -30,7 +30,6 @@
 #![deny(missing_docs)]
 
 mod config;
-pub mod datasets;
 pub mod embed;
 mod error;
 mod export;
@@ -48,6 +47,7 @@ pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use memory::{
     AddReport, Context, Duplicate, ExportFormat, ForgetReport, Memory, Query, Recall, RecalledRound,
+    StoredRound,
 };
 pub use rank::score;
 pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};

@@ -181,6 +181,19 @@ pub struct Context {
     pub omitted: Vec<String>,
 }
 
+/// A stored round, as listed by [`Memory::rounds`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+}
+
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
@@ -543,6 +556,20 @@ impl Memory {
             omitted,
             text,
         })
+    }
+
+    /// Every round stored for `user_id`, oldest first (an unknown user has none).
+    pub fn rounds(&self, user_id: &str) -> Result<Vec<StoredRound>> {
+        check_user(user_id)?;
+        let store = self.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store
+            .all_rounds(user)?
+            .into_iter()
+            .map(|r| StoredRound { key: r.key, session: r.session, ts: r.ts, turns: r.turns })
+            .collect())
     }
 
     /// Everything stored for `user_id`, in the given format. Deterministic bytes.

@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod doctor;
+mod eval;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -11,10 +12,10 @@ use std::sync::Arc;
 use anyhow_lite::{Context as _, Fail};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use mnemon::datasets::{self, Benchmark};
 use mnemon::{
     Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder, Query,
 };
+use mnemon_eval::data::{self, Benchmark};
 
 mod anyhow_lite;
 
@@ -190,6 +191,9 @@ enum Command {
     },
     /// Measure ingest and recall speed on synthetic rounds.
     Bench(bench::Args),
+    /// Measure retrieval quality on LongMemEval or LoCoMo, or compare two runs.
+    #[command(subcommand)]
+    Eval(eval::Command),
 }
 
 fn main() -> ExitCode {
@@ -267,6 +271,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Doctor { db, models } => return Ok(doctor::run(db.as_deref(), models)),
         Command::Demo { db, embed } => demo::run(db, &embed)?,
         Command::Bench(args) => bench::run(&args)?,
+        Command::Eval(command) => eval::run(command)?,
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -309,12 +314,12 @@ fn ingest(
     let haystacks = match format {
         InputFormat::Jsonl => {
             let user = user.clone().ok_or_else(|| Fail::msg("--user is required for a JSONL file"))?;
-            vec![datasets::Haystack { user, messages: parse_jsonl(file)? }]
+            vec![data::Haystack { user, messages: parse_jsonl(file)? }]
         }
         InputFormat::Longmemeval | InputFormat::Locomo => {
             let kind =
                 if format == InputFormat::Longmemeval { Benchmark::LongMemEval } else { Benchmark::LoCoMo };
-            let mut all = datasets::load(file, kind)?;
+            let mut all = data::load(file, kind)?.haystacks;
             if let Some(u) = &user {
                 all.retain(|h| &h.user == u);
                 if all.is_empty() {

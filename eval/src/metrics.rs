@@ -1,0 +1,273 @@
+//! Retrieval metrics over ranked rounds: ANY@k, ALL@k and MRR, overall and per question type.
+//!
+//! A question's evidence is a set of stored round keys (per level: `turn` = rounds holding an
+//! evidence message, `session` = rounds of an evidence session). Questions without evidence at a
+//! level, and abstention questions, are counted apart and left out of that level's rates.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::wilson;
+
+/// The cut-offs reported.
+pub const KS: [usize; 4] = [1, 5, 10, 20];
+
+/// One retrieved round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Retrieved {
+    /// Round key.
+    pub key: String,
+    /// 1-based rank.
+    pub rank: usize,
+    /// Engine score.
+    pub score: f32,
+}
+
+/// Everything recorded for one question (one line of `predictions.jsonl`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prediction {
+    /// Question id.
+    pub id: String,
+    /// Question type or category.
+    pub kind: String,
+    /// Scored apart.
+    pub abstention: bool,
+    /// The ranked rounds, best first.
+    pub retrieved: Vec<Retrieved>,
+    /// Evidence round keys per level (`turn`, `session`).
+    pub evidence: BTreeMap<String, Vec<String>>,
+    /// Tokens of the rendered context at the run's budget.
+    pub context_tokens: usize,
+    /// Rounds in that context.
+    pub context_rounds: usize,
+}
+
+/// Hits of one question at one level.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hits {
+    /// Some evidence round within the top k, per k in [`KS`].
+    pub any: [bool; 4],
+    /// Every evidence round within the top k, per k in [`KS`].
+    pub all: [bool; 4],
+    /// 1 / rank of the first evidence round (0 when none was retrieved).
+    pub reciprocal_rank: f64,
+}
+
+/// Hits of `retrieved` against `evidence`; `None` when there is no evidence.
+pub fn hits(retrieved: &[Retrieved], evidence: &[String]) -> Option<Hits> {
+    if evidence.is_empty() {
+        return None;
+    }
+    let rank_of = |key: &String| retrieved.iter().find(|r| &r.key == key).map(|r| r.rank);
+    let ranks: Vec<Option<usize>> = evidence.iter().map(rank_of).collect();
+    let best = ranks.iter().flatten().min().copied();
+    let mut h =
+        Hits { any: [false; 4], all: [false; 4], reciprocal_rank: best.map_or(0.0, |r| 1.0 / r as f64) };
+    for (i, k) in KS.iter().enumerate() {
+        h.any[i] = best.is_some_and(|r| r <= *k);
+        h.all[i] = ranks.iter().all(|r| r.is_some_and(|r| r <= *k));
+    }
+    Some(h)
+}
+
+/// A proportion with its Wilson 95 % interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Rate {
+    /// Questions that hit.
+    pub hits: usize,
+    /// Questions scored.
+    pub n: usize,
+    /// `hits / n` (0 when `n` is 0).
+    pub rate: f64,
+    /// Wilson 95 % interval.
+    pub ci95: [f64; 2],
+}
+
+impl Rate {
+    fn new(hits: usize, n: usize) -> Rate {
+        Rate { hits, n, rate: if n == 0 { 0.0 } else { hits as f64 / n as f64 }, ci95: wilson(hits, n) }
+    }
+}
+
+/// Metrics of a group of questions at one level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Level {
+    /// Questions scored (answerable, with evidence).
+    pub scored: usize,
+    /// Answerable questions without evidence at this level (left out).
+    pub without_evidence: usize,
+    /// ANY@k by `k`.
+    pub any: BTreeMap<usize, Rate>,
+    /// ALL@k by `k`.
+    pub all: BTreeMap<usize, Rate>,
+    /// Mean reciprocal rank (over the top 20).
+    pub mrr: f64,
+}
+
+/// Metrics of a group of questions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// Questions in the group.
+    pub questions: usize,
+    /// Abstention questions (not scored for recall).
+    pub abstention: usize,
+    /// Per level (`turn`, `session`).
+    pub levels: BTreeMap<String, Level>,
+    /// Mean context tokens.
+    pub context_tokens_mean: f64,
+    /// 95th percentile of context tokens (nearest rank).
+    pub context_tokens_p95: usize,
+}
+
+/// Metrics overall and per type; a pure function of the predictions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Metrics {
+    /// All questions.
+    pub overall: Group,
+    /// By question type or category.
+    pub by_type: BTreeMap<String, Group>,
+}
+
+/// Nearest-rank percentile of sorted values.
+pub fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
+    if sorted.is_empty() {
+        return T::default();
+    }
+    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn group(predictions: &[&Prediction]) -> Group {
+    let levels: std::collections::BTreeSet<&String> =
+        predictions.iter().flat_map(|p| p.evidence.keys()).collect();
+    let answerable: Vec<&&Prediction> = predictions.iter().filter(|p| !p.abstention).collect();
+    let mut out = BTreeMap::new();
+    for level in levels {
+        let scored: Vec<Hits> = answerable
+            .iter()
+            .filter_map(|p| hits(&p.retrieved, p.evidence.get(level).map_or(&[][..], Vec::as_slice)))
+            .collect();
+        let n = scored.len();
+        let rate = |f: &dyn Fn(&Hits) -> bool| Rate::new(scored.iter().filter(|h| f(h)).count(), n);
+        out.insert(
+            level.clone(),
+            Level {
+                scored: n,
+                without_evidence: answerable.len() - n,
+                any: KS.iter().enumerate().map(|(i, k)| (*k, rate(&|h| h.any[i]))).collect(),
+                all: KS.iter().enumerate().map(|(i, k)| (*k, rate(&|h| h.all[i]))).collect(),
+                mrr: if n == 0 {
+                    0.0
+                } else {
+                    scored.iter().map(|h| h.reciprocal_rank).sum::<f64>() / n as f64
+                },
+            },
+        );
+    }
+    let mut tokens: Vec<usize> = predictions.iter().map(|p| p.context_tokens).collect();
+    tokens.sort_unstable();
+    Group {
+        questions: predictions.len(),
+        abstention: predictions.len() - answerable.len(),
+        levels: out,
+        context_tokens_mean: if tokens.is_empty() {
+            0.0
+        } else {
+            tokens.iter().sum::<usize>() as f64 / tokens.len() as f64
+        },
+        context_tokens_p95: percentile(&tokens, 0.95),
+    }
+}
+
+/// Metrics of a run, independent of the order of `predictions`.
+pub fn metrics(predictions: &[Prediction]) -> Metrics {
+    let mut sorted: Vec<&Prediction> = predictions.iter().collect();
+    sorted.sort_by(|a, b| a.id.cmp(&b.id));
+    let mut by_type: BTreeMap<String, Vec<&Prediction>> = BTreeMap::new();
+    for p in &sorted {
+        by_type.entry(p.kind.clone()).or_default().push(p);
+    }
+    Metrics { overall: group(&sorted), by_type: by_type.into_iter().map(|(k, v)| (k, group(&v))).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(keys: &[&str]) -> Vec<Retrieved> {
+        keys.iter()
+            .enumerate()
+            .map(|(i, k)| Retrieved { key: (*k).into(), rank: i + 1, score: 0.0 })
+            .collect()
+    }
+
+    fn e(keys: &[&str]) -> Vec<String> {
+        keys.iter().map(|k| (*k).to_string()).collect()
+    }
+
+    fn p(id: &str, kind: &str, retrieved: &[&str], turn: &[&str], tokens: usize) -> Prediction {
+        Prediction {
+            id: id.into(),
+            kind: kind.into(),
+            abstention: false,
+            retrieved: r(retrieved),
+            evidence: [("turn".to_string(), e(turn))].into_iter().collect(),
+            context_tokens: tokens,
+            context_rounds: retrieved.len(),
+        }
+    }
+
+    #[test]
+    fn hits_follow_the_definitions() {
+        let ranked: Vec<String> = (1..=20).map(|i| format!("k{i}")).collect();
+        let ranked: Vec<&str> = ranked.iter().map(String::as_str).collect();
+        let h = hits(&r(&ranked), &e(&["k3", "k7"])).unwrap();
+        assert_eq!(h.any, [false, true, true, true]);
+        assert_eq!(h.all, [false, false, true, true]);
+        assert_eq!(h.reciprocal_rank, 1.0 / 3.0);
+        let h = hits(&r(&ranked), &e(&["k1", "k30"])).unwrap();
+        assert_eq!(h.any, [true; 4]);
+        assert_eq!(h.all, [false; 4]);
+        assert_eq!(h.reciprocal_rank, 1.0);
+        let h = hits(&r(&ranked), &e(&["missing"])).unwrap();
+        assert_eq!((h.any, h.reciprocal_rank), ([false; 4], 0.0));
+        assert!(hits(&r(&ranked), &[]).is_none());
+    }
+
+    #[test]
+    fn group_metrics_on_a_hand_made_fixture() {
+        let preds = vec![
+            p("q1", "a", &["x", "e1", "e2"], &["e1", "e2"], 100), // any@5, all@5, rr 1/2
+            p("q2", "a", &["e1", "x", "y"], &["e1", "e9"], 300),  // any@1, never all, rr 1
+            p("q3", "b", &["x", "y", "z"], &["e1"], 200),         // nothing, rr 0
+            p("q4", "b", &["x"], &[], 400),                       // no evidence
+            Prediction { abstention: true, ..p("q5", "b", &["x"], &["x"], 500) },
+        ];
+        let m = metrics(&preds);
+        let t = &m.overall.levels["turn"];
+        assert_eq!((m.overall.questions, m.overall.abstention, t.scored, t.without_evidence), (5, 1, 3, 1));
+        assert_eq!(t.any[&1].hits, 1);
+        assert_eq!(t.any[&5].hits, 2);
+        assert_eq!(t.all[&5].hits, 1);
+        assert_eq!(t.all[&20].hits, 1);
+        assert!((t.mrr - (0.5 + 1.0) / 3.0).abs() < 1e-12);
+        assert!((t.any[&5].rate - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(m.overall.context_tokens_mean, 300.0);
+        assert_eq!(m.overall.context_tokens_p95, 500);
+        assert_eq!(m.by_type["a"].levels["turn"].any[&1].hits, 1);
+        assert_eq!(m.by_type["b"].levels["turn"].scored, 1);
+        // Order does not matter.
+        let mut reversed = preds.clone();
+        reversed.reverse();
+        assert_eq!(metrics(&reversed), m);
+    }
+
+    #[test]
+    fn percentile_is_nearest_rank() {
+        let v: Vec<usize> = (1..=20).collect();
+        assert_eq!(percentile(&v, 0.95), 19);
+        assert_eq!(percentile(&v, 0.5), 10);
+        assert_eq!(percentile::<usize>(&[], 0.5), 0);
+    }
+}

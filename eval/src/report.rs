@@ -1,0 +1,145 @@
+//! `report.md` and `mnemon eval compare`.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use mnemon::{Error, Result};
+
+use crate::metrics::{hits, Group, Prediction};
+use crate::run::Summary;
+use crate::stats::mcnemar_exact;
+
+fn pct(r: f64) -> String {
+    format!("{:.1}", 100.0 * r)
+}
+
+fn rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
+    let _ = writeln!(out, "| group | n | ANY@1 | ANY@5 | ANY@10 | ALL@5 | ALL@10 | ALL@20 | MRR | no evidence | abstention | tokens mean / p95 |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    for (name, g) in groups {
+        let Some(l) = g.levels.get(level) else { continue };
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.0} / {} |",
+            l.scored,
+            pct(l.any[&1].rate),
+            pct(l.any[&5].rate),
+            pct(l.any[&10].rate),
+            pct(l.all[&5].rate),
+            pct(l.all[&10].rate),
+            pct(l.all[&20].rate),
+            l.mrr,
+            l.without_evidence,
+            g.abstention,
+            g.context_tokens_mean,
+            g.context_tokens_p95
+        );
+    }
+}
+
+/// The Markdown report of a run.
+pub fn report(s: &Summary) -> String {
+    let mut out = String::new();
+    let m = &s.metrics;
+    let _ = writeln!(out, "# Retrieval report ({:?})\n", s.benchmark);
+    let _ = writeln!(
+        out,
+        "{} questions ({} abstention, not scored). Rates in %, Wilson 95 % intervals in `summary.json`.\n",
+        m.overall.questions, m.overall.abstention
+    );
+    let mut groups: Vec<(&str, &Group)> = vec![("overall", &m.overall)];
+    groups.extend(m.by_type.iter().map(|(k, g)| (k.as_str(), g)));
+    for level in m.overall.levels.keys() {
+        let _ = writeln!(out, "## Evidence at {level} level\n");
+        rows(&mut out, level, &groups);
+        let _ = writeln!(out);
+    }
+    let sp = &s.speed;
+    let _ = writeln!(
+        out,
+        "## Speed\n\n{} haystacks, {} rounds: {:.3} s per round, {:.1} s per haystack; recall p50 {:.2} ms, p95 {:.2} ms.\n",
+        sp.haystacks,
+        sp.rounds,
+        sp.ingest_seconds_per_round,
+        sp.ingest_seconds_per_haystack,
+        sp.recall_ms_p50,
+        sp.recall_ms_p95
+    );
+    let d = &s.defects;
+    let _ = writeln!(
+        out,
+        "## Dataset defects tolerated\n\nevidence strings split: {}; zero-padded ids normalized: {}; ids skipped: {}; questions without evidence ids: {}.",
+        d.evidence_strings_split, d.evidence_ids_unpadded, d.evidence_ids_skipped, d.questions_without_evidence
+    );
+    out
+}
+
+fn load(dir: &Path) -> Result<BTreeMap<String, Prediction>> {
+    let path = dir.join("predictions.jsonl");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| Error::Io(std::io::Error::other(format!("{}: {e}", path.display()))))?;
+    Ok(text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Prediction>(l).ok())
+        .map(|p| (p.id.clone(), p))
+        .collect())
+}
+
+/// Paired comparison of two runs on the questions both answered: for ANY@k and ALL@k
+/// (k = 5, 10) at each level, `b` = questions only A hits, `c` = only B hits, and the exact
+/// McNemar p; and the mean per-question difference in reciprocal rank (B − A).
+pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
+    let (a, b) = (load(a_dir)?, load(b_dir)?);
+    let common: Vec<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
+    let mut out = String::new();
+    let _ = writeln!(out, "# {} vs {}\n", a_dir.display(), b_dir.display());
+    let _ = writeln!(
+        out,
+        "{} questions in both runs ({} only in A, {} only in B).\n",
+        common.len(),
+        a.len() - common.len(),
+        b.len() - common.len()
+    );
+    let levels: std::collections::BTreeSet<&String> =
+        common.iter().flat_map(|id| a[*id].evidence.keys()).collect();
+    let _ = writeln!(
+        out,
+        "| level | metric | n | A | B | b (A only) | c (B only) | McNemar p | mean ΔRR (B − A) |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    for level in levels {
+        let pairs: Vec<_> = common
+            .iter()
+            .filter(|id| !a[**id].abstention)
+            .filter_map(|id| {
+                let ea = a[*id].evidence.get(level)?;
+                let eb = b[*id].evidence.get(level)?;
+                Some((hits(&a[*id].retrieved, ea)?, hits(&b[*id].retrieved, eb)?))
+            })
+            .collect();
+        let n = pairs.len();
+        let drr = if n == 0 {
+            0.0
+        } else {
+            pairs.iter().map(|(x, y)| y.reciprocal_rank - x.reciprocal_rank).sum::<f64>() / n as f64
+        };
+        for (name, idx, all) in
+            [("ANY@5", 1, false), ("ANY@10", 2, false), ("ALL@5", 1, true), ("ALL@10", 2, true)]
+        {
+            let pick = |h: &crate::metrics::Hits| if all { h.all[idx] } else { h.any[idx] };
+            let ha = pairs.iter().filter(|(x, _)| pick(x)).count();
+            let hb = pairs.iter().filter(|(_, y)| pick(y)).count();
+            let only_a = pairs.iter().filter(|(x, y)| pick(x) && !pick(y)).count();
+            let only_b = pairs.iter().filter(|(x, y)| !pick(x) && pick(y)).count();
+            let _ = writeln!(
+                out,
+                "| {level} | {name} | {n} | {} | {} | {only_a} | {only_b} | {:.4} | {drr:+.4} |",
+                pct(ha as f64 / n.max(1) as f64),
+                pct(hb as f64 / n.max(1) as f64),
+                mcnemar_exact(only_a, only_b)
+            );
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,352 @@
+//! A run: ingest each selected haystack into a fresh store, ask its questions, write artifacts.
+//!
+//! Artifacts in the run directory: `pins.json` (what the run was measured under),
+//! `predictions.jsonl` (one line per question, appended as it completes), `timings.jsonl`
+//! (measured seconds, kept apart so that the metrics stay a pure function of the predictions),
+//! `summary.json` and `report.md`. A run resumes: questions already in `predictions.jsonl` are
+//! skipped, and the pins must match.
+// Timing is this module's job; the engine it measures never reads a clock.
+#![allow(clippy::disallowed_methods)]
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use mnemon::{Config, Embedder, Error, Memory, Query, Result};
+
+use crate::data::{self, Benchmark, Dataset, Defects, Question};
+use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
+use crate::report;
+
+/// Version of the harness's scoring; part of the pins.
+pub const HARNESS_VERSION: &str = "1";
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The benchmark file.
+    pub dataset: PathBuf,
+    /// Which benchmark it is.
+    pub benchmark: Benchmark,
+    /// The run directory (created if needed).
+    pub out: PathBuf,
+    /// At most this many questions (after the other filters, in file order).
+    pub limit: Option<usize>,
+    /// Only these question types (empty: all).
+    pub types: Vec<String>,
+    /// Only these question ids (empty: all).
+    pub questions: Vec<String>,
+    /// Haystacks processed in parallel, each with its own embedder.
+    pub jobs: usize,
+    /// Engine configuration (its `context_budget` is the budget measured).
+    pub engine: Config,
+    /// The command line, recorded in the pins.
+    pub command_line: String,
+}
+
+/// Measured speed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Haystacks ingested in this directory (all sessions of the run).
+    pub haystacks: usize,
+    /// Rounds stored by those ingests.
+    pub rounds: usize,
+    /// Seconds per stored round, ingest included embedding.
+    pub ingest_seconds_per_round: f64,
+    /// Seconds per haystack.
+    pub ingest_seconds_per_haystack: f64,
+    /// Recall latency, median (ms).
+    pub recall_ms_p50: f64,
+    /// Recall latency, 95th percentile (ms).
+    pub recall_ms_p95: f64,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Which benchmark.
+    pub benchmark: Benchmark,
+    /// Deterministic: a function of `predictions.jsonl` alone.
+    pub metrics: Metrics,
+    /// Measured; varies between runs.
+    pub speed: Speed,
+    /// Annotation defects tolerated while loading.
+    pub defects: Defects,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum Timing {
+    Ingest { user: String, rounds: usize, seconds: f64 },
+    Recall { id: String, ms: f64 },
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> Error {
+    Error::Io(std::io::Error::other(format!("{}: {e}", path.display())))
+}
+
+/// Reads the JSON lines of `path` that parse (a run killed mid-write leaves a partial last line).
+fn read_lines<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(io(path, e)),
+    }
+}
+
+fn select<'a>(data: &'a Dataset, cfg: &RunConfig) -> Vec<&'a Question> {
+    let mut out: Vec<&Question> = data
+        .questions
+        .iter()
+        .filter(|q| cfg.types.is_empty() || cfg.types.contains(&q.kind))
+        .filter(|q| cfg.questions.is_empty() || cfg.questions.contains(&q.id))
+        .collect();
+    out.truncate(cfg.limit.unwrap_or(usize::MAX));
+    out
+}
+
+fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde_json::Value {
+    let e = embedder.pins();
+    serde_json::json!({
+        "harness_version": HARNESS_VERSION,
+        "dataset": { "file": cfg.dataset.file_name().map(|f| f.to_string_lossy().into_owned()), "sha256": dataset_sha256, "benchmark": cfg.benchmark },
+        "embedder": { "name": e.name, "revision": e.revision, "dim": e.dim, "template": e.template },
+        "extractor": "none",
+        "engine": {
+            "top_k": cfg.engine.top_k,
+            "time_weight": cfg.engine.time_weight,
+            "dedup_cosine": cfg.engine.dedup_cosine,
+            "context_budget": cfg.engine.context_budget,
+            "retrieved_depth": KS[KS.len() - 1],
+        },
+    })
+}
+
+/// Runs (or resumes) the harness; `embedder_for_job` builds one embedder per parallel job;
+/// `progress(done, total)` is called after each question. The selection (`limit`, `types`,
+/// `questions`) is not pinned: a directory can be resumed with a wider selection.
+pub fn run(
+    cfg: &RunConfig,
+    embedder_for_job: &(dyn Fn() -> Result<Arc<dyn Embedder>> + Sync),
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Result<Summary> {
+    let data = data::load(&cfg.dataset, cfg.benchmark)?;
+    let selected = select(&data, cfg);
+    std::fs::create_dir_all(&cfg.out)?;
+
+    let first = embedder_for_job()?;
+    let sha = mnemon::models::file_sha256(&cfg.dataset)?;
+    let pins = pins(cfg, first.as_ref(), &sha);
+    let pins_path = cfg.out.join("pins.json");
+    if let Ok(existing) = std::fs::read_to_string(&pins_path) {
+        let existing: serde_json::Value = serde_json::from_str(&existing).map_err(|e| io(&pins_path, e))?;
+        if existing.get("pins") != Some(&pins) {
+            return Err(Error::InvalidInput {
+                field: "out".into(),
+                reason: format!("{} holds a run under other pins; use another directory", cfg.out.display()),
+            });
+        }
+    } else {
+        let doc = serde_json::json!({ "pins": pins, "command_line": cfg.command_line });
+        std::fs::write(&pins_path, serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n")?;
+    }
+
+    let predictions_path = cfg.out.join("predictions.jsonl");
+    let done: BTreeSet<String> =
+        read_lines::<Prediction>(&predictions_path)?.into_iter().map(|p| p.id).collect();
+    let mut pending: BTreeMap<&str, Vec<&Question>> = BTreeMap::new();
+    for q in &selected {
+        if !done.contains(&q.id) {
+            pending.entry(q.user.as_str()).or_default().push(q);
+        }
+    }
+    let haystacks: BTreeMap<&str, &data::Haystack> =
+        data.haystacks.iter().map(|h| (h.user.as_str(), h)).collect();
+    let work: Vec<(&data::Haystack, Vec<&Question>)> = pending
+        .into_iter()
+        .map(|(user, qs)| {
+            haystacks.get(user).map(|h| (*h, qs)).ok_or_else(|| Error::InvalidInput {
+                field: format!("{}: question {}", cfg.dataset.display(), user),
+                reason: "has no haystack".into(),
+            })
+        })
+        .collect::<Result<_>>()?;
+
+    let total = selected.len();
+    let counter = Mutex::new(done.len());
+    let queue = Mutex::new(work.into_iter());
+    let writers = Mutex::new((open_append(&predictions_path)?, open_append(&cfg.out.join("timings.jsonl"))?));
+    let first = Mutex::new(Some(first));
+    let jobs = cfg.jobs.max(1);
+    std::thread::scope(|scope| -> Result<()> {
+        let handles: Vec<_> = (0..jobs)
+            .map(|_| {
+                scope.spawn(|| -> Result<()> {
+                    let embedder = match first.lock().unwrap_or_else(|e| e.into_inner()).take() {
+                        Some(e) => e,
+                        None => embedder_for_job()?,
+                    };
+                    loop {
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        let Some((haystack, questions)) = next else { return Ok(()) };
+                        run_haystack(cfg, &embedder, haystack, &questions, &writers, &|| {
+                            let mut n = counter.lock().unwrap_or_else(|e| e.into_inner());
+                            *n += 1;
+                            progress(*n, total);
+                        })?;
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().map_err(|_| Error::Embedder("an eval job panicked".into()))??;
+        }
+        Ok(())
+    })?;
+    drop(writers);
+    summarize(&cfg.out, cfg.benchmark, &data.defects, &selected)
+}
+
+/// Opens a JSON-lines file for appending, first cutting a partial last line (left by a run that
+/// was killed mid-write) so that the next line starts clean.
+fn open_append(path: &Path) -> Result<std::fs::File> {
+    if let Ok(bytes) = std::fs::read(path) {
+        if bytes.last().is_some_and(|b| *b != b'\n') {
+            let keep = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+            std::fs::OpenOptions::new().write(true).open(path)?.set_len(keep as u64)?;
+        }
+    }
+    Ok(std::fs::OpenOptions::new().create(true).append(true).open(path)?)
+}
+
+type Writers = Mutex<(std::fs::File, std::fs::File)>;
+
+fn write_line(file: &mut std::fs::File, value: &impl Serialize) -> Result<()> {
+    let mut line = serde_json::to_string(value).map_err(|e| Error::Embedder(e.to_string()))?;
+    line.push('\n');
+    file.write_all(line.as_bytes())?;
+    file.flush()?;
+    Ok(())
+}
+
+fn run_haystack(
+    cfg: &RunConfig,
+    embedder: &Arc<dyn Embedder>,
+    haystack: &data::Haystack,
+    questions: &[&Question],
+    writers: &Writers,
+    tick: &dyn Fn(),
+) -> Result<()> {
+    let dir = tempfile::tempdir()?;
+    let memory = Memory::open_shared(dir.path().join("store.db"), embedder.clone(), cfg.engine.clone())?;
+    let started = Instant::now();
+    // One transaction per session, as `mnemon ingest` does.
+    for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
+        memory.add(session, &haystack.user)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let rounds = memory.rounds(&haystack.user)?;
+    {
+        let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
+        write_line(&mut w.1, &Timing::Ingest { user: haystack.user.clone(), rounds: rounds.len(), seconds })?;
+    }
+    for q in questions {
+        let turn_ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
+        let sessions: BTreeSet<&str> = q.evidence_sessions.iter().map(String::as_str).collect();
+        let mut evidence = BTreeMap::new();
+        evidence.insert(
+            "turn".to_string(),
+            rounds
+                .iter()
+                .filter(|r| r.turns.iter().any(|t| t.id.as_deref().is_some_and(|id| turn_ids.contains(id))))
+                .map(|r| r.key.clone())
+                .collect::<Vec<_>>(),
+        );
+        if cfg.benchmark == Benchmark::LongMemEval {
+            evidence.insert(
+                "session".to_string(),
+                rounds
+                    .iter()
+                    .filter(|r| sessions.contains(r.session.as_str()))
+                    .map(|r| r.key.clone())
+                    .collect(),
+            );
+        }
+        let query =
+            Query { text: &q.question, date: q.date.as_deref(), top_k: Some(KS[KS.len() - 1]), budget: None };
+        let started = Instant::now();
+        let recall = memory.recall(query, &haystack.user)?;
+        let ms = started.elapsed().as_secs_f64() * 1e3;
+        let context = memory
+            .get_context(Query { top_k: None, budget: cfg.engine.context_budget, ..query }, &haystack.user)?;
+        let prediction = Prediction {
+            id: q.id.clone(),
+            kind: q.kind.clone(),
+            abstention: q.abstention,
+            retrieved: recall
+                .rounds
+                .iter()
+                .enumerate()
+                .map(|(i, r)| Retrieved { key: r.key.clone(), rank: i + 1, score: r.score })
+                .collect(),
+            evidence,
+            context_tokens: context.tokens,
+            context_rounds: context.rounds.len(),
+        };
+        let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
+        write_line(&mut w.0, &prediction)?;
+        write_line(&mut w.1, &Timing::Recall { id: q.id.clone(), ms })?;
+        drop(w);
+        tick();
+    }
+    Ok(())
+}
+
+/// Recomputes `summary.json` and `report.md` from the run directory's files.
+pub fn summarize(
+    out: &Path,
+    benchmark: Benchmark,
+    defects: &Defects,
+    selected: &[&Question],
+) -> Result<Summary> {
+    let wanted: BTreeSet<&str> = selected.iter().map(|q| q.id.as_str()).collect();
+    let mut predictions: Vec<Prediction> = read_lines::<Prediction>(&out.join("predictions.jsonl"))?
+        .into_iter()
+        .filter(|p| wanted.contains(p.id.as_str()))
+        .collect();
+    predictions.sort_by(|a, b| a.id.cmp(&b.id));
+    predictions.dedup_by(|a, b| a.id == b.id);
+    let timings: Vec<Timing> = read_lines(&out.join("timings.jsonl"))?;
+    let mut speed = Speed::default();
+    let mut ingest_seconds = 0.0;
+    let mut recall_ms = Vec::new();
+    for t in &timings {
+        match t {
+            Timing::Ingest { rounds, seconds, .. } => {
+                speed.haystacks += 1;
+                speed.rounds += rounds;
+                ingest_seconds += seconds;
+            }
+            Timing::Recall { ms, .. } => recall_ms.push(*ms),
+        }
+    }
+    recall_ms.sort_by(f64::total_cmp);
+    if speed.rounds > 0 {
+        speed.ingest_seconds_per_round = ingest_seconds / speed.rounds as f64;
+        speed.ingest_seconds_per_haystack = ingest_seconds / speed.haystacks as f64;
+    }
+    speed.recall_ms_p50 = metrics::percentile(&recall_ms, 0.5);
+    speed.recall_ms_p95 = metrics::percentile(&recall_ms, 0.95);
+    let summary =
+        Summary { benchmark, metrics: metrics::metrics(&predictions), speed, defects: defects.clone() };
+    std::fs::write(
+        out.join("summary.json"),
+        serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",
+    )?;
+    std::fs::write(out.join("report.md"), report::report(&summary))?;
+    Ok(summary)
+}

@@ -1,0 +1,108 @@
+//! The harness end to end on a small hand-made LongMemEval file, with the hashing embedder.
+
+use std::sync::Arc;
+
+use mnemon::{Config, Embedder, HashingEmbedder};
+use mnemon_eval::{run, Benchmark, RunConfig};
+
+const DATA: &str = r#"[
+ {"question_id":"q1","question_type":"single-session-user","question":"What colour is my kayak?","answer":"red",
+  "question_date":"2023/05/30 (Tue) 10:00",
+  "haystack_dates":["2023/05/20 (Sat) 02:21","2023/05/25 (Thu) 09:00"],"haystack_session_ids":["s1","s2"],
+  "haystack_sessions":[[{"role":"user","content":"I bought a red kayak yesterday.","has_answer":true},{"role":"assistant","content":"Fun! Where will you paddle?"}],
+                       [{"role":"user","content":"Recommend a pasta recipe."},{"role":"assistant","content":"Try carbonara."}]],
+  "answer_session_ids":["s1"]},
+ {"question_id":"q2","question_type":"multi-session","question":"How many pets do I have?","answer":2,
+  "question_date":"2023/06/30 (Fri) 10:00",
+  "haystack_dates":["2023/06/01 (Thu) 10:00","2023/06/10 (Sat) 10:00","2023/06/12 (Mon) 10:00"],"haystack_session_ids":["a","b","c"],
+  "haystack_sessions":[[{"role":"user","content":"My cat Miso sleeps all day.","has_answer":true}],
+                       [{"role":"user","content":"We adopted a dog called Pip, so two pets now.","has_answer":true}],
+                       [{"role":"user","content":"What is the capital of Peru?"},{"role":"assistant","content":"Lima."}]],
+  "answer_session_ids":["a","b"]},
+ {"question_id":"q3_abs","question_type":"single-session-user","question":"What is my horse called?","answer":"unknown",
+  "question_date":"2023/06/30 (Fri) 10:00",
+  "haystack_dates":["2023/06/01 (Thu) 10:00"],"haystack_session_ids":["x"],
+  "haystack_sessions":[[{"role":"user","content":"I like tea."}]],
+  "answer_session_ids":[]}
+]"#;
+
+fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
+    RunConfig {
+        dataset: dir.join("lme.json"),
+        benchmark: Benchmark::LongMemEval,
+        out: dir.join(out),
+        limit,
+        types: Vec::new(),
+        questions: Vec::new(),
+        jobs: 1,
+        engine: Config { context_budget: Some(200), ..Config::default() },
+        command_line: "test".into(),
+    }
+}
+
+fn hashing() -> mnemon::Result<Arc<dyn Embedder>> {
+    Ok(Arc::new(HashingEmbedder::default()))
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_same_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lme.json"), DATA).unwrap();
+
+    let full = run(&config(dir.path(), "full", None), &hashing, &|_, _| {}).unwrap();
+    assert_eq!(full.metrics.overall.questions, 3);
+    assert_eq!(full.metrics.overall.abstention, 1);
+    let turn = &full.metrics.overall.levels["turn"];
+    assert_eq!(turn.scored, 2);
+    assert_eq!(turn.any[&1].hits, 2, "both questions find an evidence round first");
+    assert_eq!(turn.all[&20].hits, 2);
+    assert!(full.metrics.overall.context_tokens_p95 > 0);
+
+    // Interrupted: one question done (a run limited to it), then a partial line as a crash
+    // leaves; the selection is not pinned, so the full run resumes the same directory.
+    let cfg = config(dir.path(), "resumed", None);
+    run(&config(dir.path(), "resumed", Some(1)), &hashing, &|_, _| {}).unwrap();
+    let predictions = cfg.out.join("predictions.jsonl");
+    let mut text = std::fs::read_to_string(&predictions).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    text.push_str("{\"id\":\"q2\",\"kin");
+    std::fs::write(&predictions, text).unwrap();
+    let mut ticks = Vec::new();
+    let progress = std::sync::Mutex::new(&mut ticks);
+    let resumed = run(&cfg, &hashing, &|done, total| progress.lock().unwrap().push((done, total))).unwrap();
+    assert_eq!(ticks, vec![(2, 3), (3, 3)], "the finished question is not redone");
+    assert_eq!(resumed.metrics, full.metrics);
+    assert_eq!(std::fs::read_to_string(&predictions).unwrap().lines().count(), 3);
+}
+
+#[test]
+fn resuming_under_other_pins_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lme.json"), DATA).unwrap();
+    run(&config(dir.path(), "r", Some(1)), &hashing, &|_, _| {}).unwrap();
+    let other =
+        RunConfig { engine: Config { top_k: 5, ..Config::default() }, ..config(dir.path(), "r", Some(1)) };
+    assert!(run(&other, &hashing, &|_, _| {}).is_err());
+}
+
+#[test]
+fn artifacts_are_written_and_compare_reads_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lme.json"), DATA).unwrap();
+    run(&config(dir.path(), "a", None), &hashing, &|_, _| {}).unwrap();
+    run(&config(dir.path(), "b", None), &hashing, &|_, _| {}).unwrap();
+    for f in ["pins.json", "predictions.jsonl", "timings.jsonl", "summary.json", "report.md"] {
+        assert!(dir.path().join("a").join(f).exists(), "{f}");
+    }
+    let pins: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("a/pins.json")).unwrap()).unwrap();
+    assert_eq!(pins["pins"]["embedder"]["name"], "hashing-v1");
+    assert_eq!(pins["pins"]["dataset"]["sha256"].as_str().unwrap().len(), 64);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a/predictions.jsonl")).unwrap(),
+        std::fs::read_to_string(dir.path().join("b/predictions.jsonl")).unwrap(),
+        "identical runs give identical predictions"
+    );
+    let table = mnemon_eval::report::compare(&dir.path().join("a"), &dir.path().join("b")).unwrap();
+    assert!(table.contains("| turn | ANY@10 | 2 | 100.0 | 100.0 | 0 | 0 | 1.0000 | +0.0000 |"), "{table}");
+}
