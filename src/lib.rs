@@ -42,7 +42,7 @@ mod store;
 pub mod time;
 
 pub use config::Config;
-pub use embed::{Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
+pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use memory::{

@@ -245,3 +245,28 @@ fn the_in_memory_index_agrees_with_sqlite_vec_knn() {
         }
     }
 }
+
+#[test]
+fn a_store_built_through_the_vector_cache_is_identical() {
+    let cache = temp_store();
+    let cache_file = cache.dir.path().join("vectors.db");
+    let build = |path: &std::path::Path, cached: bool| {
+        let embedder: std::sync::Arc<dyn mnemon::Embedder> = if cached {
+            std::sync::Arc::new(
+                mnemon::CachedEmbedder::open(&cache_file, std::sync::Arc::new(HashingEmbedder::default())).unwrap(),
+            )
+        } else {
+            std::sync::Arc::new(HashingEmbedder::default())
+        };
+        let m = Memory::open_shared(path, embedder, Config::default()).unwrap();
+        m.add(&common::conversation(), "u").unwrap();
+        (m.export("u", ExportFormat::Jsonl).unwrap(), m.get_context("Toby", "u").unwrap())
+    };
+    let (plain, cold, warm) = (temp_store(), temp_store(), temp_store());
+    let expected = build(&plain.path, false);
+    assert_eq!(build(&cold.path, true), expected);
+    assert_eq!(build(&warm.path, true), expected);
+    let conn = rusqlite::Connection::open(&cache_file).unwrap();
+    let n: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
+    assert_eq!(n, 4 + 1, "4 rounds and 1 query, each computed once");
+}

@@ -48,6 +48,9 @@ struct EmbedArgs {
     /// Let ONNX Runtime's idle threads spin (faster on an idle machine, slower on a busy one).
     #[arg(long)]
     spin: bool,
+    /// Keep computed vectors in this SQLite file and reuse them (outputs are unchanged).
+    #[arg(long)]
+    embed_cache: Option<PathBuf>,
     /// Texts per ONNX call (batching did not pay on real rounds; see docs/DECISIONS.md).
     #[arg(long, default_value_t = 1)]
     batch: usize,
@@ -59,6 +62,14 @@ impl EmbedArgs {
     }
 
     fn build(&self) -> Result<Arc<dyn Embedder>, Fail> {
+        let embedder = self.build_uncached()?;
+        Ok(match &self.embed_cache {
+            Some(path) => Arc::new(mnemon::CachedEmbedder::open(path, embedder)?),
+            None => embedder,
+        })
+    }
+
+    fn build_uncached(&self) -> Result<Arc<dyn Embedder>, Fail> {
         Ok(match self.embedder {
             EmbedderChoice::Hashing => Arc::new(HashingEmbedder::default()),
             EmbedderChoice::Minilm => {

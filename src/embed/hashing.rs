@@ -66,7 +66,7 @@ fn fnv1a(parts: &[&[u8]]) -> u64 {
             h = h.wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
-    // FNV's high bit is weak; fold the high half in before it is used as a sign.
+    // FNV-1a's top bit mixes poorly; fold low bits into it before it is used as the sign.
     h ^ (h << 31)
 }
 

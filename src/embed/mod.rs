@@ -2,12 +2,15 @@
 //!
 //! Two implementations: [`HashingEmbedder`] (deterministic feature hashing, no model; a test
 //! double and a zero-dependency mode) and [`OnnxEmbedder`] (all-MiniLM-L6-v2 int8 through ONNX
-//! Runtime). An embedder's identity ([`EmbedderPins`]) is pinned in every store it writes.
+//! Runtime). [`CachedEmbedder`] keeps computed vectors in a file in front of either. An
+//! embedder's identity ([`EmbedderPins`]) is pinned in every store it writes.
 
+mod cache;
 mod hashing;
 mod onnx;
 pub mod vector;
 
+pub use cache::CachedEmbedder;
 pub use hashing::HashingEmbedder;
 pub use onnx::{OnnxConfig, OnnxEmbedder};
 

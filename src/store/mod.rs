@@ -10,7 +10,7 @@ mod pins;
 mod rows;
 
 pub(crate) use pins::{Pins, SCHEMA_VERSION};
-pub(crate) use rows::{write, DecisionRow, RoundRow, UserVectors};
+pub(crate) use rows::{blob_vector, vector_blob, write, DecisionRow, RoundRow, UserVectors};
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
