@@ -253,7 +253,8 @@ fn a_store_built_through_the_vector_cache_is_identical() {
     let build = |path: &std::path::Path, cached: bool| {
         let embedder: std::sync::Arc<dyn mnemon::Embedder> = if cached {
             std::sync::Arc::new(
-                mnemon::CachedEmbedder::open(&cache_file, std::sync::Arc::new(HashingEmbedder::default())).unwrap(),
+                mnemon::CachedEmbedder::open(&cache_file, std::sync::Arc::new(HashingEmbedder::default()))
+                    .unwrap(),
             )
         } else {
             std::sync::Arc::new(HashingEmbedder::default())

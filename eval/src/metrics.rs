@@ -1,8 +1,11 @@
 //! Retrieval metrics over ranked rounds: ANY@k, ALL@k and MRR, overall and per question type.
 //!
-//! A question's evidence is a set of stored round keys (per level: `turn` = rounds holding an
-//! evidence message, `session` = rounds of an evidence session). Questions without evidence at a
-//! level, and abstention questions, are counted apart and left out of that level's rates.
+//! A question's evidence is a list of units per level, each unit a set of stored round keys that
+//! counts as found at the best rank of its keys: at `turn` level each round holding an evidence
+//! message is a unit; at `session` level each evidence session (all its rounds) is a unit.
+//! ANY@k: some unit within the top k; ALL@k: every unit; R@k: the mean share of units within k;
+//! MRR: the first unit's reciprocal rank. Questions without evidence at a level, and abstention
+//! questions, are counted apart and left out of that level's rates.
 
 use std::collections::BTreeMap;
 
@@ -35,8 +38,8 @@ pub struct Prediction {
     pub abstention: bool,
     /// The ranked rounds, best first.
     pub retrieved: Vec<Retrieved>,
-    /// Evidence round keys per level (`turn`, `session`).
-    pub evidence: BTreeMap<String, Vec<String>>,
+    /// Evidence units per level (`turn`, `session`), each a set of round keys.
+    pub evidence: BTreeMap<String, Vec<Vec<String>>>,
     /// Tokens of the rendered context at the run's budget.
     pub context_tokens: usize,
     /// Rounds in that context.
@@ -46,27 +49,36 @@ pub struct Prediction {
 /// Hits of one question at one level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hits {
-    /// Some evidence round within the top k, per k in [`KS`].
+    /// Some evidence unit within the top k, per k in [`KS`].
     pub any: [bool; 4],
-    /// Every evidence round within the top k, per k in [`KS`].
+    /// Every evidence unit within the top k, per k in [`KS`].
     pub all: [bool; 4],
-    /// 1 / rank of the first evidence round (0 when none was retrieved).
+    /// Share of evidence units within the top k, per k in [`KS`].
+    pub recall: [f64; 4],
+    /// 1 / rank of the first evidence unit (0 when none was retrieved).
     pub reciprocal_rank: f64,
 }
 
-/// Hits of `retrieved` against `evidence`; `None` when there is no evidence.
-pub fn hits(retrieved: &[Retrieved], evidence: &[String]) -> Option<Hits> {
-    if evidence.is_empty() {
+/// Hits of `retrieved` against evidence `units`; `None` when there is no (non-empty) unit.
+pub fn hits(retrieved: &[Retrieved], units: &[Vec<String>]) -> Option<Hits> {
+    let units: Vec<&Vec<String>> = units.iter().filter(|u| !u.is_empty()).collect();
+    if units.is_empty() {
         return None;
     }
     let rank_of = |key: &String| retrieved.iter().find(|r| &r.key == key).map(|r| r.rank);
-    let ranks: Vec<Option<usize>> = evidence.iter().map(rank_of).collect();
+    let ranks: Vec<Option<usize>> = units.iter().map(|u| u.iter().filter_map(rank_of).min()).collect();
     let best = ranks.iter().flatten().min().copied();
-    let mut h =
-        Hits { any: [false; 4], all: [false; 4], reciprocal_rank: best.map_or(0.0, |r| 1.0 / r as f64) };
+    let mut h = Hits {
+        any: [false; 4],
+        all: [false; 4],
+        recall: [0.0; 4],
+        reciprocal_rank: best.map_or(0.0, |r| 1.0 / r as f64),
+    };
     for (i, k) in KS.iter().enumerate() {
-        h.any[i] = best.is_some_and(|r| r <= *k);
-        h.all[i] = ranks.iter().all(|r| r.is_some_and(|r| r <= *k));
+        let within = ranks.iter().filter(|r| r.is_some_and(|r| r <= *k)).count();
+        h.any[i] = within > 0;
+        h.all[i] = within == ranks.len();
+        h.recall[i] = within as f64 / ranks.len() as f64;
     }
     Some(h)
 }
@@ -101,6 +113,8 @@ pub struct Level {
     pub any: BTreeMap<usize, Rate>,
     /// ALL@k by `k`.
     pub all: BTreeMap<usize, Rate>,
+    /// R@k by `k`: the mean share of evidence units within the top k.
+    pub recall: BTreeMap<usize, f64>,
     /// Mean reciprocal rank (over the top 20).
     pub mrr: f64,
 }
@@ -157,6 +171,20 @@ fn group(predictions: &[&Prediction]) -> Group {
                 without_evidence: answerable.len() - n,
                 any: KS.iter().enumerate().map(|(i, k)| (*k, rate(&|h| h.any[i]))).collect(),
                 all: KS.iter().enumerate().map(|(i, k)| (*k, rate(&|h| h.all[i]))).collect(),
+                recall: KS
+                    .iter()
+                    .enumerate()
+                    .map(|(i, k)| {
+                        (
+                            *k,
+                            if n == 0 {
+                                0.0
+                            } else {
+                                scored.iter().map(|h| h.recall[i]).sum::<f64>() / n as f64
+                            },
+                        )
+                    })
+                    .collect(),
                 mrr: if n == 0 {
                     0.0
                 } else {
@@ -202,8 +230,9 @@ mod tests {
             .collect()
     }
 
-    fn e(keys: &[&str]) -> Vec<String> {
-        keys.iter().map(|k| (*k).to_string()).collect()
+    /// One unit per key.
+    fn e(keys: &[&str]) -> Vec<Vec<String>> {
+        keys.iter().map(|k| vec![(*k).to_string()]).collect()
     }
 
     fn p(id: &str, kind: &str, retrieved: &[&str], turn: &[&str], tokens: usize) -> Prediction {
@@ -225,7 +254,15 @@ mod tests {
         let h = hits(&r(&ranked), &e(&["k3", "k7"])).unwrap();
         assert_eq!(h.any, [false, true, true, true]);
         assert_eq!(h.all, [false, false, true, true]);
+        assert_eq!(h.recall, [0.0, 0.5, 1.0, 1.0]);
         assert_eq!(h.reciprocal_rank, 1.0 / 3.0);
+        // A unit of several rounds (a session) is found at its best rank.
+        let session = vec![vec!["k30".to_string(), "k4".to_string()], vec!["k12".to_string()]];
+        let h = hits(&r(&ranked), &session).unwrap();
+        assert_eq!(h.any, [false, true, true, true]);
+        assert_eq!(h.all, [false, false, false, true]);
+        assert_eq!(h.recall, [0.0, 0.5, 0.5, 1.0]);
+        assert!(hits(&r(&ranked), &[vec![]]).is_none(), "empty units do not count");
         let h = hits(&r(&ranked), &e(&["k1", "k30"])).unwrap();
         assert_eq!(h.any, [true; 4]);
         assert_eq!(h.all, [false; 4]);
@@ -252,6 +289,7 @@ mod tests {
         assert_eq!(t.all[&5].hits, 1);
         assert_eq!(t.all[&20].hits, 1);
         assert!((t.mrr - (0.5 + 1.0) / 3.0).abs() < 1e-12);
+        assert!((t.recall[&5] - (1.0 + 0.5 + 0.0) / 3.0).abs() < 1e-12);
         assert!((t.any[&5].rate - 2.0 / 3.0).abs() < 1e-12);
         assert_eq!(m.overall.context_tokens_mean, 300.0);
         assert_eq!(m.overall.context_tokens_p95, 500);

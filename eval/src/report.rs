@@ -15,13 +15,16 @@ fn pct(r: f64) -> String {
 }
 
 fn rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
-    let _ = writeln!(out, "| group | n | ANY@1 | ANY@5 | ANY@10 | ALL@5 | ALL@10 | ALL@20 | MRR | no evidence | abstention | tokens mean / p95 |");
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        out,
+        "| group | n | ANY@1 | ANY@5 | ANY@10 | ALL@5 | ALL@10 | ALL@20 | R@10 | MRR | no evidence | abstention | tokens mean / p95 |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for (name, g) in groups {
         let Some(l) = g.levels.get(level) else { continue };
         let _ = writeln!(
             out,
-            "| {name} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.0} / {} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} | {} | {:.3} | {} | {} | {:.0} / {} |",
             l.scored,
             pct(l.any[&1].rate),
             pct(l.any[&5].rate),
@@ -29,6 +32,7 @@ fn rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
             pct(l.all[&5].rate),
             pct(l.all[&10].rate),
             pct(l.all[&20].rate),
+            pct(l.recall[&10]),
             l.mrr,
             l.without_evidence,
             g.abstention,

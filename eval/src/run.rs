@@ -23,7 +23,7 @@ use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
 use crate::report;
 
 /// Version of the harness's scoring; part of the pins.
-pub const HARNESS_VERSION: &str = "1";
+pub const HARNESS_VERSION: &str = "2";
 
 /// What to run.
 #[derive(Debug, Clone)]
@@ -258,21 +258,22 @@ fn run_haystack(
         let turn_ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
         let sessions: BTreeSet<&str> = q.evidence_sessions.iter().map(String::as_str).collect();
         let mut evidence = BTreeMap::new();
+        // Turn level: each round holding an evidence message is a unit.
         evidence.insert(
             "turn".to_string(),
             rounds
                 .iter()
                 .filter(|r| r.turns.iter().any(|t| t.id.as_deref().is_some_and(|id| turn_ids.contains(id))))
-                .map(|r| r.key.clone())
+                .map(|r| vec![r.key.clone()])
                 .collect::<Vec<_>>(),
         );
+        // Session level: each evidence session (all of its stored rounds) is a unit.
         if cfg.benchmark == Benchmark::LongMemEval {
             evidence.insert(
                 "session".to_string(),
-                rounds
+                sessions
                     .iter()
-                    .filter(|r| sessions.contains(r.session.as_str()))
-                    .map(|r| r.key.clone())
+                    .map(|s| rounds.iter().filter(|r| r.session == *s).map(|r| r.key.clone()).collect())
                     .collect(),
             );
         }

@@ -73,7 +73,12 @@ impl CachedEmbedder {
         *h.finalize().as_bytes()
     }
 
-    fn cached(&self, kind: u8, texts: &[&str], compute: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>>) -> Result<Vec<Vec<f32>>> {
+    fn cached(
+        &self,
+        kind: u8,
+        texts: &[&str],
+        compute: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>>,
+    ) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| self.key(kind, t)).collect();
         let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(texts.len());
         {
@@ -91,7 +96,8 @@ impl CachedEmbedder {
             let mut conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             let tx = conn.transaction()?;
             {
-                let mut insert = tx.prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")?;
+                let mut insert =
+                    tx.prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")?;
                 for (i, v) in missing.iter().zip(fresh) {
                     insert.execute(params![&keys[*i][..], crate::store::vector_blob(&v)])?;
                     out[*i] = Some(v);
