@@ -106,6 +106,30 @@ enum OutputFormat {
     Jsonl,
 }
 
+/// What `context` and `recall` share: which store, whose memory, which question.
+#[derive(clap::Args)]
+struct QueryArgs {
+    #[arg(long)]
+    db: PathBuf,
+    #[arg(long)]
+    user: String,
+    /// The question's date (anchors "last week" and the like).
+    #[arg(long)]
+    date: Option<String>,
+    /// Rounds to consider.
+    #[arg(long)]
+    top_k: Option<usize>,
+    #[command(flatten)]
+    embed: EmbedArgs,
+    question: String,
+}
+
+impl QueryArgs {
+    fn query(&self, budget: Option<usize>) -> Query<'_> {
+        Query { text: &self.question, date: self.date.as_deref(), top_k: self.top_k, budget }
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Store messages from a file.
@@ -126,39 +150,19 @@ enum Command {
     },
     /// Print the context block for a question.
     Context {
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long)]
-        user: String,
-        /// The question's date (anchors "last week" and the like).
-        #[arg(long)]
-        date: Option<String>,
+        #[command(flatten)]
+        query: QueryArgs,
         /// Token budget for the block.
         #[arg(long)]
         budget: Option<usize>,
-        /// Rounds to consider.
-        #[arg(long)]
-        top_k: Option<usize>,
         /// Print the block and what went into it as JSON.
         #[arg(long)]
         json: bool,
-        #[command(flatten)]
-        embed: EmbedArgs,
-        question: String,
     },
     /// Print the ranked rounds for a question as JSON.
     Recall {
-        #[arg(long)]
-        db: PathBuf,
-        #[arg(long)]
-        user: String,
-        #[arg(long)]
-        date: Option<String>,
-        #[arg(long)]
-        top_k: Option<usize>,
         #[command(flatten)]
-        embed: EmbedArgs,
-        question: String,
+        query: QueryArgs,
     },
     /// Export a user's memory (opens with the stored pins; needs no model).
     Export {
@@ -230,10 +234,9 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Ingest { db, user, format, limit, embed, file } => {
             ingest(&db, user, format, limit, &embed, &file)?
         }
-        Command::Context { db, user, date, budget, top_k, json, embed, question } => {
-            let memory = embed.open(&db)?;
-            let query = Query { text: &question, date: date.as_deref(), top_k, budget };
-            let context = memory.get_context(query, &user)?;
+        Command::Context { query, budget, json } => {
+            let memory = query.embed.open(&query.db)?;
+            let context = memory.get_context(query.query(budget), &query.user)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&context).context("json")?);
             } else {
@@ -250,10 +253,9 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
                 );
             }
         }
-        Command::Recall { db, user, date, top_k, embed, question } => {
-            let memory = embed.open(&db)?;
-            let recall = memory
-                .recall(Query { text: &question, date: date.as_deref(), top_k, budget: None }, &user)?;
+        Command::Recall { query } => {
+            let memory = query.embed.open(&query.db)?;
+            let recall = memory.recall(query.query(None), &query.user)?;
             println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
         }
         Command::Export { db, user, format, output } => {
