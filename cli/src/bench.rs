@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use mnemon::{Config, Embedder, EmbedderPins, Memory, Message, Query};
+use mnemon_eval::metrics::percentile;
 
 use crate::anyhow_lite::{Context as _, Fail};
 use crate::EmbedArgs;
@@ -236,13 +237,6 @@ impl Embedder for Memo {
     fn embed_query(&self, text: &str) -> mnemon::Result<Vec<f32>> {
         self.inner.embed_query(text)
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return f64::NAN;
-    }
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
 }
 
 fn peak_rss_mib() -> f64 {
