@@ -29,6 +29,11 @@ pub struct Config {
     pub busy_timeout_ms: u32,
     /// SQLite page cache per connection in KiB. Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
+    /// Fuse the dense ranking with FTS5 BM25 by reciprocal rank, with this constant (the usual
+    /// value is 60); `None` ranks by the dense score alone. Default `None`: fusion wins clearly
+    /// on the development split but its BM25 query is still too slow to be the default
+    /// (docs/DECISIONS.md); at least 1 if set.
+    pub rrf_k: Option<u32>,
 }
 
 impl Default for Config {
@@ -40,6 +45,7 @@ impl Default for Config {
             context_budget: None,
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
+            rrf_k: None,
         }
     }
 }
@@ -59,6 +65,9 @@ impl Config {
         }
         if self.context_budget == Some(0) {
             return bad("context_budget", "must be at least 1 when set");
+        }
+        if self.rrf_k == Some(0) {
+            return bad("rrf_k", "must be at least 1 when set");
         }
         if self.busy_timeout_ms == 0 {
             return bad("busy_timeout_ms", "must be at least 1");

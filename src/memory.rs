@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
-use crate::rank::{day_number, Index};
+use crate::rank::{self, day_number, Index};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
 use crate::store::{write, OpenMode, Pins, RoundRow, Store};
@@ -478,7 +478,21 @@ impl Memory {
                 tracing::debug!(user = user_id, version, "loading the user's vectors");
                 index.insert(user, CachedUser { version, index: Index::new(store.user_vectors(user)?, dim) });
             }
-            index[&user].index.top_k(&query_vector, window, self.config.time_weight, k)
+            let index = &index[&user].index;
+            match self.config.rrf_k {
+                None => index.top_k(&query_vector, window, self.config.time_weight, k),
+                Some(rrf) => {
+                    let dense =
+                        index.top_k(&query_vector, window, self.config.time_weight, rank::FUSION_DEPTH);
+                    let lexical = match fts_query(bare) {
+                        Some(q) => store.lexical(user, &q, rank::FUSION_DEPTH)?,
+                        None => Vec::new(),
+                    };
+                    rank::fuse(&dense, &lexical, rrf, k, |id| {
+                        index.score_of(id, &query_vector, window, self.config.time_weight)
+                    })
+                }
+            }
         };
         let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
         let rows = store.rounds_by_id(user, &ids)?;
@@ -644,6 +658,16 @@ impl Memory {
         config.validate()?;
         crate::export::import(path.as_ref(), dump, &config)
     }
+}
+
+/// An FTS5 query matching any word of the question (each quoted, so no word is an operator).
+fn fts_query(question: &str) -> Option<String> {
+    let words: Vec<String> = question
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| format!("\"{}\"", w.to_lowercase()))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" OR "))
 }
 
 fn recalled_view(r: &RecalledRound) -> RenderRound<'_> {

@@ -1,7 +1,8 @@
 //! The one scoring function and exact top-k.
 //!
-//! A round's score is `cosine + time_weight · time_match`, where `time_match` is 1 when the
-//! round's date falls in the question's window. Every round of the user is considered, so the
+//! A round's dense score is `cosine + time_weight · time_match`, where `time_match` is 1 when the
+//! round's date falls in the question's window. Optionally (`Config::rrf_k`) the dense ranking is
+//! fused with the FTS5 BM25 ranking by reciprocal rank ([`fuse`]). Every round of the user is considered, so the
 //! top k is exact. Ties go to the older insertion (lower id), so equal inputs give equal rankings.
 //!
 //! The scan runs over byte-quantized copies of the vectors (a quarter of the memory traffic),
@@ -91,6 +92,21 @@ impl Index {
         self.max_norm = self.max_norm.max(q.norm);
     }
 
+    /// The exact score of the round with row id `id`, if it is in the index.
+    pub(crate) fn score_of(
+        &self,
+        id: i64,
+        query: &[f32],
+        window: Option<DateWindow>,
+        time_weight: f32,
+    ) -> Option<Scored> {
+        // Ids are appended in increasing order.
+        let i = self.ids.binary_search(&id).ok()?;
+        let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
+        let m = window.is_some_and(|w| w.contains_day(self.days[i]));
+        Some(Scored { id, score: score(cos, m, time_weight), cosine: cos, time_match: m })
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
@@ -145,6 +161,34 @@ impl Index {
     }
 }
 
+/// Candidates each list contributes to a fusion.
+pub(crate) const FUSION_DEPTH: usize = 100;
+
+/// Reciprocal-rank fusion of the dense ranking (best first) and the lexical ranking (round ids,
+/// best first): `Σ 1 / (k + rank)` over the lists a round appears in. Returns the top `top` with
+/// the fused value as `score`, ties to the lower id; `dense_of` gives the dense score of a round
+/// found only lexically.
+pub(crate) fn fuse(
+    dense: &[Scored],
+    lexical: &[i64],
+    k: u32,
+    top: usize,
+    dense_of: impl Fn(i64) -> Option<Scored>,
+) -> Vec<Scored> {
+    let mut fused: std::collections::BTreeMap<i64, (f64, Scored)> = std::collections::BTreeMap::new();
+    for (rank, s) in dense.iter().enumerate() {
+        fused.entry(s.id).or_insert((0.0, *s)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+    }
+    for (rank, id) in lexical.iter().enumerate() {
+        let Some(base) = fused.get(id).map(|e| e.1).or_else(|| dense_of(*id)) else { continue };
+        fused.entry(*id).or_insert((0.0, base)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+    }
+    let mut out: Vec<Scored> = fused.into_values().map(|(f, s)| Scored { score: f as f32, ..s }).collect();
+    out.sort_by(better);
+    out.truncate(top);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +200,21 @@ mod tests {
             data: rows.iter().flatten().copied().collect(),
         };
         Index::new(v, 2)
+    }
+
+    #[test]
+    fn fusion_rewards_rounds_that_both_lists_rank_high() {
+        let s = |id, c| Scored { id, score: c, cosine: c, time_match: false };
+        let dense = [s(1, 0.9), s(2, 0.8), s(3, 0.7)];
+        let got = fuse(&dense, &[3, 9], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
+        let ids: Vec<i64> = got.iter().map(|x| x.id).collect();
+        // 3: 1/63 + 1/61; 1: 1/61; 2 (dense only) and 9 (lexical only) tie at 1/62: the lower id first.
+        assert_eq!(ids, vec![3, 1, 2]);
+        assert!((got[0].score - (1.0 / 63.0 + 1.0 / 61.0) as f32).abs() < 1e-7);
+        assert_eq!(got[0].cosine, 0.7);
+        let ids: Vec<i64> =
+            fuse(&dense, &[3, 9], 60, 4, |id| (id == 9).then(|| s(9, 0.1))).iter().map(|x| x.id).collect();
+        assert_eq!(ids, vec![3, 1, 2, 9]);
     }
 
     #[test]

@@ -120,6 +120,12 @@ impl DateWindow {
         self.start <= date && date <= self.end
     }
 
+    /// Whether the day numbered `day` (days from the common era, as stored per round) lies in
+    /// the window.
+    pub(crate) fn contains_day(&self, day: i32) -> bool {
+        self.start.num_days_from_ce() <= day && day <= self.end.num_days_from_ce()
+    }
+
     fn day(d: NaiveDate) -> DateWindow {
         DateWindow { start: d, end: d }
     }

@@ -271,3 +271,27 @@ fn a_store_built_through_the_vector_cache_is_identical() {
     let n: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
     assert_eq!(n, 4 + 1, "4 rounds and 1 query, each computed once");
 }
+
+#[test]
+fn reciprocal_rank_fusion_ranks_by_both_lists() {
+    let t = temp_store();
+    let config = Config { rrf_k: Some(60), ..Config::default() };
+    let m = Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
+    let mut msgs: Vec<Message> = (0..150)
+        .map(|i| Message::user(format!("weekly note {i} about groceries and errands"), "2024-02-01T09:00:00"))
+        .collect();
+    msgs.push(Message::user("Booked the ferry to Zanzibar for March.", "2024-02-02T09:00:00"));
+    m.add(&msgs, "u").unwrap();
+    let r = m.recall("When is my Zanzibar ferry?", "u").unwrap();
+    assert_eq!(r.rounds.len(), 10);
+    assert!(r.rounds[0].turns[0].content.contains("Zanzibar"));
+    // First in both lists: 1/61 + 1/61.
+    assert!((r.rounds[0].score - 2.0 / 61.0).abs() < 1e-6, "{}", r.rounds[0].score);
+    assert!(r.rounds.iter().all(|x| x.score <= 2.0 / 61.0 + 1e-6));
+    // A question with no word falls back to the dense list alone.
+    assert_eq!(m.recall("???", "u").unwrap().rounds.len(), 10);
+    // Isolation holds on the lexical path too.
+    m.add(&[Message::user("Zanzibar Zanzibar Zanzibar", "2024-02-03T09:00:00")], "v").unwrap();
+    let again = m.recall(Query::new("Zanzibar").top_k(151), "u").unwrap();
+    assert!(again.rounds.iter().all(|x| x.turns[0].content != "Zanzibar Zanzibar Zanzibar"));
+}

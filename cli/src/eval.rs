@@ -43,6 +43,9 @@ pub enum Command {
         /// Token budget of the measured context.
         #[arg(long)]
         budget: Option<usize>,
+        /// Fuse dense and BM25 rankings by reciprocal rank with this constant.
+        #[arg(long)]
+        rrf: Option<u32>,
         #[command(flatten)]
         embed: EmbedArgs,
     },
@@ -52,7 +55,7 @@ pub enum Command {
 
 pub fn run(command: Command) -> Result<(), Fail> {
     match command {
-        Command::Run { dataset, benchmark, out, limit, types, questions, jobs, budget, embed } => {
+        Command::Run { dataset, benchmark, out, limit, types, questions, jobs, budget, rrf, embed } => {
             let jobs = jobs.clamp(1, 16);
             let config = RunConfig {
                 dataset,
@@ -65,7 +68,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 types,
                 questions,
                 jobs,
-                engine: Config { context_budget: budget, ..Config::default() },
+                engine: Config { context_budget: budget, rrf_k: rrf, ..Config::default() },
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
             };
             let per_job = EmbedArgs { threads: (embed.threads / jobs).max(1), ..embed.clone() };

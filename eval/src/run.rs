@@ -121,6 +121,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "time_weight": cfg.engine.time_weight,
             "dedup_cosine": cfg.engine.dedup_cosine,
             "context_budget": cfg.engine.context_budget,
+            "rrf_k": cfg.engine.rrf_k,
             "retrieved_depth": KS[KS.len() - 1],
         },
     })
