@@ -32,6 +32,9 @@ pub struct Retrieved {
 pub struct Prediction {
     /// Question id.
     pub id: String,
+    /// The haystack (user) asked.
+    #[serde(default)]
+    pub user: String,
     /// Question type or category.
     pub kind: String,
     /// Scored apart.
@@ -141,6 +144,8 @@ pub struct Metrics {
     pub overall: Group,
     /// By question type or category.
     pub by_type: BTreeMap<String, Group>,
+    /// By haystack (LongMemEval question, LoCoMo conversation).
+    pub by_user: BTreeMap<String, Group>,
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -213,10 +218,13 @@ pub fn metrics(predictions: &[Prediction]) -> Metrics {
     let mut sorted: Vec<&Prediction> = predictions.iter().collect();
     sorted.sort_by(|a, b| a.id.cmp(&b.id));
     let mut by_type: BTreeMap<String, Vec<&Prediction>> = BTreeMap::new();
+    let mut by_user: BTreeMap<String, Vec<&Prediction>> = BTreeMap::new();
     for p in &sorted {
         by_type.entry(p.kind.clone()).or_default().push(p);
+        by_user.entry(p.user.clone()).or_default().push(p);
     }
-    Metrics { overall: group(&sorted), by_type: by_type.into_iter().map(|(k, v)| (k, group(&v))).collect() }
+    let groups = |m: BTreeMap<String, Vec<&Prediction>>| m.into_iter().map(|(k, v)| (k, group(&v))).collect();
+    Metrics { overall: group(&sorted), by_type: groups(by_type), by_user: groups(by_user) }
 }
 
 #[cfg(test)]
@@ -238,6 +246,7 @@ mod tests {
     fn p(id: &str, kind: &str, retrieved: &[&str], turn: &[&str], tokens: usize) -> Prediction {
         Prediction {
             id: id.into(),
+            user: format!("user-{}", &kind),
             kind: kind.into(),
             abstention: false,
             retrieved: r(retrieved),
@@ -295,6 +304,7 @@ mod tests {
         assert_eq!(m.overall.context_tokens_p95, 500);
         assert_eq!(m.by_type["a"].levels["turn"].any[&1].hits, 1);
         assert_eq!(m.by_type["b"].levels["turn"].scored, 1);
+        assert_eq!(m.by_user["user-a"], m.by_type["a"]);
         // Order does not matter.
         let mut reversed = preds.clone();
         reversed.reverse();

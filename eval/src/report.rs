@@ -54,6 +54,10 @@ pub fn report(s: &Summary) -> String {
     );
     let mut groups: Vec<(&str, &Group)> = vec![("overall", &m.overall)];
     groups.extend(m.by_type.iter().map(|(k, g)| (k.as_str(), g)));
+    // Per haystack only where there are few (LoCoMo's conversations), to keep the report short.
+    if m.by_user.len() <= 20 {
+        groups.extend(m.by_user.iter().map(|(k, g)| (k.as_str(), g)));
+    }
     for level in m.overall.levels.keys() {
         let _ = writeln!(out, "## Evidence at {level} level\n");
         rows(&mut out, level, &groups);

@@ -287,6 +287,7 @@ fn run_haystack(
             .get_context(Query { top_k: None, budget: cfg.engine.context_budget, ..query }, &haystack.user)?;
         let prediction = Prediction {
             id: q.id.clone(),
+            user: q.user.clone(),
             kind: q.kind.clone(),
             abstention: q.abstention,
             retrieved: recall
