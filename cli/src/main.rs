@@ -85,7 +85,11 @@ impl EmbedArgs {
     }
 
     fn open(&self, db: &Path) -> Result<Memory, Fail> {
-        Ok(Memory::open_shared(db, self.build()?, Config::default())?)
+        self.open_with(db, Config::default())
+    }
+
+    fn open_with(&self, db: &Path, config: Config) -> Result<Memory, Fail> {
+        Ok(Memory::open_shared(db, self.build()?, config)?)
     }
 }
 
@@ -119,12 +123,19 @@ struct QueryArgs {
     /// Rounds to consider.
     #[arg(long)]
     top_k: Option<usize>,
+    /// Fuse dense and BM25 rankings by reciprocal rank with this constant (e.g. 60).
+    #[arg(long)]
+    rrf: Option<u32>,
     #[command(flatten)]
     embed: EmbedArgs,
     question: String,
 }
 
 impl QueryArgs {
+    fn open(&self) -> Result<Memory, Fail> {
+        self.embed.open_with(&self.db, Config { rrf_k: self.rrf, ..Config::default() })
+    }
+
     fn query(&self, budget: Option<usize>) -> Query<'_> {
         Query { text: &self.question, date: self.date.as_deref(), top_k: self.top_k, budget }
     }
@@ -235,7 +246,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             ingest(&db, user, format, limit, &embed, &file)?
         }
         Command::Context { query, budget, json } => {
-            let memory = query.embed.open(&query.db)?;
+            let memory = query.open()?;
             let context = memory.get_context(query.query(budget), &query.user)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&context).context("json")?);
@@ -254,7 +265,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             }
         }
         Command::Recall { query } => {
-            let memory = query.embed.open(&query.db)?;
+            let memory = query.open()?;
             let recall = memory.recall(query.query(None), &query.user)?;
             println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
         }
