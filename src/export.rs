@@ -9,11 +9,10 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::{check_user, round_key, ExportFormat};
-use crate::rank::day_number;
 use crate::render::{self, RenderRound, Style};
 use crate::round::{normalized_key, round_text, Turn};
 use crate::store::{write, DecisionRow, OpenMode, Pins, RoundRow, Store};
-use crate::time::Timestamp;
+use crate::time::{day_number, Timestamp};
 
 const DUMP_FORMAT: &str = "mnemon-dump";
 const DUMP_VERSION: u32 = 1;

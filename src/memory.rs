@@ -10,11 +10,11 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
-use crate::rank::{self, day_number, Index};
+use crate::rank::{self, Index};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
 use crate::store::{write, OpenMode, Pins, RoundRow, Store};
-use crate::time::{query_window, split_date_prefix, DateWindow, Timestamp};
+use crate::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
 
 /// A memory store: one SQLite file, one embedder, one configuration.
 ///

@@ -28,12 +28,6 @@ pub struct Scored {
     pub time_match: bool,
 }
 
-/// Days since 0001-01-01 (CE day 1), as stored per round.
-pub(crate) fn day_number(date: chrono::NaiveDate) -> i32 {
-    use chrono::Datelike;
-    date.num_days_from_ce()
-}
-
 /// The final score of a candidate.
 pub fn score(cosine: f32, time_match: bool, time_weight: f32) -> f32 {
     if time_match {
@@ -92,6 +86,18 @@ impl Index {
         self.max_norm = self.max_norm.max(q.norm);
     }
 
+    /// Whether entry `i` falls in the window's day range (`days` from [`DateWindow::days`]).
+    fn in_window(&self, i: usize, days: Option<(i32, i32)>) -> bool {
+        days.is_some_and(|(start, end)| start <= self.days[i] && self.days[i] <= end)
+    }
+
+    /// The full-precision score of entry `i`.
+    fn exact(&self, i: usize, query: &[f32], days: Option<(i32, i32)>, time_weight: f32) -> Scored {
+        let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
+        let m = self.in_window(i, days);
+        Scored { id: self.ids[i], score: score(cos, m, time_weight), cosine: cos, time_match: m }
+    }
+
     /// The exact score of the round with row id `id`, if it is in the index.
     pub(crate) fn score_of(
         &self,
@@ -102,9 +108,7 @@ impl Index {
     ) -> Option<Scored> {
         // Ids are appended in increasing order.
         let i = self.ids.binary_search(&id).ok()?;
-        let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
-        let m = window.is_some_and(|w| w.contains_day(self.days[i]));
-        Some(Scored { id, score: score(cos, m, time_weight), cosine: cos, time_match: m })
+        Some(self.exact(i, query, window.map(|w| w.days()), time_weight))
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -123,13 +127,8 @@ impl Index {
         if n == 0 || k == 0 {
             return Vec::new();
         }
-        let (start, end) = window.map_or((i32::MAX, i32::MIN), |w| (day_number(w.start), day_number(w.end)));
-        let in_window = |i: usize| start <= self.days[i] && self.days[i] <= end;
-        let exact = |i: usize| {
-            let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
-            let m = in_window(i);
-            Scored { id: self.ids[i], score: score(cos, m, time_weight), cosine: cos, time_match: m }
-        };
+        let days = window.map(|w| w.days());
+        let exact = |i: usize| self.exact(i, query, days, time_weight);
         if n <= k {
             let mut all: Vec<Scored> = (0..n).map(exact).collect();
             all.sort_by(better);
@@ -144,7 +143,9 @@ impl Index {
         let approx: Vec<f32> = dots
             .iter()
             .enumerate()
-            .map(|(i, dot)| score(q.scale * self.scales[i] * *dot as f32, in_window(i), time_weight))
+            .map(|(i, dot)| {
+                score(q.scale * self.scales[i] * *dot as f32, self.in_window(i, days), time_weight)
+            })
             .collect();
         // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector.
         let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
@@ -226,7 +227,7 @@ mod tests {
 
     #[test]
     fn time_match_adds_the_weight() {
-        let d = day_number(chrono::NaiveDate::from_ymd_opt(2023, 5, 1).unwrap());
+        let d = crate::time::day_number(chrono::NaiveDate::from_ymd_opt(2023, 5, 1).unwrap());
         let v = vectors(&[[1.0, 0.0], [0.96, 0.28]], &[d - 10, d]);
         let w = DateWindow {
             start: chrono::NaiveDate::from_ymd_opt(2023, 4, 30).unwrap(),

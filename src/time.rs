@@ -105,6 +105,12 @@ fn parse_instant(s: &str) -> Option<NaiveDateTime> {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").ok().map(|d| d.and_time(NaiveTime::MIN))
 }
 
+/// Days since 0001-01-01 (CE day 1): the day number stored per round and compared with a
+/// [`DateWindow`].
+pub(crate) fn day_number(date: NaiveDate) -> i32 {
+    date.num_days_from_ce()
+}
+
 /// An inclusive range of calendar dates named by a question ("last week", "in May").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DateWindow {
@@ -120,10 +126,9 @@ impl DateWindow {
         self.start <= date && date <= self.end
     }
 
-    /// Whether the day numbered `day` (days from the common era, as stored per round) lies in
-    /// the window.
-    pub(crate) fn contains_day(&self, day: i32) -> bool {
-        self.start.num_days_from_ce() <= day && day <= self.end.num_days_from_ce()
+    /// The window as an inclusive range of day numbers ([`day_number`]).
+    pub(crate) fn days(&self) -> (i32, i32) {
+        (day_number(self.start), day_number(self.end))
     }
 
     fn day(d: NaiveDate) -> DateWindow {

@@ -227,10 +227,11 @@ pub fn dot_i8_rows(query: &[i16], rows: &[i8], out: &mut Vec<i32>) {
             return;
         }
     }
-    out.extend(
-        rows.chunks_exact(dim)
-            .map(|row| query.iter().zip(row).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum::<i32>()),
-    );
+    out.extend(rows.chunks_exact(dim).map(|row| portable_dot_i8(query, row)));
+}
+
+fn portable_dot_i8(query: &[i16], v: &[i8]) -> i32 {
+    query.iter().zip(v).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum()
 }
 
 /// Exact integer dot product of a widened query and a byte vector.
@@ -244,5 +245,5 @@ pub fn dot_i8(query: &[i16], v: &[i8]) -> i32 {
             return unsafe { avx2::dot_i8(query, v) };
         }
     }
-    query.iter().zip(v).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum()
+    portable_dot_i8(query, v)
 }
