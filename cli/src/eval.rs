@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use mnemon::Config;
+use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
 use mnemon_eval::{Benchmark, RunConfig};
 
 use crate::anyhow_lite::Fail;
@@ -18,7 +19,8 @@ pub enum BenchmarkArg {
 
 #[derive(Subcommand)]
 pub enum Command {
-    /// Ingest every selected haystack into a fresh store, recall each question, score the ranks.
+    /// Ingest every selected haystack into a fresh store, recall each question, score the ranks;
+    /// with --reader and --judge, also answer each question from its context and grade it.
     Run {
         /// The benchmark file (JSON or gzip).
         #[arg(long)]
@@ -48,14 +50,63 @@ pub enum Command {
         rrf: Option<u32>,
         #[command(flatten)]
         embed: EmbedArgs,
+        #[command(flatten)]
+        qa: Box<QaArgs>,
     },
     /// Paired per-question comparison of two runs (exact McNemar).
     Compare { a: PathBuf, b: PathBuf },
 }
 
+/// QA mode. The endpoint is read from `MNEMON_EVAL_BASE_URL` (else `OPENAI_BASE_URL`, else
+/// OpenAI's) and the key from `MNEMON_EVAL_API_KEY` (else `OPENAI_API_KEY`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct QaArgs {
+    /// QA mode: the reader's model name at the chat endpoint.
+    #[arg(long, requires = "judge")]
+    reader: Option<String>,
+    /// The judge's model name.
+    #[arg(long, requires = "reader")]
+    judge: Option<String>,
+    /// Reader replies and verdicts, shared by runs [default: <cache>/mnemon/qa-cache.db].
+    #[arg(long)]
+    qa_cache: Option<PathBuf>,
+    /// A JSON object of template name to text replacing built-in prompts (e.g. official wording).
+    #[arg(long)]
+    templates: Option<PathBuf>,
+    /// Bound on the reader's reply, in tokens.
+    #[arg(long, default_value_t = 1024)]
+    reader_max_tokens: u32,
+}
+
+impl QaArgs {
+    fn config(&self) -> Result<Option<QaConfig>, Fail> {
+        let (Some(reader), Some(judge)) = (&self.reader, &self.judge) else { return Ok(None) };
+        let templates = match &self.templates {
+            Some(path) => Templates::from_file(path)?,
+            None => Templates::default(),
+        };
+        let cache = self.qa_cache.clone().unwrap_or_else(|| {
+            // Beside the models folder's default home: `$XDG_CACHE_HOME/mnemon` or `~/.cache/mnemon`.
+            let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+            var("XDG_CACHE_HOME")
+                .or_else(|| var("HOME").map(|h| h.join(".cache")))
+                .map_or_else(|| PathBuf::from(".mnemon-qa-cache.db"), |c| c.join("mnemon/qa-cache.db"))
+        });
+        Ok(Some(QaConfig {
+            reader: reader.clone(),
+            judge: judge.clone(),
+            endpoint: Endpoint::from_env(),
+            cache,
+            templates,
+            reader_max_tokens: self.reader_max_tokens,
+            retries: (6, std::time::Duration::from_secs(2)),
+        }))
+    }
+}
+
 pub fn run(command: Command) -> Result<(), Fail> {
     match command {
-        Command::Run { dataset, benchmark, out, limit, types, questions, jobs, budget, rrf, embed } => {
+        Command::Run { dataset, benchmark, out, limit, types, questions, jobs, budget, rrf, embed, qa } => {
             let jobs = jobs.clamp(1, 16);
             let config = RunConfig {
                 dataset,
@@ -70,6 +121,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 jobs,
                 engine: Config { context_budget: budget, rrf_k: rrf, ..Config::default() },
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
+                qa: qa.config()?,
             };
             let per_job = EmbedArgs { threads: (embed.threads / jobs).max(1), ..embed.clone() };
             let bar = ProgressBar::new(0).with_style(

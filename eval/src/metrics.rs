@@ -47,6 +47,35 @@ pub struct Prediction {
     pub context_tokens: usize,
     /// Rounds in that context.
     pub context_rounds: usize,
+    /// QA mode: the reader's response and the judges' verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa: Option<QaRecord>,
+}
+
+/// The reader's response to one question and how each judge graded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QaRecord {
+    /// The reader's reply, verbatim.
+    pub response: String,
+    /// By judge name (`official`; `strict`, `lenient`).
+    pub verdicts: BTreeMap<String, Verdict>,
+    /// Prompt tokens of the reader's request, as billed.
+    pub prompt_tokens: u64,
+    /// Completion tokens of the reader's reply.
+    pub completion_tokens: u64,
+}
+
+/// One judge's grading.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The template the judge was prompted with.
+    pub template: String,
+    /// Graded correct (an unparsed reply counts as not correct).
+    pub correct: bool,
+    /// Whether the judge's reply was a clear yes or no.
+    pub parsed: bool,
+    /// The judge's reply, verbatim.
+    pub raw: String,
 }
 
 /// Hits of one question at one level.
@@ -135,6 +164,18 @@ pub struct Group {
     pub context_tokens_mean: f64,
     /// 95th percentile of context tokens (nearest rank).
     pub context_tokens_p95: usize,
+    /// QA accuracy by judge (QA runs only); abstention questions are included.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub qa: BTreeMap<String, QaRate>,
+}
+
+/// QA accuracy under one judge.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct QaRate {
+    /// Questions graded correct, of those graded.
+    pub correct: Rate,
+    /// Verdicts that were neither yes nor no (counted as not correct).
+    pub unparsed: usize,
 }
 
 /// Metrics overall and per type; a pure function of the predictions.
@@ -200,6 +241,13 @@ fn group(predictions: &[&Prediction]) -> Group {
     }
     let mut tokens: Vec<usize> = predictions.iter().map(|p| p.context_tokens).collect();
     tokens.sort_unstable();
+    let mut qa: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    for v in predictions.iter().filter_map(|p| p.qa.as_ref()).flat_map(|q| &q.verdicts) {
+        let e = qa.entry(v.0.clone()).or_default();
+        e.0 += usize::from(v.1.correct);
+        e.1 += 1;
+        e.2 += usize::from(!v.1.parsed);
+    }
     Group {
         questions: predictions.len(),
         abstention: predictions.len() - answerable.len(),
@@ -210,6 +258,10 @@ fn group(predictions: &[&Prediction]) -> Group {
             tokens.iter().sum::<usize>() as f64 / tokens.len() as f64
         },
         context_tokens_p95: percentile(&tokens, 0.95),
+        qa: qa
+            .into_iter()
+            .map(|(judge, (hits, n, unparsed))| (judge, QaRate { correct: Rate::new(hits, n), unparsed }))
+            .collect(),
     }
 }
 
@@ -253,6 +305,7 @@ mod tests {
             evidence: [("turn".to_string(), e(turn))].into_iter().collect(),
             context_tokens: tokens,
             context_rounds: retrieved.len(),
+            qa: None,
         }
     }
 
@@ -309,6 +362,38 @@ mod tests {
         let mut reversed = preds.clone();
         reversed.reverse();
         assert_eq!(metrics(&reversed), m);
+    }
+
+    #[test]
+    fn qa_accuracy_counts_each_judge_apart() {
+        let verdict = |correct: bool, parsed: bool| Verdict {
+            template: "standard".into(),
+            correct,
+            parsed,
+            raw: String::new(),
+        };
+        let with = |p: Prediction, v: &[(&str, bool, bool)]| Prediction {
+            qa: Some(QaRecord {
+                response: "r".into(),
+                verdicts: v.iter().map(|(j, c, ok)| (j.to_string(), verdict(*c, *ok))).collect(),
+                prompt_tokens: 0,
+                completion_tokens: 0,
+            }),
+            ..p
+        };
+        let preds = vec![
+            with(p("q1", "a", &["x"], &["x"], 1), &[("strict", true, true), ("lenient", true, true)]),
+            with(p("q2", "a", &["x"], &["x"], 1), &[("strict", false, true), ("lenient", true, true)]),
+            with(p("q3", "b", &["x"], &["x"], 1), &[("strict", false, false), ("lenient", false, true)]),
+            p("q4", "b", &["x"], &["x"], 1), // not read (e.g. LoCoMo category 5)
+        ];
+        let m = metrics(&preds);
+        let (s, l) = (&m.overall.qa["strict"], &m.overall.qa["lenient"]);
+        assert_eq!((s.correct.hits, s.correct.n, s.unparsed), (1, 3, 1));
+        assert_eq!((l.correct.hits, l.correct.n, l.unparsed), (2, 3, 0));
+        assert_eq!(l.correct.ci95, wilson(2, 3));
+        assert_eq!(m.by_type["b"].qa["strict"].correct.n, 1);
+        assert!(metrics(&preds[3..]).overall.qa.is_empty(), "retrieval runs carry no QA");
     }
 
     #[test]

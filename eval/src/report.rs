@@ -63,6 +63,42 @@ pub fn report(s: &Summary) -> String {
         rows(&mut out, level, &groups);
         let _ = writeln!(out);
     }
+    let judges: std::collections::BTreeSet<&String> = groups.iter().flat_map(|(_, g)| g.qa.keys()).collect();
+    if !judges.is_empty() {
+        let _ = writeln!(out, "## QA accuracy (reader and judge)\n");
+        let _ = writeln!(
+            out,
+            "Abstention questions are included; unparsed verdicts count as wrong. Rate % [Wilson 95 %].\n"
+        );
+        let head: Vec<String> = judges.iter().map(|j| format!("{j} n | {j} | unparsed")).collect();
+        let _ = writeln!(out, "| group | {} |", head.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|---|---|".repeat(judges.len()));
+        for (name, g) in &groups {
+            let cells: Vec<String> = judges
+                .iter()
+                .map(|j| match g.qa.get(*j) {
+                    Some(q) => format!(
+                        "{} | {} [{}, {}] | {}",
+                        q.correct.n,
+                        pct(q.correct.rate),
+                        pct(q.correct.ci95[0]),
+                        pct(q.correct.ci95[1]),
+                        q.unparsed
+                    ),
+                    None => "0 | – | –".to_string(),
+                })
+                .collect();
+            let _ = writeln!(out, "| {name} | {} |", cells.join(" | "));
+        }
+        let _ = writeln!(out);
+        if let Some(c) = &s.speed.qa_calls {
+            let _ = writeln!(
+                out,
+                "Calls: reader {} sent, {} cached; judge {} sent, {} cached.\n",
+                c.reader, c.reader_cached, c.judge, c.judge_cached
+            );
+        }
+    }
     let sp = &s.speed;
     let _ = writeln!(
         out,
@@ -96,7 +132,8 @@ fn load(dir: &Path) -> Result<BTreeMap<String, Prediction>> {
 
 /// Paired comparison of two runs on the questions both answered: for ANY@k and ALL@k
 /// (k = 5, 10) at each level, `b` = questions only A hits, `c` = only B hits, and the exact
-/// McNemar p; and the mean per-question difference in reciprocal rank (B − A).
+/// McNemar p; the mean per-question difference in reciprocal rank (B − A); and, for QA runs,
+/// the same paired table of each judge's verdicts.
 pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
     let (a, b) = (load(a_dir)?, load(b_dir)?);
     let common: Vec<&String> = a.keys().filter(|k| b.contains_key(*k)).collect();
@@ -143,6 +180,34 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
             let _ = writeln!(
                 out,
                 "| {level} | {name} | {n} | {} | {} | {only_a} | {only_b} | {:.4} | {drr:+.4} |",
+                pct(ha as f64 / n.max(1) as f64),
+                pct(hb as f64 / n.max(1) as f64),
+                mcnemar_exact(only_a, only_b)
+            );
+        }
+    }
+    let judges: std::collections::BTreeSet<&String> =
+        common.iter().filter_map(|id| a[*id].qa.as_ref()).flat_map(|q| q.verdicts.keys()).collect();
+    if !judges.is_empty() {
+        let _ = writeln!(out, "\n| QA judge | n | A | B | b (A only) | c (B only) | McNemar p |");
+        let _ = writeln!(out, "|---|---|---|---|---|---|---|");
+        for judge in judges {
+            let pairs: Vec<(bool, bool)> = common
+                .iter()
+                .filter_map(|id| {
+                    let va = a[*id].qa.as_ref()?.verdicts.get(judge)?;
+                    let vb = b[*id].qa.as_ref()?.verdicts.get(judge)?;
+                    Some((va.correct, vb.correct))
+                })
+                .collect();
+            let n = pairs.len();
+            let ha = pairs.iter().filter(|p| p.0).count();
+            let hb = pairs.iter().filter(|p| p.1).count();
+            let only_a = pairs.iter().filter(|p| p.0 && !p.1).count();
+            let only_b = pairs.iter().filter(|p| !p.0 && p.1).count();
+            let _ = writeln!(
+                out,
+                "| {judge} | {n} | {} | {} | {only_a} | {only_b} | {:.4} |",
                 pct(ha as f64 / n.max(1) as f64),
                 pct(hb as f64 / n.max(1) as f64),
                 mcnemar_exact(only_a, only_b)

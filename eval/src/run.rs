@@ -20,6 +20,7 @@ use mnemon::{Config, Embedder, Error, Memory, Query, Result};
 
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
 use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
+use crate::qa::{Asker, Calls, QaConfig};
 use crate::report;
 
 /// Version of the harness's scoring; part of the pins.
@@ -46,6 +47,8 @@ pub struct RunConfig {
     pub engine: Config,
     /// The command line, recorded in the pins.
     pub command_line: String,
+    /// QA mode: read and judge every question (retrieval metrics are computed either way).
+    pub qa: Option<QaConfig>,
 }
 
 /// Measured speed.
@@ -63,6 +66,9 @@ pub struct Speed {
     pub recall_ms_p50: f64,
     /// Recall latency, 95th percentile (ms).
     pub recall_ms_p95: f64,
+    /// QA mode: requests sent and answers taken from the cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa_calls: Option<Calls>,
 }
 
 /// `summary.json`.
@@ -83,6 +89,7 @@ pub struct Summary {
 enum Timing {
     Ingest { user: String, rounds: usize, seconds: f64 },
     Recall { id: String, ms: f64 },
+    Qa { id: String, calls: Calls },
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -124,6 +131,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "rrf_k": cfg.engine.rrf_k,
             "retrieved_depth": KS[KS.len() - 1],
         },
+        "qa": cfg.qa.as_ref().map(QaConfig::pins),
     })
 }
 
@@ -191,14 +199,23 @@ pub fn run(
                         Some(e) => e,
                         None => embedder_for_job()?,
                     };
+                    let mut asker = cfg.qa.as_ref().map(Asker::new).transpose()?;
                     loop {
                         let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                         let Some((haystack, questions)) = next else { return Ok(()) };
-                        run_haystack(cfg, &embedder, haystack, &questions, &writers, &|| {
-                            let mut n = counter.lock().unwrap_or_else(|e| e.into_inner());
-                            *n += 1;
-                            progress(*n, total);
-                        })?;
+                        run_haystack(
+                            cfg,
+                            &embedder,
+                            asker.as_mut(),
+                            haystack,
+                            &questions,
+                            &writers,
+                            &|| {
+                                let mut n = counter.lock().unwrap_or_else(|e| e.into_inner());
+                                *n += 1;
+                                progress(*n, total);
+                            },
+                        )?;
                     }
                 })
             })
@@ -237,6 +254,7 @@ fn write_line(file: &mut std::fs::File, value: &impl Serialize) -> Result<()> {
 fn run_haystack(
     cfg: &RunConfig,
     embedder: &Arc<dyn Embedder>,
+    mut asker: Option<&mut Asker<'_>>,
     haystack: &data::Haystack,
     questions: &[&Question],
     writers: &Writers,
@@ -285,6 +303,21 @@ fn run_haystack(
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let context = memory
             .get_context(Query { top_k: None, budget: cfg.engine.context_budget, ..query }, &haystack.user)?;
+        let (qa, calls) = match asker.as_deref_mut() {
+            Some(asker) => {
+                let before = asker.calls;
+                let qa = asker.answer(cfg.benchmark, q, &context.text)?;
+                let after = asker.calls;
+                let calls = Calls {
+                    reader: after.reader - before.reader,
+                    reader_cached: after.reader_cached - before.reader_cached,
+                    judge: after.judge - before.judge,
+                    judge_cached: after.judge_cached - before.judge_cached,
+                };
+                (qa, Some(calls))
+            }
+            None => (None, None),
+        };
         let prediction = Prediction {
             id: q.id.clone(),
             user: q.user.clone(),
@@ -299,10 +332,14 @@ fn run_haystack(
             evidence,
             context_tokens: context.tokens,
             context_rounds: context.rounds.len(),
+            qa,
         };
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
         write_line(&mut w.0, &prediction)?;
         write_line(&mut w.1, &Timing::Recall { id: q.id.clone(), ms })?;
+        if let Some(calls) = calls {
+            write_line(&mut w.1, &Timing::Qa { id: q.id.clone(), calls })?;
+        }
         drop(w);
         tick();
     }
@@ -335,6 +372,13 @@ pub fn summarize(
                 ingest_seconds += seconds;
             }
             Timing::Recall { ms, .. } => recall_ms.push(*ms),
+            Timing::Qa { calls, .. } => {
+                let total = speed.qa_calls.get_or_insert_with(Calls::default);
+                total.reader += calls.reader;
+                total.reader_cached += calls.reader_cached;
+                total.judge += calls.judge;
+                total.judge_cached += calls.judge_cached;
+            }
         }
     }
     recall_ms.sort_by(f64::total_cmp);

@@ -37,6 +37,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         jobs: 1,
         engine: Config { context_budget: Some(200), ..Config::default() },
         command_line: "test".into(),
+        qa: None,
     }
 }
 
