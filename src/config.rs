@@ -29,10 +29,11 @@ pub struct Config {
     pub busy_timeout_ms: u32,
     /// SQLite page cache per connection in KiB. Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
-    /// Fuse the dense ranking with FTS5 BM25 by reciprocal rank, with this constant (the usual
-    /// value is 60); `None` ranks by the dense score alone. Default `None`: fusion wins clearly
-    /// on the development split but its BM25 query is still too slow to be the default
-    /// (docs/DECISIONS.md); at least 1 if set.
+    /// Fuse the dense ranking (top 100) with the user's BM25 ranking (top 100) by reciprocal
+    /// rank, with this constant; `None` ranks by the dense score alone and builds no word index.
+    /// Default `Some(60)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
+    /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 64.9 %, for about 0.6 ms more per recall
+    /// at 10^4 rounds (docs/DECISIONS.md). At least 1 if set.
     pub rrf_k: Option<u32>,
 }
 
@@ -45,7 +46,7 @@ impl Default for Config {
             context_budget: None,
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
-            rrf_k: None,
+            rrf_k: Some(60),
         }
     }
 }

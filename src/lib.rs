@@ -33,6 +33,7 @@ mod config;
 pub mod embed;
 mod error;
 mod export;
+mod lexical;
 mod memory;
 pub mod models;
 mod rank;
@@ -45,6 +46,7 @@ pub use config::Config;
 pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
+pub use lexical::LEXICAL_SCHEME;
 pub use memory::{
     AddReport, Context, Duplicate, ExportFormat, ForgetReport, Memory, Query, Recall, RecalledRound,
     StoredRound,

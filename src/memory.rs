@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::config::Config;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
+use crate::lexical::Bm25;
 use crate::rank::{self, Index};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
@@ -44,6 +45,8 @@ pub struct Memory {
 struct CachedUser {
     version: i64,
     index: Index,
+    /// Built only when fusion is on.
+    words: Option<Bm25>,
 }
 
 /// What an [`Memory::add`] call did.
@@ -333,7 +336,7 @@ impl Memory {
         let user = write::ensure_user(&tx, user_id)?;
         let version = write::user_version(&tx, user)?;
         let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
-        let mut added: Vec<(i64, i32, &[f32])> = Vec::new();
+        let mut added: Vec<(i64, i32, &[f32], &str)> = Vec::new();
         let mut latest: Option<&Timestamp> = None;
         for ((round, text), vector) in rounds.iter().zip(&texts).zip(&vectors) {
             let key = round_key(&round.ts, &round.session, text);
@@ -378,7 +381,7 @@ impl Memory {
             let id = write::insert_round(&tx, user, &row, vector)?;
             write::log(&tx, user, &at, "round.stored", &key, None, "{}")?;
             members.push((key.clone(), vector.clone()));
-            added.push((id, row.day, vector));
+            added.push((id, row.day, vector, text.as_str()));
             if latest.is_none_or(|l| round.ts > *l) {
                 latest = Some(&round.ts);
             }
@@ -399,8 +402,11 @@ impl Memory {
         match index.get_mut(&user) {
             Some(cached) if cached.version == version => {
                 cached.version = version + 1;
-                for (id, day, v) in added {
+                for (id, day, v, text) in added {
                     cached.index.push(id, day, v);
+                    if let Some(words) = &mut cached.words {
+                        words.push(id, text);
+                    }
                 }
             }
             _ => {
@@ -476,18 +482,31 @@ impl Memory {
             let fresh = index.get(&user).is_some_and(|c| c.version == version);
             if !fresh {
                 tracing::debug!(user = user_id, version, "loading the user's vectors");
-                index.insert(user, CachedUser { version, index: Index::new(store.user_vectors(user)?, dim) });
+                let words = match self.config.rrf_k {
+                    Some(_) => {
+                        let mut words = Bm25::default();
+                        for (id, text) in store.user_texts(user)? {
+                            words.push(id, &text);
+                        }
+                        Some(words)
+                    }
+                    None => None,
+                };
+                index.insert(
+                    user,
+                    CachedUser { version, index: Index::new(store.user_vectors(user)?, dim), words },
+                );
             }
-            let index = &index[&user].index;
+            let CachedUser { index, words, .. } = &index[&user];
             match self.config.rrf_k {
                 None => index.top_k(&query_vector, window, self.config.time_weight, k),
                 Some(rrf) => {
                     let dense =
                         index.top_k(&query_vector, window, self.config.time_weight, rank::FUSION_DEPTH);
-                    let lexical = match fts_query(bare) {
-                        Some(q) => store.lexical(user, &q, rank::FUSION_DEPTH)?,
-                        None => Vec::new(),
-                    };
+                    let lexical: Vec<i64> = words
+                        .as_ref()
+                        .map(|w| w.top(bare, rank::FUSION_DEPTH).into_iter().map(|(id, _)| id).collect())
+                        .unwrap_or_default();
                     rank::fuse(&dense, &lexical, rrf, k, |id| {
                         index.score_of(id, &query_vector, window, self.config.time_weight)
                     })
@@ -658,16 +677,6 @@ impl Memory {
         config.validate()?;
         crate::export::import(path.as_ref(), dump, &config)
     }
-}
-
-/// An FTS5 query matching any word of the question (each quoted, so no word is an operator).
-fn fts_query(question: &str) -> Option<String> {
-    let words: Vec<String> = question
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(|w| format!("\"{}\"", w.to_lowercase()))
-        .collect();
-    (!words.is_empty()).then(|| words.join(" OR "))
 }
 
 fn recalled_view(r: &RecalledRound) -> RenderRound<'_> {

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{conversation, hashing, temp_store};
+use common::{conversation, hashing, hashing_dense, temp_store};
 use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query};
 
 fn other_user_messages() -> Vec<Message> {
@@ -137,7 +137,8 @@ fn another_handle_sees_new_rounds_at_its_next_recall() {
 #[test]
 fn a_round_in_the_question_window_gets_the_time_bonus() {
     let t = temp_store();
-    let m = hashing(&t.path);
+    // The dense scorer itself.
+    let m = hashing_dense(&t.path);
     m.add(
         &[
             Message::user("I bought new running shoes.", "2023-03-10T10:00:00"),
@@ -220,7 +221,8 @@ fn markdown_export_has_a_heading_per_session_and_quoted_rounds() {
 #[test]
 fn the_in_memory_index_agrees_with_sqlite_vec_knn() {
     let t = temp_store();
-    let m = hashing(&t.path);
+    // The dense scorer itself.
+    let m = hashing_dense(&t.path);
     let msgs: Vec<Message> = (0..300)
         .map(|i| {
             Message::user(
@@ -294,4 +296,52 @@ fn reciprocal_rank_fusion_ranks_by_both_lists() {
     m.add(&[Message::user("Zanzibar Zanzibar Zanzibar", "2024-02-03T09:00:00")], "v").unwrap();
     let again = m.recall(Query::new("Zanzibar").top_k(151), "u").unwrap();
     assert!(again.rounds.iter().all(|x| x.turns[0].content != "Zanzibar Zanzibar Zanzibar"));
+}
+
+#[test]
+fn the_lexical_ranking_is_the_users_own() {
+    // BM25 statistics are per user: another user's rounds, sharing every word, move nothing.
+    let t = temp_store();
+    let m = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let msgs: Vec<Message> = (0..40)
+        .map(|i| {
+            let topic = ["groceries", "ferry", "violin", "garden"][i % 4];
+            Message::user(format!("note {i}: {topic} plans for the week"), "2024-02-01T09:00:00")
+        })
+        .collect();
+    m.add(&msgs, "u").unwrap();
+    let q = Query::new("violin plans this week").top_k(40);
+    let before = m.recall(q, "u").unwrap();
+    let noise: Vec<Message> =
+        (0..200).map(|i| Message::user(format!("violin violin {i}"), "2024-02-01T09:00:00")).collect();
+    m.add(&noise, "v").unwrap();
+    assert_eq!(m.recall(q, "u").unwrap(), before);
+    drop(m);
+    let reopened = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    assert_eq!(reopened.recall(q, "u").unwrap(), before);
+}
+
+#[test]
+fn the_word_index_grown_by_add_equals_one_built_from_the_file() {
+    let t = temp_store();
+    let m = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let day = |d: usize| format!("2024-03-{:02}T10:00:00", d + 1);
+    let first: Vec<Message> =
+        (0..20).map(|i| Message::user(format!("first batch {i} kayak lake"), day(i % 5))).collect();
+    m.add(&first, "u").unwrap();
+    let q = Query::new("kayak on the lake, second batch").top_k(30);
+    m.recall(q, "u").unwrap(); // the index is now cached and grows with each add
+    let second: Vec<Message> =
+        (0..20).map(|i| Message::user(format!("second batch {i} lake swim"), day(5 + i % 5))).collect();
+    m.add(&second, "u").unwrap();
+    let warm = m.recall(q, "u").unwrap();
+    drop(m);
+    let cold = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    assert_eq!(cold.recall(q, "u").unwrap(), warm);
+    let dense =
+        Memory::open(&t.path, HashingEmbedder::default(), Config { rrf_k: None, ..Config::default() })
+            .unwrap()
+            .recall(q, "u")
+            .unwrap();
+    assert_ne!(dense, warm, "fusion is on by default and changes the ranking");
 }

@@ -11,7 +11,7 @@ use mnemon::{Config, Embedder, EmbedderPins, Memory, Message, Query};
 use mnemon_eval::metrics::percentile;
 
 use crate::anyhow_lite::{Context as _, Fail};
-use crate::EmbedArgs;
+use crate::{EmbedArgs, FusionArgs};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -30,6 +30,8 @@ pub struct Args {
     /// Rounds per add() call (one session each).
     #[arg(long, default_value_t = 10)]
     session_rounds: usize,
+    #[command(flatten)]
+    fusion: FusionArgs,
 }
 
 /// Common English words, so that texts tokenize like chat (about one word piece per word).
@@ -271,7 +273,11 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         let embed_s = t.elapsed().as_secs_f64();
 
         let dir = tempfile::tempdir().context("temp dir")?;
-        let memory = Memory::open_shared(dir.path().join("bench.db"), embedder, Config::default())?;
+        let memory = Memory::open_shared(
+            dir.path().join("bench.db"),
+            embedder,
+            Config { rrf_k: args.fusion.rrf_k(), ..Config::default() },
+        )?;
         let t = Instant::now();
         let mut i = 0;
         let mut session = 0;

@@ -9,7 +9,7 @@ use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
 use mnemon_eval::{Benchmark, RunConfig};
 
 use crate::anyhow_lite::Fail;
-use crate::EmbedArgs;
+use crate::{EmbedArgs, FusionArgs};
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq, Debug)]
 pub enum BenchmarkArg {
@@ -45,9 +45,8 @@ pub enum Command {
         /// Token budget of the measured context.
         #[arg(long)]
         budget: Option<usize>,
-        /// Fuse dense and BM25 rankings by reciprocal rank with this constant.
-        #[arg(long)]
-        rrf: Option<u32>,
+        #[command(flatten)]
+        fusion: FusionArgs,
         #[command(flatten)]
         embed: EmbedArgs,
         #[command(flatten)]
@@ -106,7 +105,19 @@ impl QaArgs {
 
 pub fn run(command: Command) -> Result<(), Fail> {
     match command {
-        Command::Run { dataset, benchmark, out, limit, types, questions, jobs, budget, rrf, embed, qa } => {
+        Command::Run {
+            dataset,
+            benchmark,
+            out,
+            limit,
+            types,
+            questions,
+            jobs,
+            budget,
+            fusion,
+            embed,
+            qa,
+        } => {
             let jobs = jobs.clamp(1, 16);
             let config = RunConfig {
                 dataset,
@@ -119,7 +130,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 types,
                 questions,
                 jobs,
-                engine: Config { context_budget: budget, rrf_k: rrf, ..Config::default() },
+                engine: Config { context_budget: budget, rrf_k: fusion.rrf_k(), ..Config::default() },
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
                 qa: qa.config()?,
             };

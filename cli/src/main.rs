@@ -123,17 +123,38 @@ struct QueryArgs {
     /// Rounds to consider.
     #[arg(long)]
     top_k: Option<usize>,
-    /// Fuse dense and BM25 rankings by reciprocal rank with this constant (e.g. 60).
-    #[arg(long)]
-    rrf: Option<u32>,
+    #[command(flatten)]
+    fusion: FusionArgs,
     #[command(flatten)]
     embed: EmbedArgs,
     question: String,
 }
 
+/// How the dense and the lexical rankings combine.
+#[derive(clap::Args, Clone, Copy, Debug)]
+pub struct FusionArgs {
+    /// Reciprocal-rank fusion constant for dense + BM25 [default: 60].
+    #[arg(long, conflicts_with = "dense_only")]
+    rrf: Option<u32>,
+    /// Rank by the dense score alone (no BM25 fusion).
+    #[arg(long)]
+    dense_only: bool,
+}
+
+impl FusionArgs {
+    /// The engine's `rrf_k` these flags ask for.
+    pub fn rrf_k(self) -> Option<u32> {
+        if self.dense_only {
+            None
+        } else {
+            self.rrf.or(Config::default().rrf_k)
+        }
+    }
+}
+
 impl QueryArgs {
     fn open(&self) -> Result<Memory, Fail> {
-        self.embed.open_with(&self.db, Config { rrf_k: self.rrf, ..Config::default() })
+        self.embed.open_with(&self.db, Config { rrf_k: self.fusion.rrf_k(), ..Config::default() })
     }
 
     fn query(&self, budget: Option<usize>) -> Query<'_> {

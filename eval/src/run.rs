@@ -129,6 +129,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "dedup_cosine": cfg.engine.dedup_cosine,
             "context_budget": cfg.engine.context_budget,
             "rrf_k": cfg.engine.rrf_k,
+            "lexical": cfg.engine.rrf_k.map(|_| mnemon::LEXICAL_SCHEME),
             "retrieved_depth": KS[KS.len() - 1],
         },
         "qa": cfg.qa.as_ref().map(QaConfig::pins),

@@ -156,14 +156,10 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Up to `limit` of the user's round ids matching the FTS5 `query`, best BM25 first (ties by
-    /// id).
-    pub(crate) fn lexical(&self, user_id: i64, query: &str, limit: usize) -> Result<Vec<i64>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT r.id FROM round_fts JOIN rounds r ON r.id = round_fts.rowid \
-             WHERE round_fts MATCH ?1 AND r.user_id = ?2 ORDER BY bm25(round_fts), r.id LIMIT ?3",
-        )?;
-        let rows = stmt.query_map(params![query, user_id, limit as i64], |r| r.get(0))?;
+    /// The user's round texts, `(round id, text)` in id order.
+    pub(crate) fn user_texts(&self, user_id: i64) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self.conn.prepare("SELECT id, text FROM rounds WHERE user_id = ?1 ORDER BY id")?;
+        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 

@@ -20,6 +20,11 @@ pub fn hashing(path: &Path) -> Memory {
     Memory::open(path, HashingEmbedder::default(), Config::default()).unwrap()
 }
 
+/// A store with the hashing embedder ranking by the dense score alone (no BM25 fusion).
+pub fn hashing_dense(path: &Path) -> Memory {
+    Memory::open(path, HashingEmbedder::default(), Config { rrf_k: None, ..Config::default() }).unwrap()
+}
+
 /// The bytes of a closed store (main file; the WAL is checkpointed away on close).
 pub fn file_bytes(path: &Path) -> Vec<u8> {
     let wal = path.with_extension("db-wal");
