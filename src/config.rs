@@ -31,9 +31,9 @@ pub struct Config {
     pub cache_kib: u32,
     /// Fuse the dense ranking (top 100) with the user's BM25 ranking (top 100) by reciprocal
     /// rank, with this constant; `None` ranks by the dense score alone and builds no word index.
-    /// Default `Some(60)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
-    /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 64.9 %, for about 0.6 ms more per recall
-    /// at 10^4 rounds (docs/DECISIONS.md). At least 1 if set.
+    /// Default `Some(20)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
+    /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 67.1 %, for about 0.6 ms more per recall
+    /// at 10^4 rounds; 20 beat 60 and 100 on LoCoMo (docs/DECISIONS.md). At least 1 if set.
     pub rrf_k: Option<u32>,
 }
 
@@ -46,7 +46,7 @@ impl Default for Config {
             context_budget: None,
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
-            rrf_k: Some(60),
+            rrf_k: Some(20),
         }
     }
 }

@@ -133,7 +133,7 @@ struct QueryArgs {
 /// How the dense and the lexical rankings combine.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FusionArgs {
-    /// Reciprocal-rank fusion constant for dense + BM25 [default: 60].
+    /// Reciprocal-rank fusion constant for dense + BM25 [default: 20].
     #[arg(long, conflicts_with = "dense_only")]
     rrf: Option<u32>,
     /// Rank by the dense score alone (no BM25 fusion).
