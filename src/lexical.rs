@@ -28,7 +28,25 @@ const B: f32 = 0.75;
 /// The smallest idf: a term in most rounds still matches.
 const MIN_IDF: f32 = 1e-6;
 
-type Fixed = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+/// FNV-1a: fixed keys (no per-process randomness) and fast on short words. The maps are private
+/// to one user's index and keyed by that user's own words.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type Fixed = BuildHasherDefault<Fnv>;
 
 static STEMMER: LazyLock<Stemmer> = LazyLock::new(|| Stemmer::create(Algorithm::English));
 
@@ -46,8 +64,13 @@ fn words(text: &str, mut f: impl FnMut(&str)) {
     };
     for c in text.chars() {
         let boundary = if c.is_ascii() {
-            // The common case: ASCII decomposes to itself.
-            fold(c, &mut word)
+            // The common case: ASCII decomposes to itself and lowercases in place.
+            if c.is_ascii_alphanumeric() {
+                word.push(c.to_ascii_lowercase());
+                false
+            } else {
+                true
+            }
         } else {
             let mut boundary = false;
             decompose_compatible(c, |d| {

@@ -222,3 +222,20 @@ fn benchmark_files_ingest_one_user_per_question_or_conversation() {
     ]);
     assert!(err.contains("no question or conversation"), "{err}");
 }
+
+#[test]
+fn eval_flags_are_checked_before_any_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("none.json");
+    let out = dir.path().join("run");
+    let base = ["eval", "run", "--dataset", s(&data), "--benchmark", "longmemeval", "--out", s(&out)];
+    let e = fails(&[&base[..], &["--reader", "m"]].concat());
+    assert!(e.contains("--judge"), "{e}");
+    let e = fails(&[&base[..], &["--rrf", "5", "--dense-only"]].concat());
+    assert!(e.contains("--dense-only") && e.contains("--rrf"), "{e}");
+    let templates = dir.path().join("t.json");
+    std::fs::write(&templates, r#"{"standard": "no placeholders"}"#).unwrap();
+    let e = fails(&[&base[..], &["--reader", "m", "--judge", "j", "--templates", s(&templates)]].concat());
+    assert!(e.contains("t.json") && e.contains("{question}"), "{e}");
+    assert!(!out.exists(), "nothing was written");
+}
