@@ -130,6 +130,21 @@ fn load(dir: &Path) -> Result<BTreeMap<String, Prediction>> {
         .collect())
 }
 
+/// `n | A % | B % | b | c | McNemar p |` of paired hits (A's, B's).
+fn paired_cells(pairs: &[(bool, bool)]) -> String {
+    let n = pairs.len();
+    let ha = pairs.iter().filter(|p| p.0).count();
+    let hb = pairs.iter().filter(|p| p.1).count();
+    let only_a = pairs.iter().filter(|p| p.0 && !p.1).count();
+    let only_b = pairs.iter().filter(|p| !p.0 && p.1).count();
+    format!(
+        "{n} | {} | {} | {only_a} | {only_b} | {:.4} |",
+        pct(ha as f64 / n.max(1) as f64),
+        pct(hb as f64 / n.max(1) as f64),
+        mcnemar_exact(only_a, only_b)
+    )
+}
+
 /// Paired comparison of two runs on the questions both answered: for ANY@k and ALL@k
 /// (k = 5, 10) at each level, `b` = questions only A hits, `c` = only B hits, and the exact
 /// McNemar p; the mean per-question difference in reciprocal rank (B − A); and, for QA runs,
@@ -173,17 +188,8 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
             [("ANY@5", 1, false), ("ANY@10", 2, false), ("ALL@5", 1, true), ("ALL@10", 2, true)]
         {
             let pick = |h: &crate::metrics::Hits| if all { h.all[idx] } else { h.any[idx] };
-            let ha = pairs.iter().filter(|(x, _)| pick(x)).count();
-            let hb = pairs.iter().filter(|(_, y)| pick(y)).count();
-            let only_a = pairs.iter().filter(|(x, y)| pick(x) && !pick(y)).count();
-            let only_b = pairs.iter().filter(|(x, y)| !pick(x) && pick(y)).count();
-            let _ = writeln!(
-                out,
-                "| {level} | {name} | {n} | {} | {} | {only_a} | {only_b} | {:.4} | {drr:+.4} |",
-                pct(ha as f64 / n.max(1) as f64),
-                pct(hb as f64 / n.max(1) as f64),
-                mcnemar_exact(only_a, only_b)
-            );
+            let hit: Vec<(bool, bool)> = pairs.iter().map(|(x, y)| (pick(x), pick(y))).collect();
+            let _ = writeln!(out, "| {level} | {name} | {} {drr:+.4} |", paired_cells(&hit));
         }
     }
     let judges: std::collections::BTreeSet<&String> =
@@ -200,18 +206,7 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
                     Some((va.correct, vb.correct))
                 })
                 .collect();
-            let n = pairs.len();
-            let ha = pairs.iter().filter(|p| p.0).count();
-            let hb = pairs.iter().filter(|p| p.1).count();
-            let only_a = pairs.iter().filter(|p| p.0 && !p.1).count();
-            let only_b = pairs.iter().filter(|p| !p.0 && p.1).count();
-            let _ = writeln!(
-                out,
-                "| {judge} | {n} | {} | {} | {only_a} | {only_b} | {:.4} |",
-                pct(ha as f64 / n.max(1) as f64),
-                pct(hb as f64 / n.max(1) as f64),
-                mcnemar_exact(only_a, only_b)
-            );
+            let _ = writeln!(out, "| {judge} | {}", paired_cells(&pairs));
         }
     }
     Ok(out)

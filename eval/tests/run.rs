@@ -5,26 +5,8 @@ use std::sync::Arc;
 use mnemon::{Config, Embedder, HashingEmbedder};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
-const DATA: &str = r#"[
- {"question_id":"q1","question_type":"single-session-user","question":"What colour is my kayak?","answer":"red",
-  "question_date":"2023/05/30 (Tue) 10:00",
-  "haystack_dates":["2023/05/20 (Sat) 02:21","2023/05/25 (Thu) 09:00"],"haystack_session_ids":["s1","s2"],
-  "haystack_sessions":[[{"role":"user","content":"I bought a red kayak yesterday.","has_answer":true},{"role":"assistant","content":"Fun! Where will you paddle?"}],
-                       [{"role":"user","content":"Recommend a pasta recipe."},{"role":"assistant","content":"Try carbonara."}]],
-  "answer_session_ids":["s1"]},
- {"question_id":"q2","question_type":"multi-session","question":"How many pets do I have?","answer":2,
-  "question_date":"2023/06/30 (Fri) 10:00",
-  "haystack_dates":["2023/06/01 (Thu) 10:00","2023/06/10 (Sat) 10:00","2023/06/12 (Mon) 10:00"],"haystack_session_ids":["a","b","c"],
-  "haystack_sessions":[[{"role":"user","content":"My cat Miso sleeps all day.","has_answer":true}],
-                       [{"role":"user","content":"We adopted a dog called Pip, so two pets now.","has_answer":true}],
-                       [{"role":"user","content":"What is the capital of Peru?"},{"role":"assistant","content":"Lima."}]],
-  "answer_session_ids":["a","b"]},
- {"question_id":"q3_abs","question_type":"single-session-user","question":"What is my horse called?","answer":"unknown",
-  "question_date":"2023/06/30 (Fri) 10:00",
-  "haystack_dates":["2023/06/01 (Thu) 10:00"],"haystack_session_ids":["x"],
-  "haystack_sessions":[[{"role":"user","content":"I like tea."}]],
-  "answer_session_ids":[]}
-]"#;
+mod common;
+use common::LME as DATA;
 
 fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
     RunConfig {
