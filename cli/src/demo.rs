@@ -34,7 +34,7 @@ pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
     );
     println!("   store: {}", path.display());
     println!("\n== context for: [{DATE}] {QUESTION:?} (budget 400 tokens)\n");
-    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(400).top_k(4), USER)?;
+    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(400).top_k(5), USER)?;
     print!("{}", context.text);
     println!(
         "\n   {} rounds, {} tokens, truncated: {}{}",
