@@ -168,6 +168,15 @@ fn demo_runs_end_to_end() {
 }
 
 #[test]
+fn the_demo_context_answers_its_question_with_minilm() {
+    let out = ok(&["demo"]);
+    let context = &out[out.find("<memory>").unwrap()..out.find("</memory>").unwrap()];
+    for needed in ["Lisbon", "peanuts"] {
+        assert!(context.contains(needed), "the context lacks {needed}:\n{context}");
+    }
+}
+
+#[test]
 fn benchmark_files_ingest_one_user_per_question_or_conversation() {
     let dir = tempfile::tempdir().unwrap();
     let lme = dir.path().join("lme.json");
