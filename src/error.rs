@@ -93,6 +93,11 @@ pub enum Error {
     #[error("embedder failed: {0}")]
     Embedder(String),
 
+    /// The extractor failed while running (not a bad model output, which is a truncated
+    /// extraction, never an error).
+    #[error("extractor failed: {0}")]
+    Extractor(String),
+
     /// The operation needs an embedder, but the store was opened with its stored pins and no
     /// models ([`Memory::open_stored`](crate::Memory::open_stored)).
     #[error("{operation} needs an embedder, but this store was opened without models")]

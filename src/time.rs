@@ -187,11 +187,11 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-fn month_number(word: &str) -> Option<u32> {
+pub(crate) fn month_number(word: &str) -> Option<u32> {
     MONTHS.iter().position(|m| *m == word).map(|i| i as u32 + 1)
 }
 
-fn weekday(word: &str) -> Option<Weekday> {
+pub(crate) fn weekday(word: &str) -> Option<Weekday> {
     Some(match word {
         "monday" => Weekday::Mon,
         "tuesday" => Weekday::Tue,
@@ -205,7 +205,7 @@ fn weekday(word: &str) -> Option<Weekday> {
 }
 
 /// A count written as digits or as a word (`a`, `an`, `one` … `twelve`, `couple`, `few` → 3).
-fn count(word: &str) -> Option<u32> {
+pub(crate) fn count(word: &str) -> Option<u32> {
     if let Ok(n) = word.parse::<u32>() {
         return (n <= 1000).then_some(n);
     }
@@ -222,14 +222,14 @@ fn count(word: &str) -> Option<u32> {
 }
 
 #[derive(Clone, Copy)]
-enum Unit {
+pub(crate) enum Unit {
     Day,
     Week,
     Month,
     Year,
 }
 
-fn unit(word: &str) -> Option<Unit> {
+pub(crate) fn unit(word: &str) -> Option<Unit> {
     Some(match word.trim_end_matches('s') {
         "day" => Unit::Day,
         "week" => Unit::Week,

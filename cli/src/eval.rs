@@ -17,6 +17,15 @@ pub enum BenchmarkArg {
     Locomo,
 }
 
+impl From<BenchmarkArg> for Benchmark {
+    fn from(b: BenchmarkArg) -> Benchmark {
+        match b {
+            BenchmarkArg::Longmemeval => Benchmark::LongMemEval,
+            BenchmarkArg::Locomo => Benchmark::LoCoMo,
+        }
+    }
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Ingest every selected haystack into a fresh store, recall each question, score the ranks;
@@ -54,6 +63,16 @@ pub enum Command {
     },
     /// Paired per-question comparison of two runs (exact McNemar).
     Compare { a: PathBuf, b: PathBuf },
+    /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
+    Prefilter {
+        #[arg(long)]
+        dataset: PathBuf,
+        #[arg(long, value_enum)]
+        benchmark: BenchmarkArg,
+        /// At most this many haystacks.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
 }
 
 /// QA mode. The endpoint is read from `MNEMON_EVAL_BASE_URL` (else `OPENAI_BASE_URL`, else
@@ -121,10 +140,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             let jobs = jobs.clamp(1, 16);
             let config = RunConfig {
                 dataset,
-                benchmark: match benchmark {
-                    BenchmarkArg::Longmemeval => Benchmark::LongMemEval,
-                    BenchmarkArg::Locomo => Benchmark::LoCoMo,
-                },
+                benchmark: benchmark.into(),
                 out: out.clone(),
                 limit,
                 types,
@@ -154,6 +170,20 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
+        Command::Prefilter { dataset, benchmark, limit } => {
+            let r = mnemon_eval::prefilter::measure(&dataset, benchmark.into(), limit)?;
+            println!(
+                "{} rounds; {} skipped ({:.2} %): {:?}",
+                r.rounds,
+                r.skipped_total(),
+                100.0 * r.skipped_total() as f64 / r.rounds.max(1) as f64,
+                r.skipped
+            );
+            println!("{} evidence rounds; {} would be skipped", r.evidence_rounds, r.evidence_skipped.len());
+            for (user, key, rule, text) in &r.evidence_skipped {
+                println!("\n[{user} {key}] {rule}\n{text}");
+            }
+        }
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ mod bench;
 mod demo;
 mod doctor;
 mod eval;
+mod extract;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -238,6 +239,8 @@ enum Command {
     },
     /// Measure ingest and recall speed on synthetic rounds.
     Bench(bench::Args),
+    /// Print the facts a GGUF model extracts from one round (a debugging aid).
+    Extract(extract::Args),
     /// Measure retrieval quality on LongMemEval or LoCoMo, or compare two runs.
     #[command(subcommand)]
     Eval(eval::Command),
@@ -316,6 +319,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Doctor { db, models } => return Ok(doctor::run(db.as_deref(), models)),
         Command::Demo { db, embed } => demo::run(db, &embed)?,
         Command::Bench(args) => bench::run(&args)?,
+        Command::Extract(args) => extract::run(&args)?,
         Command::Eval(command) => eval::run(command)?,
     }
     Ok(ExitCode::SUCCESS)

@@ -248,3 +248,18 @@ fn eval_flags_are_checked_before_any_work() {
     assert!(e.contains("t.json") && e.contains("{question}"), "{e}");
     assert!(!out.exists(), "nothing was written");
 }
+
+#[test]
+fn extract_prints_the_same_facts_in_two_processes() {
+    let model = mnemon::extract::default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf");
+    let model = model.to_str().unwrap();
+    let round =
+        "user: I moved to Lisbon last week with my beagle Toby.\nassistant: Congratulations on the move!";
+    let args = ["extract", "--model", model, "--max-tokens", "96", round];
+    let a = ok(&args);
+    assert_eq!(ok(&args), a, "byte-identical across processes");
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert!(v["prompt_tokens"].as_u64().unwrap() > 100, "{a}");
+    let e = fails(&["extract", "--model", "/nonexistent/model.gguf", round]);
+    assert!(e.contains("/nonexistent/model.gguf") && e.contains("scripts/fetch-models.sh"), "{e}");
+}

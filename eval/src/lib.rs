@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod metrics;
+pub mod prefilter;
 pub mod qa;
 pub mod report;
 pub mod run;

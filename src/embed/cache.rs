@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{Embedder, EmbedderPins};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// Remembers every vector its embedder computes, in a SQLite file keyed by blake3 over the
 /// embedder's pins, the text's kind (document or query) and the text.
@@ -37,19 +37,10 @@ impl CachedEmbedder {
     /// Opens (creating if needed) the cache file at `path` in front of `inner`.
     pub fn open(path: impl AsRef<Path>, inner: Arc<dyn Embedder>) -> Result<CachedEmbedder> {
         let path = path.as_ref();
-        let conn = Connection::open(path)
-            .map_err(|e| Error::NotAStore { path: path.to_owned(), reason: e.to_string() })?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.execute_batch(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;
-             CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;",
-        )
-        .map_err(|e| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => {
-                Error::NotAStore { path: path.to_owned(), reason: "not a SQLite database".into() }
-            }
-            _ => Error::from(e),
-        })?;
+        let conn = crate::store::open_side_db(
+            path,
+            "CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;",
+        )?;
         let p = inner.pins();
         let pins = serde_json::json!([p.name, p.revision, p.dim, p.template]).to_string();
         Ok(CachedEmbedder {

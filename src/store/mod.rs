@@ -195,3 +195,20 @@ CREATE INDEX decisions_by_user ON decisions(user_id, id);
 "
     )
 }
+
+/// Opens (creating) a side file that is not a store, such as a cache: WAL, a busy timeout, then
+/// `schema` (idempotent statements). A file that is not SQLite is [`Error::NotAStore`].
+pub(crate) fn open_side_db(path: &Path, schema: &str) -> Result<Connection> {
+    let conn = Connection::open(path)
+        .map_err(|e| Error::NotAStore { path: path.to_owned(), reason: e.to_string() })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    conn.execute_batch(&format!("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; {schema}")).map_err(
+        |e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => {
+                Error::NotAStore { path: path.to_owned(), reason: "not a SQLite database".into() }
+            }
+            _ => Error::from(e),
+        },
+    )?;
+    Ok(conn)
+}

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the system packages that building mnemon needs and a fresh Debian machine lacks: cmake and
+# clang (llama.cpp's build, through llama-cpp-sys-2) and libclang-dev (its bindgen). Idempotent: does
+# nothing when all are present. Uses apt-get, as root or through sudo.
+set -euo pipefail
+
+missing=()
+command -v cmake > /dev/null || missing+=(cmake)
+command -v clang > /dev/null || missing+=(clang)
+compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" > /dev/null || compgen -G "/usr/lib/x86_64-linux-gnu/libclang*.so*" > /dev/null \
+  || missing+=(libclang-dev)
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+echo "installing system packages: ${missing[*]}" >&2
+sudo=""
+if [[ "$(id -u)" != 0 ]]; then
+  command -v sudo > /dev/null || { echo "error: need root or sudo to install ${missing[*]}" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null \
+  || { $sudo apt-get update > /dev/null && $sudo apt-get install -y --no-install-recommends "${missing[@]}" > /dev/null; } \
+  || { echo "error: apt-get could not install ${missing[*]}" >&2; exit 1; }

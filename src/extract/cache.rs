@@ -1,0 +1,134 @@
+//! [`CachedExtractor`]: model outputs kept in a SQLite file, so that a round is sent to the model
+//! once, whichever store, process or run meets it.
+
+use std::path::Path;
+use std::sync::Mutex;
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::{Extraction, Extractor, ExtractorPins};
+use crate::error::{Error, PinDifference, Result};
+use crate::round::Turn;
+
+/// An extractor in front of a cache file stamped with its pins.
+///
+/// The key is blake3 over the canonical turns (role and content in order; timestamps are not
+/// part of it), so identical rounds anywhere share one model call. A hit re-parses the stored
+/// raw output through the current parser. A file filled under other pins is refused with
+/// [`Error::PinMismatch`] naming every differing pin. Several processes may share the file (WAL,
+/// a busy timeout, insert-or-ignore; the extractor is deterministic, so a race stores the same
+/// bytes twice at most).
+pub struct CachedExtractor<E: Extractor> {
+    inner: E,
+    conn: Mutex<Connection>,
+    counts: Mutex<(u64, u64)>,
+}
+
+fn pin_map(p: &ExtractorPins) -> Vec<(&'static str, String)> {
+    vec![
+        ("extractor.name", p.name.clone()),
+        ("extractor.model_blake3", p.model_blake3.clone()),
+        ("extractor.quant", p.quant.clone()),
+        ("extractor.runtime", p.runtime.clone()),
+        ("extractor.decode", p.decode.clone()),
+        ("extractor.prompt", p.prompt.clone()),
+    ]
+}
+
+/// The cache key of a round.
+pub fn round_key(turns: &[Turn]) -> String {
+    let canonical: Vec<[&str; 2]> = turns.iter().map(|t| [t.role.as_str(), t.content.as_str()]).collect();
+    blake3::hash(serde_json::to_string(&canonical).unwrap_or_default().as_bytes()).to_hex().to_string()
+}
+
+impl<E: Extractor> CachedExtractor<E> {
+    /// Opens (creating and stamping if new) the cache at `path` in front of `inner`.
+    pub fn open(path: impl AsRef<Path>, inner: E) -> Result<CachedExtractor<E>> {
+        let path = path.as_ref();
+        let conn = crate::store::open_side_db(
+            path,
+            "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS extractions(
+               key TEXT PRIMARY KEY, raw TEXT NOT NULL, stopped INTEGER NOT NULL,
+               prompt_tokens INTEGER NOT NULL, generated_tokens INTEGER NOT NULL) WITHOUT ROWID;",
+        )?;
+        let expected = pin_map(&inner.pins());
+        {
+            let tx = conn.unchecked_transaction()?;
+            for (k, v) in &expected {
+                tx.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)", params![k, v])?;
+            }
+            tx.commit()?;
+        }
+        let mut differences = Vec::new();
+        for (k, v) in &expected {
+            let stored: Option<String> =
+                conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0)).optional()?;
+            if stored.as_deref() != Some(v.as_str()) {
+                differences.push(PinDifference { key: (*k).to_string(), stored, expected: Some(v.clone()) });
+            }
+        }
+        if !differences.is_empty() {
+            return Err(Error::PinMismatch { differences });
+        }
+        Ok(CachedExtractor { inner, conn: Mutex::new(conn), counts: Mutex::new((0, 0)) })
+    }
+
+    /// `(hits, misses)` since opening.
+    pub fn stats(&self) -> (u64, u64) {
+        *self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The extractor behind the cache.
+    pub fn inner(&self) -> &E {
+        &self.inner
+    }
+}
+
+impl<E: Extractor> Extractor for CachedExtractor<E> {
+    fn pins(&self) -> ExtractorPins {
+        self.inner.pins()
+    }
+
+    fn extract(&self, turns: &[Turn]) -> Result<Extraction> {
+        let key = round_key(turns);
+        let hit: Option<(String, bool, i64, i64)> = {
+            let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            conn.query_row(
+                "SELECT raw, stopped, prompt_tokens, generated_tokens FROM extractions WHERE key = ?1",
+                [&key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?
+        };
+        let counts = |hit: bool| {
+            let mut c = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if hit {
+                c.0 += 1;
+            } else {
+                c.1 += 1;
+            }
+        };
+        if let Some((raw, stopped, prompt, generated)) = hit {
+            counts(true);
+            return Ok(Extraction::from_output(raw, stopped, prompt as usize, generated as usize));
+        }
+        let fresh = self.inner.extract(turns)?;
+        counts(false);
+        // A decode that stopped at the bound is flagged truncated whatever its text; keep that.
+        let stopped = fresh.truncated && super::parse(&fresh.raw_output).is_some();
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        conn.execute(
+            "INSERT OR IGNORE INTO extractions(key, raw, stopped, prompt_tokens, generated_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                key,
+                fresh.raw_output,
+                stopped,
+                fresh.prompt_tokens as i64,
+                fresh.generated_tokens as i64
+            ],
+        )?;
+        Ok(fresh)
+    }
+}

@@ -1,0 +1,227 @@
+//! Write-time fact extraction: the [`Extractor`] trait, the output contract and its strict parser.
+//!
+//! An extractor reads one round and returns at most eight atomic facts, each a self-contained
+//! sentence with a verbatim excerpt, an optional time mention, an optional triple and a salience.
+//! The contract is `grammars/facts.schema.json`. [`LlamaExtractor`] decodes under the GBNF grammar
+//! generated from that schema (`grammars/facts.gbnf`), so it always emits valid JSON when it
+//! finishes. [`parse`] still checks every field: output that is not exactly the contract is an
+//! empty extraction flagged `truncated`, and half an array is never salvaged.
+
+mod cache;
+mod llama;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Result;
+use crate::round::Turn;
+
+pub use cache::{round_key, CachedExtractor};
+pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, RUNTIME};
+
+/// The output contract, as a JSON schema.
+pub const SCHEMA: &str = include_str!("../../grammars/facts.schema.json");
+/// The GBNF grammar generated from [`SCHEMA`] by llama.cpp's converter (a test regenerates it).
+pub const GRAMMAR: &str = include_str!("../../grammars/facts.gbnf");
+/// The system prompt: instructions and worked examples.
+pub const PROMPT: &str = include_str!("../../prompts/extract.md");
+/// At most this many facts per round.
+pub const MAX_FACTS: usize = 8;
+/// The salience values a fact may carry: durable user facts, the assistant's recommendations or
+/// decisions for the user, anything else.
+pub const SALIENCES: [f32; 3] = [1.0, 0.5, 0.25];
+
+/// One fact as the extractor wrote it (before verification, resolution and normalization).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExtractedFact {
+    /// One self-contained sentence ("The user …").
+    pub content: String,
+    /// The verbatim excerpt it comes from, with its role prefix.
+    pub raw: String,
+    /// A time mention copied from the excerpt.
+    pub when: Option<String>,
+    /// Triple subject.
+    pub subject: Option<String>,
+    /// Triple predicate.
+    pub predicate: Option<String>,
+    /// Triple object.
+    pub object: Option<String>,
+    /// 1.0, 0.5 or 0.25.
+    pub salience: f32,
+}
+
+/// What one extraction call produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Extraction {
+    /// The facts (empty when the output broke the contract).
+    pub facts: Vec<ExtractedFact>,
+    /// The model's output, verbatim (what the cache keeps).
+    pub raw_output: String,
+    /// The output broke the contract or stopped at the token bound.
+    pub truncated: bool,
+    /// Prompt tokens decoded.
+    pub prompt_tokens: usize,
+    /// Tokens generated.
+    pub generated_tokens: usize,
+}
+
+impl Extraction {
+    /// An extraction from the model's raw output, parsed strictly; `stopped` when decoding hit the
+    /// token bound before the grammar completed.
+    pub fn from_output(
+        raw_output: String,
+        stopped: bool,
+        prompt_tokens: usize,
+        generated_tokens: usize,
+    ) -> Self {
+        let facts = if stopped { None } else { parse(&raw_output) };
+        Extraction {
+            truncated: facts.is_none(),
+            facts: facts.unwrap_or_default(),
+            raw_output,
+            prompt_tokens,
+            generated_tokens,
+        }
+    }
+}
+
+/// What an extractor's output depends on; enters the store's and the cache's pins.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExtractorPins {
+    /// Model file name.
+    pub name: String,
+    /// blake3 of the model file.
+    pub model_blake3: String,
+    /// Quantization (from the GGUF's `general.file_type`).
+    pub quant: String,
+    /// The inference runtime and its version.
+    pub runtime: String,
+    /// blake3 of the decode settings (greedy, context, batch, input cap, token bound).
+    pub decode: String,
+    /// blake3 of the prompt, the schema and the grammar.
+    pub prompt: String,
+}
+
+/// Reads one round and returns its facts. Implementations must be deterministic: the same turns
+/// give the same bytes of output on every call, in every process (same build, same CPU type).
+pub trait Extractor: Send + Sync {
+    /// What the output depends on.
+    fn pins(&self) -> ExtractorPins;
+    /// Extracts the facts of one round (its turns in order).
+    fn extract(&self, turns: &[Turn]) -> Result<Extraction>;
+}
+
+/// blake3 of the prompt, schema and grammar texts, in a fixed framing.
+pub fn prompt_blake3() -> String {
+    let framed = serde_json::json!({ "prompt": PROMPT, "schema": SCHEMA, "grammar": GRAMMAR });
+    blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
+}
+
+const FIELDS: [&str; 7] = ["content", "raw", "when", "subject", "predicate", "object", "salience"];
+
+/// Parses output against the contract: a JSON array of at most [`MAX_FACTS`] objects with exactly
+/// the seven fields; `content` and `raw` non-empty strings; `when` and the triple strings or null
+/// (blank strings become null); `salience` one of [`SALIENCES`]. Anything else is `None`.
+pub fn parse(output: &str) -> Option<Vec<ExtractedFact>> {
+    let value: Value = serde_json::from_str(output.trim()).ok()?;
+    let items = value.as_array()?;
+    if items.len() > MAX_FACTS {
+        return None;
+    }
+    items.iter().map(parse_fact).collect()
+}
+
+fn parse_fact(item: &Value) -> Option<ExtractedFact> {
+    let object = item.as_object()?;
+    if object.len() != FIELDS.len() || !FIELDS.iter().all(|f| object.contains_key(*f)) {
+        return None;
+    }
+    let required = |k: &str| -> Option<String> {
+        let s = object[k].as_str()?.trim();
+        (!s.is_empty()).then(|| s.to_string())
+    };
+    let optional = |k: &str| -> Option<Option<String>> {
+        match &object[k] {
+            Value::Null => Some(None),
+            Value::String(s) => Some(Some(s.trim().to_string()).filter(|s| !s.is_empty())),
+            _ => None,
+        }
+    };
+    let salience = object["salience"].as_f64()? as f32;
+    if !SALIENCES.contains(&salience) {
+        return None;
+    }
+    Some(ExtractedFact {
+        content: required("content")?,
+        raw: required("raw")?,
+        when: optional("when")?,
+        subject: optional("subject")?,
+        predicate: optional("predicate")?,
+        object: optional("object")?,
+        salience,
+    })
+}
+
+/// The round as the model reads it: `user: …` / `assistant: …` lines in turn order.
+pub fn round_text(turns: &[Turn]) -> String {
+    turns.iter().map(|t| format!("{}: {}", t.role.as_str(), t.content)).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ONE: &str = r#"[{"content":"The user adopted a beagle.","raw":"user: I adopted a beagle","when":" ","subject":"user","predicate":"adopted","object":"a beagle","salience":1.0}]"#;
+
+    #[test]
+    fn the_contract_parses_and_blank_slots_become_null() {
+        let facts = parse(ONE).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].when, None);
+        assert_eq!(facts[0].object.as_deref(), Some("a beagle"));
+        assert_eq!(parse("[]").unwrap(), Vec::new());
+        assert_eq!(parse(" [] \n").unwrap(), Vec::new());
+    }
+
+    #[test]
+    fn anything_off_contract_is_refused_whole() {
+        let bad = [
+            "",
+            "[",
+            "{}",
+            r#"[{"content":"x"}]"#,
+            &ONE.replace("1.0}", "0.7}"),
+            &ONE.replace("1.0}", "\"high\"}"),
+            &ONE.replace(r#""content":"The user adopted a beagle.""#, r#""content":"  ""#),
+            &ONE.replace(r#""subject":"user""#, r#""subject":3"#),
+            &ONE.replace("}]", r#","extra":1}]"#),
+            &format!("[{}]", [&ONE[1..ONE.len() - 1]; 9].join(",")),
+            &format!("{ONE} trailing"),
+        ];
+        for b in bad {
+            assert_eq!(parse(b), None, "{b}");
+        }
+        // Eight is the bound, not an error.
+        assert_eq!(parse(&format!("[{}]", [&ONE[1..ONE.len() - 1]; 8].join(","))).unwrap().len(), 8);
+        let e = Extraction::from_output("[".into(), false, 10, 1);
+        assert!(e.truncated && e.facts.is_empty());
+        let e = Extraction::from_output(ONE.into(), true, 10, 1);
+        assert!(e.truncated && e.facts.is_empty(), "a stopped decode is never salvaged");
+    }
+
+    #[test]
+    fn the_schema_is_valid_json_and_matches_the_parser() {
+        let schema: Value = serde_json::from_str(SCHEMA).unwrap();
+        assert_eq!(schema["maxItems"], MAX_FACTS);
+        let required: Vec<&str> =
+            schema["items"]["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(required, FIELDS);
+        let enumerated: Vec<f32> = schema["items"]["properties"]["salience"]["enum"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap() as f32)
+            .collect();
+        assert_eq!(enumerated, SALIENCES);
+    }
+}
