@@ -63,6 +63,25 @@ pub enum Command {
     },
     /// Paired per-question comparison of two runs (exact McNemar).
     Compare { a: PathBuf, b: PathBuf },
+    /// Extraction quality and speed on sampled LongMemEval rounds (evidence and other).
+    Extract {
+        #[arg(long)]
+        dataset: PathBuf,
+        /// The GGUF model file.
+        #[arg(long)]
+        model: PathBuf,
+        /// Evidence rounds sampled (at most two per question, in file order).
+        #[arg(long, default_value_t = 100)]
+        evidence: usize,
+        /// Other rounds sampled (one per question).
+        #[arg(long, default_value_t = 100)]
+        other: usize,
+        /// The run directory (`rounds.jsonl`; an existing one is resumed).
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long, default_value_t = 2)]
+        threads: i32,
+    },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
         #[arg(long)]
@@ -170,6 +189,27 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
+        Command::Extract { dataset, model, evidence, other, out, threads } => {
+            let extractor = mnemon::extract::LlamaExtractor::load(
+                &model,
+                mnemon::extract::LlamaConfig { threads, ..Default::default() },
+            )?;
+            let bar = ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "{spinner} {wide_bar} {pos}/{len} rounds, elapsed {elapsed}, eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let results =
+                mnemon_eval::extraction::run(&dataset, &extractor, evidence, other, &out, &|d, t| {
+                    bar.set_length(t as u64);
+                    bar.set_position(d as u64);
+                })?;
+            bar.finish_and_clear();
+            let text = mnemon_eval::extraction::summary(&results);
+            std::fs::write(out.join("summary.txt"), &text).map_err(|e| Fail::msg(e.to_string()))?;
+            print!("{text}");
+        }
         Command::Prefilter { dataset, benchmark, limit } => {
             let r = mnemon_eval::prefilter::measure(&dataset, benchmark.into(), limit)?;
             println!(

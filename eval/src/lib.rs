@@ -10,6 +10,7 @@
 #![deny(missing_docs)]
 
 pub mod data;
+pub mod extraction;
 pub mod metrics;
 pub mod prefilter;
 pub mod qa;

@@ -227,12 +227,33 @@ fn argmax(candidates: impl Iterator<Item = LlamaTokenData>) -> Option<LlamaToken
     best.map(|(_, id)| LlamaToken(id))
 }
 
+/// llama.cpp's own measurement of one call (its performance counters; never part of an
+/// [`Extraction`], which must stay byte-identical across runs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, serde::Deserialize)]
+pub struct Speed {
+    /// Milliseconds decoding the prompt.
+    pub prompt_ms: f64,
+    /// Prompt tokens decoded.
+    pub prompt_tokens: usize,
+    /// Milliseconds generating.
+    pub generation_ms: f64,
+    /// Tokens generated (decoded one at a time).
+    pub generated_tokens: usize,
+}
+
 impl Extractor for LlamaExtractor {
     fn pins(&self) -> ExtractorPins {
         self.pins.clone()
     }
 
     fn extract(&self, turns: &[Turn]) -> Result<Extraction> {
+        self.extract_measured(turns).map(|(e, _)| e)
+    }
+}
+
+impl LlamaExtractor {
+    /// [`Extractor::extract`], with llama.cpp's timing of the call.
+    pub fn extract_measured(&self, turns: &[Turn]) -> Result<(Extraction, Speed)> {
         let prompt = self.prompt(turns)?;
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
@@ -250,7 +271,9 @@ impl Extractor for LlamaExtractor {
             .with_n_batch(c.n_batch)
             .with_n_ubatch(c.n_batch)
             .with_n_threads(c.threads)
-            .with_n_threads_batch(c.threads);
+            .with_n_threads_batch(c.threads)
+            // llama.cpp's performance counters feed `Speed`; they never touch the output.
+            .with_no_perf(false);
         let mut ctx = self.model.new_context(backend()?, params).map_err(|e| llama("context", e))?;
         let mut grammar =
             LlamaSampler::grammar(&self.model, GRAMMAR, "root").map_err(|e| llama("grammar", e))?;
@@ -304,7 +327,14 @@ impl Extractor for LlamaExtractor {
         }
         let text =
             String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(Extraction::from_output(text, stopped, tokens.len(), generated))
+        let t = ctx.timings();
+        let speed = Speed {
+            prompt_ms: t.t_p_eval_ms(),
+            prompt_tokens: usize::try_from(t.n_p_eval()).unwrap_or(0),
+            generation_ms: t.t_eval_ms(),
+            generated_tokens: usize::try_from(t.n_eval()).unwrap_or(0),
+        };
+        Ok((Extraction::from_output(text, stopped, tokens.len(), generated), speed))
     }
 }
 

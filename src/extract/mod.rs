@@ -17,7 +17,7 @@ use crate::error::Result;
 use crate::round::Turn;
 
 pub use cache::{round_key, CachedExtractor};
-pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, RUNTIME};
+pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
 
 /// The output contract, as a JSON schema.
 pub const SCHEMA: &str = include_str!("../../grammars/facts.schema.json");

@@ -1,0 +1,245 @@
+//! Extraction quality and speed on LongMemEval rounds: `mnemon eval extract`.
+//!
+//! A fixed sample: evidence rounds (rounds holding a `has_answer` turn; at most two per question,
+//! in file order) and other rounds (one per question, the round halfway through its haystack that
+//! holds no evidence). Each round goes through the pre-filter, then the extractor. For evidence
+//! rounds, a fact **carries the answer's key information** when every key word of the gold answer
+//! (lowercase words of 3+ characters, minus a few function words; plural `s` ignored) appears in
+//! one fact's `content` or `object`. Preference and abstention questions are left out of that
+//! share: their "answers" are rubrics or explanations. One JSON line per round in
+//! `rounds.jsonl`; a run resumes from it.
+
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use mnemon::extract::{ExtractedFact, LlamaExtractor, Speed};
+use mnemon::prefilter::skip;
+use mnemon::{Config, Error, HashingEmbedder, Memory, Result, Turn};
+
+use crate::data::{self, Benchmark};
+
+/// One sampled round and what came of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RoundResult {
+    /// The question whose haystack it is.
+    pub question: String,
+    /// Its round key.
+    pub key: String,
+    /// Whether it holds an evidence turn.
+    pub evidence: bool,
+    /// Whether the key-information share counts it.
+    pub scored: bool,
+    /// The pre-filter rule that skipped it.
+    pub skipped: Option<String>,
+    /// Whether some fact carries every key word of the answer.
+    pub carries_answer: bool,
+    /// Facts extracted.
+    pub facts: Vec<ExtractedFact>,
+    /// The output broke the contract or hit the token bound.
+    pub truncated: bool,
+    /// llama.cpp's timing.
+    pub speed: Speed,
+    /// Wall-clock seconds of the call.
+    pub seconds: f64,
+}
+
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "and", "for", "with", "was", "are", "has", "had", "her", "his", "their", "they", "you", "your",
+    "about",
+];
+
+fn key_words(text: &str) -> BTreeSet<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 3 || w.chars().all(|c| c.is_ascii_digit()) && !w.is_empty())
+        .filter(|w| !FUNCTION_WORDS.contains(w))
+        .map(|w| w.strip_suffix('s').filter(|b| b.len() >= 3).unwrap_or(w).to_string())
+        .collect()
+}
+
+/// Whether one fact holds every key word of `answer`.
+pub fn carries(answer: &str, facts: &[ExtractedFact]) -> bool {
+    let want = key_words(answer);
+    !want.is_empty()
+        && facts.iter().any(|f| {
+            let have = key_words(&format!("{} {}", f.content, f.object.as_deref().unwrap_or("")));
+            want.is_subset(&have)
+        })
+}
+
+/// The sample: `(question id, answer, scored, round key, turns, is evidence)`.
+type Sampled = (String, String, bool, String, Vec<Turn>, bool);
+
+fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampled>> {
+    let data = data::load(dataset, Benchmark::LongMemEval)?;
+    let dir = tempfile::tempdir()?;
+    let (mut evidence, mut other) = (Vec::new(), Vec::new());
+    for (n, q) in data.questions.iter().enumerate() {
+        if evidence.len() >= evidence_n && other.len() >= other_n {
+            break;
+        }
+        let Some(h) = data.haystacks.iter().find(|h| h.user == q.user) else { continue };
+        let memory = Memory::open_shared(
+            dir.path().join(format!("{n}.db")),
+            Arc::new(HashingEmbedder::default()),
+            Config::default(),
+        )?;
+        for session in h.messages.chunk_by(|a, b| a.session == b.session) {
+            memory.add(session, &h.user)?;
+        }
+        let rounds = memory.rounds(&h.user)?;
+        let ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
+        let holds = |turns: &[Turn]| turns.iter().any(|t| t.id.as_deref().is_some_and(|id| ids.contains(id)));
+        let scored = !q.abstention && q.kind != "single-session-preference";
+        for r in rounds.iter().filter(|r| holds(&r.turns)).take(2) {
+            if evidence.len() < evidence_n {
+                evidence.push((q.id.clone(), q.answer.clone(), scored, r.key.clone(), r.turns.clone(), true));
+            }
+        }
+        let plain: Vec<_> = rounds.iter().filter(|r| !holds(&r.turns)).collect();
+        if let Some(r) = plain.get(plain.len() / 2) {
+            if other.len() < other_n {
+                other.push((q.id.clone(), q.answer.clone(), false, r.key.clone(), r.turns.clone(), false));
+            }
+        }
+    }
+    evidence.extend(other);
+    Ok(evidence)
+}
+
+/// Runs (or resumes) the sample through `extractor`, appending to `out/rounds.jsonl`;
+/// `progress(done, total)` after each round.
+pub fn run(
+    dataset: &Path,
+    extractor: &LlamaExtractor,
+    evidence_n: usize,
+    other_n: usize,
+    out: &Path,
+    progress: &dyn Fn(usize, usize),
+) -> Result<Vec<RoundResult>> {
+    std::fs::create_dir_all(out)?;
+    let path: PathBuf = out.join("rounds.jsonl");
+    let mut done: Vec<RoundResult> = match std::fs::read_to_string(&path) {
+        Ok(t) => t.lines().filter_map(|l| serde_json::from_str(l).ok()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let seen: BTreeSet<(String, String)> = done.iter().map(|r| (r.question.clone(), r.key.clone())).collect();
+    let todo = sample(dataset, evidence_n, other_n)?;
+    let total = todo.len();
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    for (question, answer, scored, key, turns, evidence) in todo {
+        if seen.contains(&(question.clone(), key.clone())) {
+            continue;
+        }
+        let skipped = skip(&turns).map(|r| r.name().to_string());
+        // Timing is this harness's job.
+        #[allow(clippy::disallowed_methods)]
+        let started = std::time::Instant::now();
+        let (extraction, speed) = match skipped {
+            Some(_) => (None, Speed::default()),
+            None => {
+                let (e, s) = extractor.extract_measured(&turns)?;
+                (Some(e), s)
+            }
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        let facts = extraction.as_ref().map(|e| e.facts.clone()).unwrap_or_default();
+        let result = RoundResult {
+            carries_answer: evidence && carries(&answer, &facts),
+            question,
+            key,
+            evidence,
+            scored: evidence && scored,
+            skipped,
+            truncated: extraction.as_ref().is_some_and(|e| e.truncated),
+            facts,
+            speed,
+            seconds,
+        };
+        let line = serde_json::to_string(&result).map_err(|e| Error::Extractor(e.to_string()))?;
+        writeln!(file, "{line}")?;
+        file.flush()?;
+        done.push(result);
+        progress(done.len(), total);
+    }
+    Ok(done)
+}
+
+/// The summary printed and recorded.
+pub fn summary(results: &[RoundResult]) -> String {
+    let n = results.len().max(1) as f64;
+    let sent: Vec<&RoundResult> = results.iter().filter(|r| r.skipped.is_none()).collect();
+    let scored: Vec<&RoundResult> = results.iter().filter(|r| r.scored).collect();
+    let carried = scored.iter().filter(|r| r.carries_answer).count();
+    let facts: usize = sent.iter().map(|r| r.facts.len()).sum();
+    let empty = sent.iter().filter(|r| r.facts.is_empty() && !r.truncated).count();
+    let truncated = sent.iter().filter(|r| r.truncated).count();
+    let (pms, ptok, gms, gtok) = sent.iter().fold((0.0, 0usize, 0.0, 0usize), |a, r| {
+        (
+            a.0 + r.speed.prompt_ms,
+            a.1 + r.speed.prompt_tokens,
+            a.2 + r.speed.generation_ms,
+            a.3 + r.speed.generated_tokens,
+        )
+    });
+    let secs: f64 = sent.iter().map(|r| r.seconds).sum();
+    let s = sent.len().max(1) as f64;
+    format!(
+        "{} rounds ({} evidence, {} scored for key information), {} sent to the model, {} skipped by the pre-filter ({:.1} %)\n\
+         evidence rounds carrying the answer's key information: {carried} / {} ({:.1} %)\n\
+         facts per round sent: {:.2}; [] rate {:.1} %; truncated {:.1} %\n\
+         seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round)\n",
+        results.len(),
+        results.iter().filter(|r| r.evidence).count(),
+        scored.len(),
+        sent.len(),
+        results.len() - sent.len(),
+        100.0 * (results.len() - sent.len()) as f64 / n,
+        scored.len(),
+        100.0 * carried as f64 / scored.len().max(1) as f64,
+        facts as f64 / s,
+        100.0 * empty as f64 / s,
+        100.0 * truncated as f64 / s,
+        secs / s,
+        ptok as f64 / (pms / 1e3).max(1e-9),
+        ptok as f64 / s,
+        gtok as f64 / (gms / 1e3).max(1e-9),
+        gtok as f64 / s,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(content: &str, object: Option<&str>) -> ExtractedFact {
+        ExtractedFact {
+            content: content.into(),
+            raw: String::new(),
+            when: None,
+            subject: None,
+            predicate: None,
+            object: object.map(Into::into),
+            salience: 1.0,
+        }
+    }
+
+    #[test]
+    fn key_information_needs_every_key_word_in_one_fact() {
+        let facts = [
+            fact("The user adopted a beagle named Toby.", None),
+            fact("The user works as a nurse.", Some("nurses")),
+        ];
+        assert!(carries("Toby", &facts));
+        assert!(carries("a beagle", &facts));
+        assert!(carries("Nurse", &facts));
+        assert!(!carries("Toby the nurse", &facts), "split across two facts");
+        assert!(!carries("Max", &facts));
+        assert!(!carries("", &facts), "an answer with no key word is never carried");
+        assert!(carries("3 days", &[fact("The user stayed 3 days in Rome.", None)]));
+    }
+}
