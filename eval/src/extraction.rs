@@ -12,13 +12,12 @@
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use mnemon::extract::{ExtractedFact, LlamaExtractor, Speed};
 use mnemon::prefilter::skip;
-use mnemon::{Config, Error, HashingEmbedder, Memory, Result, Turn};
+use mnemon::{Error, Result, Turn};
 
 use crate::data::{self, Benchmark};
 
@@ -83,15 +82,7 @@ fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampl
             break;
         }
         let Some(h) = data.haystacks.iter().find(|h| h.user == q.user) else { continue };
-        let memory = Memory::open_shared(
-            dir.path().join(format!("{n}.db")),
-            Arc::new(HashingEmbedder::default()),
-            Config::default(),
-        )?;
-        for session in h.messages.chunk_by(|a, b| a.session == b.session) {
-            memory.add(session, &h.user)?;
-        }
-        let rounds = memory.rounds(&h.user)?;
+        let rounds = crate::prefilter::stored_rounds(h, &dir.path().join(format!("{n}.db")))?;
         let ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
         let holds = |turns: &[Turn]| turns.iter().any(|t| t.id.as_deref().is_some_and(|id| ids.contains(id)));
         let scored = !q.abstention && q.kind != "single-session-preference";

@@ -31,6 +31,16 @@ impl PrefilterReport {
     }
 }
 
+/// The rounds `haystack` forms once stored (at `path`, with the hashing embedder: only the rounds
+/// matter to the callers, not their vectors).
+pub(crate) fn stored_rounds(haystack: &data::Haystack, path: &Path) -> Result<Vec<mnemon::StoredRound>> {
+    let memory = Memory::open_shared(path, Arc::new(HashingEmbedder::default()), Config::default())?;
+    for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
+        memory.add(session, &haystack.user)?;
+    }
+    memory.rounds(&haystack.user)
+}
+
 /// Stores each haystack (hashing embedder: only the rounds matter here) and screens every round.
 pub fn measure(dataset: &Path, benchmark: Benchmark, limit: Option<usize>) -> Result<PrefilterReport> {
     let data = data::load(dataset, benchmark)?;
@@ -44,16 +54,8 @@ pub fn measure(dataset: &Path, benchmark: Benchmark, limit: Option<usize>) -> Re
         if limit.is_some_and(|l| n >= l) {
             break;
         }
-        let memory = Memory::open_shared(
-            dir.path().join(format!("{n}.db")),
-            Arc::new(HashingEmbedder::default()),
-            Config::default(),
-        )?;
-        for session in h.messages.chunk_by(|a, b| a.session == b.session) {
-            memory.add(session, &h.user)?;
-        }
         let ids = evidence.get(h.user.as_str());
-        for round in memory.rounds(&h.user)? {
+        for round in stored_rounds(h, &dir.path().join(format!("{n}.db")))? {
             report.rounds += 1;
             let is_evidence = round
                 .turns
