@@ -155,37 +155,35 @@ impl LlamaExtractor {
     /// The round text within the input cap: the user turn first, then what fits of the rest.
     fn capped_round(&self, turns: &[Turn]) -> Result<String> {
         let vocab = self.model.vocab();
-        let mut ordered: Vec<&Turn> = turns.iter().filter(|t| t.role == Role::User).collect();
-        ordered.extend(turns.iter().filter(|t| t.role != Role::User));
+        let tokens: Vec<Vec<LlamaToken>> =
+            turns.iter().map(|t| vocab.tokenize(t.content.as_bytes(), false, false)).collect();
+        // Budget per turn: user turns are served first, then the rest in order.
         let mut left = self.config.input_cap;
-        let mut kept: Vec<Turn> = Vec::new();
-        for t in ordered {
-            if left == 0 {
-                break;
-            }
-            let tokens = vocab.tokenize(t.content.as_bytes(), false, false);
-            let content = if tokens.len() <= left {
-                left -= tokens.len();
+        let mut budget = vec![0; turns.len()];
+        let order = (0..turns.len()).filter(|i| turns[*i].role == Role::User);
+        for i in order.chain((0..turns.len()).filter(|i| turns[*i].role != Role::User)) {
+            budget[i] = tokens[i].len().min(left);
+            left -= budget[i];
+        }
+        let mut kept = Vec::with_capacity(turns.len());
+        for (i, t) in turns.iter().enumerate() {
+            let content = if budget[i] == tokens[i].len() {
                 t.content.clone()
+            } else if budget[i] == 0 {
+                continue;
             } else {
                 // A cut can split a character: keep only whole UTF-8.
-                let bytes = vocab.detokenize(&tokens[..left], false, false);
-                let cut = match String::from_utf8(bytes) {
+                let bytes = vocab.detokenize(&tokens[i][..budget[i]], false, false);
+                match String::from_utf8(bytes) {
                     Ok(s) => s,
                     Err(e) => {
                         let valid = e.utf8_error().valid_up_to();
                         String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
                     }
-                };
-                left = 0;
-                cut
+                }
             };
             kept.push(Turn { content, ..t.clone() });
         }
-        // Back in the round's own order.
-        kept.sort_by_key(|k| {
-            turns.iter().position(|t| t.role == k.role && t.ts == k.ts).unwrap_or(usize::MAX)
-        });
         Ok(round_text(&kept))
     }
 
