@@ -23,7 +23,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use serde::Serialize;
 
-use super::{prompt_blake3, round_text, Extraction, Extractor, ExtractorPins, GRAMMAR, PROMPT};
+use super::{prompt_blake3, round_text, Extraction, Extractor, ExtractorPins, GRAMMAR};
 use crate::error::{Error, Result};
 use crate::round::{Role, Turn};
 
@@ -193,13 +193,13 @@ impl LlamaExtractor {
             .model
             .chat_template(None)
             .map_err(|e| Error::Extractor(format!("{}: no chat template ({e})", self.pins.name)))?;
-        let chat = [
-            LlamaChatMessage::new("system".into(), PROMPT.into()),
-            LlamaChatMessage::new("user".into(), format!("{round}\nOutput:")),
-        ]
-        .into_iter()
-        .collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(|e| Error::Extractor(format!("chat message: {e}")))?;
+        let mut messages = super::prompt_messages();
+        messages.push(("user", round));
+        let chat = messages
+            .into_iter()
+            .map(|(role, text)| LlamaChatMessage::new(role.into(), text))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Extractor(format!("chat message: {e}")))?;
         self.model
             .apply_chat_template(&template, &chat, true)
             .map_err(|e| Error::Extractor(format!("chat template: {e}")))

@@ -1,6 +1,6 @@
 //! Write-time fact extraction: the [`Extractor`] trait, the output contract and its strict parser.
 //!
-//! An extractor reads one round and returns at most eight atomic facts, each a self-contained
+//! An extractor reads one round and returns at most five atomic facts, each a self-contained
 //! sentence with a verbatim excerpt, an optional time mention, an optional triple and a salience.
 //! The contract is `grammars/facts.schema.json`. [`LlamaExtractor`] decodes under the GBNF grammar
 //! generated from that schema (`grammars/facts.gbnf`), so it always emits valid JSON when it
@@ -23,10 +23,11 @@ pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
 pub const SCHEMA: &str = include_str!("../../grammars/facts.schema.json");
 /// The GBNF grammar generated from [`SCHEMA`] by llama.cpp's converter (a test regenerates it).
 pub const GRAMMAR: &str = include_str!("../../grammars/facts.gbnf");
-/// The system prompt: instructions and worked examples.
+/// The prompt: the system text, then worked examples as chat turns, each after a `--- user ---`
+/// or `--- assistant ---` line.
 pub const PROMPT: &str = include_str!("../../prompts/extract.md");
 /// At most this many facts per round.
-pub const MAX_FACTS: usize = 8;
+pub const MAX_FACTS: usize = 5;
 /// The salience values a fact may carry: durable user facts, the assistant's recommendations or
 /// decisions for the user, anything else.
 pub const SALIENCES: [f32; 3] = [1.0, 0.5, 0.25];
@@ -109,6 +110,29 @@ pub trait Extractor: Send + Sync {
     fn pins(&self) -> ExtractorPins;
     /// Extracts the facts of one round (its turns in order).
     fn extract(&self, turns: &[Turn]) -> Result<Extraction>;
+}
+
+/// [`PROMPT`] as chat messages: `("system", text)`, then the examples' `("user" | "assistant",
+/// text)` in order.
+pub fn prompt_messages() -> Vec<(&'static str, String)> {
+    let mut out = vec![("system", String::new())];
+    for line in PROMPT.lines() {
+        match line.trim() {
+            "--- user ---" => out.push(("user", String::new())),
+            "--- assistant ---" => out.push(("assistant", String::new())),
+            _ => {
+                let text = &mut out.last_mut().map(|m| &mut m.1).expect("starts with the system message");
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(line);
+            }
+        }
+    }
+    for m in &mut out {
+        m.1 = m.1.trim().to_string();
+    }
+    out
 }
 
 /// blake3 of the prompt, schema and grammar texts, in a fixed framing.
@@ -195,18 +219,30 @@ mod tests {
             &ONE.replace(r#""content":"The user adopted a beagle.""#, r#""content":"  ""#),
             &ONE.replace(r#""subject":"user""#, r#""subject":3"#),
             &ONE.replace("}]", r#","extra":1}]"#),
-            &format!("[{}]", [&ONE[1..ONE.len() - 1]; 9].join(",")),
+            &format!("[{}]", [&ONE[1..ONE.len() - 1]; 6].join(",")),
             &format!("{ONE} trailing"),
         ];
         for b in bad {
             assert_eq!(parse(b), None, "{b}");
         }
-        // Eight is the bound, not an error.
-        assert_eq!(parse(&format!("[{}]", [&ONE[1..ONE.len() - 1]; 8].join(","))).unwrap().len(), 8);
+        // Five is the bound, not an error.
+        assert_eq!(parse(&format!("[{}]", [&ONE[1..ONE.len() - 1]; 5].join(","))).unwrap().len(), 5);
         let e = Extraction::from_output("[".into(), false, 10, 1);
         assert!(e.truncated && e.facts.is_empty());
         let e = Extraction::from_output(ONE.into(), true, 10, 1);
         assert!(e.truncated && e.facts.is_empty(), "a stopped decode is never salvaged");
+    }
+
+    #[test]
+    fn the_prompt_splits_into_a_system_text_and_example_turns() {
+        let m = prompt_messages();
+        assert_eq!(m[0].0, "system");
+        assert!(m.len() >= 3 && m.len() % 2 == 1, "examples come in pairs");
+        for pair in m[1..].chunks(2) {
+            assert_eq!((pair[0].0, pair[1].0), ("user", "assistant"));
+            assert!(parse(&pair[1].1).is_some(), "every example answer meets the contract: {}", pair[1].1);
+        }
+        assert!(m.iter().all(|(_, t)| !t.is_empty() && !t.contains("--- ")));
     }
 
     #[test]
