@@ -291,6 +291,7 @@ impl LlamaExtractor {
         let mut pos = tokens.len();
         let mut generated = 0;
         let mut stopped = true;
+        let mut guard = super::RepeatGuard::default();
         while generated < c.max_tokens {
             let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
             let all =
@@ -318,6 +319,12 @@ impl LlamaExtractor {
             grammar.accept(token);
             out.extend(vocab.token_to_piece(token, false, None));
             generated += 1;
+            if let Some(keep) = guard.feed(&out) {
+                out.truncate(keep);
+                out.push(b']');
+                stopped = false;
+                break;
+            }
             batch.clear();
             batch.add(token, pos as i32, &[0], true).map_err(|e| llama("batch", e))?;
             pos += 1;

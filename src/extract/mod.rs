@@ -186,6 +186,69 @@ fn parse_fact(item: &Value) -> Option<ExtractedFact> {
     })
 }
 
+/// Watches a JSON array as it is generated and reports the first item whose `content` repeats an
+/// earlier item's (case and surrounding space ignored). Small models loop on one fact until the
+/// token bound; ending the array after the last new item keeps what they said once and spares the
+/// rest of the decode. The cut is a function of the bytes alone, so it is as deterministic as
+/// the decode.
+#[derive(Default)]
+pub(crate) struct RepeatGuard {
+    scanned: usize,
+    in_string: bool,
+    escape: bool,
+    depth: u32,
+    item_start: usize,
+    kept_until: usize,
+    seen: Vec<String>,
+}
+
+impl RepeatGuard {
+    /// Scans what `out` gained since the last call; `Some(n)` when an item repeats: `out[..n]` ends
+    /// after the last new item, and closing it with `]` gives the array to keep.
+    pub(crate) fn feed(&mut self, out: &[u8]) -> Option<usize> {
+        while self.scanned < out.len() {
+            let (i, b) = (self.scanned, out[self.scanned]);
+            self.scanned += 1;
+            if self.in_string {
+                match (self.escape, b) {
+                    (true, _) => self.escape = false,
+                    (false, b'\\') => self.escape = true,
+                    (false, b'"') => self.in_string = false,
+                    _ => {}
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'[' | b'{' => {
+                    self.depth += 1;
+                    if self.depth == 2 {
+                        self.item_start = i;
+                    }
+                }
+                b']' | b'}' => {
+                    if self.depth == 2 {
+                        let item: Option<Value> = serde_json::from_slice(&out[self.item_start..=i]).ok();
+                        let content = item
+                            .as_ref()
+                            .and_then(|v| v["content"].as_str())
+                            .map(|c| c.trim().to_lowercase())
+                            .unwrap_or_default();
+                        if self.seen.contains(&content) {
+                            return Some(self.kept_until);
+                        }
+                        self.seen.push(content);
+                        self.kept_until = i + 1;
+                    }
+                    self.depth = self.depth.saturating_sub(1);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
 /// The round as the model reads it: `user: …` / `assistant: …` lines in turn order.
 pub fn round_text(turns: &[Turn]) -> String {
     turns.iter().map(|t| format!("{}: {}", t.role.as_str(), t.content)).collect::<Vec<_>>().join("\n")
@@ -231,6 +294,30 @@ mod tests {
         assert!(e.truncated && e.facts.is_empty());
         let e = Extraction::from_output(ONE.into(), true, 10, 1);
         assert!(e.truncated && e.facts.is_empty(), "a stopped decode is never salvaged");
+    }
+
+    #[test]
+    fn a_repeated_fact_ends_the_array_after_the_last_new_one() {
+        let item = |c: &str| ONE[1..ONE.len() - 1].replace("The user adopted a beagle.", c);
+        let text = format!(
+            "[{}, {},\n {}",
+            item("A \\\"quoted\\\" fact]}."),
+            item("Another."),
+            item("  a \\\"QUOTED\\\" fact]}. ")
+        );
+        let mut guard = RepeatGuard::default();
+        // Fed in pieces, as tokens arrive.
+        let mut cut = None;
+        for end in (1..=text.len()).filter(|e| text.is_char_boundary(*e)) {
+            cut = cut.or(guard.feed(&text.as_bytes()[..end]));
+        }
+        let cut = cut.expect("the third item repeats the first");
+        let kept = format!("{}]", &text[..cut]);
+        let facts = parse(&kept).unwrap();
+        assert_eq!(facts.len(), 2);
+        assert_eq!(facts[1].content, "Another.");
+        let mut fresh = RepeatGuard::default();
+        assert_eq!(fresh.feed(ONE.as_bytes()), None, "one item never repeats");
     }
 
     #[test]
