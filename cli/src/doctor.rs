@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mnemon::{Config, Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder};
+use mnemon::extract::{Extractor as _, LlamaConfig, LlamaExtractor};
+use mnemon::{Config, Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Role, Turn};
 
 struct Report {
     failures: usize,
@@ -19,7 +20,7 @@ impl Report {
     }
 }
 
-pub fn run(db: Option<&Path>, models: Option<PathBuf>) -> ExitCode {
+pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>) -> ExitCode {
     let mut r = Report { failures: 0 };
     let dir = models.unwrap_or_else(mnemon::models::default_dir);
     println!("models folder: {}", dir.display());
@@ -56,6 +57,31 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>) -> ExitCode {
             }
         }
         Err(e) => r.fail("sqlite", e, "rebuild mnemon (rusqlite `bundled`, sqlite-vec)"),
+    }
+    if let Some(path) = extractor {
+        let what = format!("extractor {}", path.display());
+        let extracted = LlamaExtractor::load(path, LlamaConfig { max_tokens: 48, ..LlamaConfig::default() })
+            .and_then(|m| {
+                let turn = Turn {
+                    role: Role::User,
+                    content: "I live in Lisbon.".into(),
+                    ts: String::new(),
+                    id: None,
+                    speaker: None,
+                };
+                Ok((m.pins(), m.extract(&[turn])?))
+            });
+        match extracted {
+            Ok((pins, e)) => {
+                r.ok(&what, format!("loads and decodes ({} prompt tokens)", e.prompt_tokens));
+                println!(
+                    "      quant {}, runtime {}, blake3 {}",
+                    pins.quant, pins.runtime, pins.model_blake3
+                );
+            }
+            Err(mnemon::Error::ModelUnavailable { reason, fix, .. }) => r.fail(&what, reason, &fix),
+            Err(e) => r.fail(&what, e, "check that the file is a complete GGUF with a chat template"),
+        }
     }
     if let Some(db) = db {
         match Memory::open_stored(db, Config::default()).and_then(|m| Ok((m.pins()?, m.users()?))) {

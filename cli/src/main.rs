@@ -228,6 +228,9 @@ enum Command {
         db: Option<PathBuf>,
         #[arg(long)]
         models: Option<PathBuf>,
+        /// Also load this GGUF extractor and decode one short round.
+        #[arg(long)]
+        extractor: Option<PathBuf>,
     },
     /// Ingest a small conversation, then print a context and the Markdown export.
     Demo {
@@ -316,7 +319,9 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let report = memory.forget_user(&user)?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
-        Command::Doctor { db, models } => return Ok(doctor::run(db.as_deref(), models)),
+        Command::Doctor { db, models, extractor } => {
+            return Ok(doctor::run(db.as_deref(), models, extractor.as_deref()))
+        }
         Command::Demo { db, embed } => demo::run(db, &embed)?,
         Command::Bench(args) => bench::run(&args)?,
         Command::Extract(args) => extract::run(&args)?,

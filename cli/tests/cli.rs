@@ -260,6 +260,14 @@ fn extract_prints_the_same_facts_in_two_processes() {
     assert_eq!(ok(&args), a, "byte-identical across processes");
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
     assert!(v["prompt_tokens"].as_u64().unwrap() > 100, "{a}");
+    let doctor = ok(&["doctor", "--extractor", model]);
+    assert!(doctor.contains("ok    extractor") && doctor.contains("quant Q4_1"), "{doctor}");
+    let bad = mnemon(&["doctor", "--extractor", "/nonexistent/model.gguf"]);
+    let report = String::from_utf8_lossy(&bad.stdout);
+    assert!(
+        !bad.status.success() && report.contains("FAIL  extractor") && report.contains("fetch-models"),
+        "{report}"
+    );
     let e = fails(&["extract", "--model", "/nonexistent/model.gguf", round]);
     assert!(e.contains("/nonexistent/model.gguf") && e.contains("scripts/fetch-models.sh"), "{e}");
 }
