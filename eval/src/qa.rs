@@ -568,30 +568,22 @@ impl<'a> Asker<'a> {
         })
     }
 
+    /// The reply cached under `key` in `table`, else a fresh one (then cached); and whether it
+    /// came from the cache.
     fn cached(
-        &mut self,
+        &self,
         table: &str,
         key: &str,
         model: &str,
         prompt: &str,
         max_tokens: u32,
-    ) -> Result<Reply> {
+    ) -> Result<(Reply, bool)> {
         if let Some(reply) = self.cache.get(table, key) {
-            if table == "replies" {
-                self.calls.reader_cached += 1;
-            } else {
-                self.calls.judge_cached += 1;
-            }
-            return Ok(reply);
+            return Ok((reply, true));
         }
         let reply = self.client.chat(model, prompt, max_tokens)?;
-        if table == "replies" {
-            self.calls.reader += 1;
-        } else {
-            self.calls.judge += 1;
-        }
         self.cache.put(table, key, &reply)?;
-        Ok(reply)
+        Ok((reply, false))
     }
 
     /// Reads `history` (the rendered context) for `q` and has every judge of its kind grade the
@@ -613,14 +605,18 @@ impl<'a> Asker<'a> {
         );
         let max = cfg.reader_max_tokens.to_string();
         let reader_key = key(&[&cfg.reader, &max, &prompt]);
-        let reply = self.cached("replies", &reader_key, &cfg.reader, &prompt, cfg.reader_max_tokens)?;
+        let (reply, hit) =
+            self.cached("replies", &reader_key, &cfg.reader, &prompt, cfg.reader_max_tokens)?;
+        *if hit { &mut self.calls.reader_cached } else { &mut self.calls.reader } += 1;
         let mut verdicts = BTreeMap::new();
         for (name, t) in judges {
             let text = cfg.templates.get(t);
             let judge_prompt =
                 fill(text, &[("question", &q.question), ("answer", &q.answer), ("response", &reply.text)]);
             let verdict_key = key(&[&q.id, &reply.text, &cfg.judge, text]);
-            let raw = self.cached("verdicts", &verdict_key, &cfg.judge, &judge_prompt, JUDGE_MAX_TOKENS)?;
+            let (raw, hit) =
+                self.cached("verdicts", &verdict_key, &cfg.judge, &judge_prompt, JUDGE_MAX_TOKENS)?;
+            *if hit { &mut self.calls.judge_cached } else { &mut self.calls.judge } += 1;
             let parsed = parse_verdict(&raw.text);
             verdicts.insert(
                 name.to_string(),

@@ -1,14 +1,16 @@
 //! [`CachedExtractor`]: model outputs kept in a SQLite file, so that a round is sent to the model
 //! once, whichever store, process or run meets it.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Mutex;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::{Extraction, Extractor, ExtractorPins};
-use crate::error::{Error, PinDifference, Result};
+use crate::error::{Error, Result};
 use crate::round::Turn;
+use crate::store::Pins;
 
 /// An extractor in front of a cache file stamped with its pins.
 ///
@@ -52,22 +54,19 @@ impl<E: Extractor> CachedExtractor<E> {
                key TEXT PRIMARY KEY, raw TEXT NOT NULL, stopped INTEGER NOT NULL,
                prompt_tokens INTEGER NOT NULL, generated_tokens INTEGER NOT NULL) WITHOUT ROWID;",
         )?;
-        let expected = pin_map(&inner.pins());
+        let expected = Pins(pin_map(&inner.pins()).into_iter().map(|(k, v)| (k.to_string(), v)).collect());
         {
             let tx = conn.unchecked_transaction()?;
-            for (k, v) in &expected {
+            for (k, v) in &expected.0 {
                 tx.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?1, ?2)", params![k, v])?;
             }
             tx.commit()?;
         }
-        let mut differences = Vec::new();
-        for (k, v) in &expected {
-            let stored: Option<String> =
-                conn.query_row("SELECT value FROM meta WHERE key = ?1", [k], |r| r.get(0)).optional()?;
-            if stored.as_deref() != Some(v.as_str()) {
-                differences.push(PinDifference { key: (*k).to_string(), stored, expected: Some(v.clone()) });
-            }
-        }
+        let stored: BTreeMap<String, String> = conn
+            .prepare("SELECT key, value FROM meta")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        let differences = Pins(stored).differences(&expected);
         if !differences.is_empty() {
             return Err(Error::PinMismatch { differences });
         }
