@@ -34,6 +34,7 @@ pub mod embed;
 mod error;
 mod export;
 pub mod extract;
+pub mod facts;
 mod lexical;
 mod memory;
 pub mod models;

@@ -73,6 +73,20 @@ fn the_same_round_gives_the_same_bytes_every_time() {
     assert!(pins.runtime.starts_with("llama-cpp-2"));
 }
 
+/// The prompt's head is decoded once and restored into each round's fresh context: what came
+/// before never changes a round's output.
+#[test]
+fn a_round_gives_the_same_bytes_first_or_after_others() {
+    let round =
+        [turn(Role::User, "My sister Ana moved to Lisbon in May."), turn(Role::Assistant, "Lovely city!")];
+    let other = [turn(Role::User, "I run 10 km every Sunday with my dog Rex.")];
+    let fresh = smollm().extract(&round).unwrap();
+    let warm = smollm();
+    warm.extract(&other).unwrap();
+    warm.extract(&[turn(Role::User, &"a long turn about nothing ".repeat(60))]).unwrap();
+    assert_eq!(warm.extract(&round).unwrap(), fresh);
+}
+
 #[test]
 fn the_input_cap_keeps_the_user_turn_and_cuts_the_reply() {
     let config = LlamaConfig { input_cap: 24, max_tokens: 8, ..LlamaConfig::default() };

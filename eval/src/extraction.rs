@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use mnemon::extract::{ExtractedFact, LlamaExtractor, Speed};
+use mnemon::facts::{verify, Note};
 use mnemon::prefilter::skip;
 use mnemon::{Error, Result, Turn};
 
@@ -36,8 +37,15 @@ pub struct RoundResult {
     pub skipped: Option<String>,
     /// Whether some fact carries every key word of the answer.
     pub carries_answer: bool,
-    /// Facts extracted.
+    /// Facts kept by verification (`mnemon::facts::verify`), with `when` cleared where the round
+    /// does not hold it.
     pub facts: Vec<ExtractedFact>,
+    /// Facts dropped because their excerpt is not from the round.
+    #[serde(default)]
+    pub ungrounded: Vec<ExtractedFact>,
+    /// Time mentions cleared because the round does not hold them.
+    #[serde(default)]
+    pub mentions_cleared: usize,
     /// The output broke the contract or hit the token bound.
     pub truncated: bool,
     /// llama.cpp's timing.
@@ -138,7 +146,23 @@ pub fn run(
             }
         };
         let seconds = started.elapsed().as_secs_f64();
-        let facts = extraction.as_ref().map(|e| e.facts.clone()).unwrap_or_default();
+        let extracted = extraction.as_ref().map(|e| e.facts.clone()).unwrap_or_default();
+        let anchor =
+            turns.first().and_then(|t| mnemon::Timestamp::parse(&t.ts).ok()).map(|t| t.date()).ok_or_else(
+                || Error::InvalidInput {
+                    field: "ts".into(),
+                    reason: format!("round {key} has no readable timestamp"),
+                },
+            )?;
+        let (kept, notes) = verify(&extracted, &turns, anchor);
+        let facts: Vec<ExtractedFact> = kept.into_iter().map(|v| v.fact).collect();
+        let ungrounded: Vec<ExtractedFact> = extracted
+            .iter()
+            .zip(&notes)
+            .filter(|(_, n)| **n == Some(Note::Ungrounded))
+            .map(|(f, _)| f.clone())
+            .collect();
+        let mentions_cleared = notes.iter().filter(|n| **n == Some(Note::MentionNotInRound)).count();
         let result = RoundResult {
             carries_answer: evidence && carries(&answer, &facts),
             question,
@@ -148,6 +172,8 @@ pub fn run(
             skipped,
             truncated: extraction.as_ref().is_some_and(|e| e.truncated),
             facts,
+            ungrounded,
+            mentions_cleared,
             speed,
             seconds,
         };
@@ -167,6 +193,8 @@ pub fn summary(results: &[RoundResult]) -> String {
     let scored: Vec<&RoundResult> = results.iter().filter(|r| r.scored).collect();
     let carried = scored.iter().filter(|r| r.carries_answer).count();
     let facts: usize = sent.iter().map(|r| r.facts.len()).sum();
+    let ungrounded: usize = sent.iter().map(|r| r.ungrounded.len()).sum();
+    let cleared: usize = sent.iter().map(|r| r.mentions_cleared).sum();
     let empty = sent.iter().filter(|r| r.facts.is_empty() && !r.truncated).count();
     let truncated = sent.iter().filter(|r| r.truncated).count();
     let (pms, ptok, gms, gtok) = sent.iter().fold((0.0, 0usize, 0.0, 0usize), |a, r| {
@@ -182,7 +210,8 @@ pub fn summary(results: &[RoundResult]) -> String {
     format!(
         "{} rounds ({} evidence, {} scored for key information), {} sent to the model, {} skipped by the pre-filter ({:.1} %)\n\
          evidence rounds carrying the answer's key information: {carried} / {} ({:.1} %)\n\
-         facts per round sent: {:.2}; [] rate {:.1} %; truncated {:.1} %\n\
+         facts per round sent: {:.2} kept, {:.2} dropped as not from the round; time mentions cleared: {cleared}\n\
+         [] rate {:.1} % (no fact kept); truncated {:.1} %\n\
          seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round)\n",
         results.len(),
         results.iter().filter(|r| r.evidence).count(),
@@ -193,6 +222,7 @@ pub fn summary(results: &[RoundResult]) -> String {
         scored.len(),
         100.0 * carried as f64 / scored.len().max(1) as f64,
         facts as f64 / s,
+        ungrounded as f64 / s,
         100.0 * empty as f64 / s,
         100.0 * truncated as f64 / s,
         secs / s,
