@@ -35,6 +35,14 @@ pub struct Config {
     /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 67.1 %, for about 0.6 ms more per recall
     /// at 10^4 rounds; 20 beat 60 and 100 on LoCoMo (docs/DECISIONS.md). At least 1 if set.
     pub rrf_k: Option<u32>,
+    /// Cosine at or above which an extracted fact duplicates one of the user's stored facts and
+    /// is merged into it (not stored again; logged). Default 0.95, range (0, 1]. Pinned in stores
+    /// built with an extractor.
+    pub fact_dedup_cosine: f32,
+    /// With an extractor: `true` (default) has [`Memory::add`](crate::Memory::add) return once its
+    /// rounds are committed while a background worker extracts them; `false` extracts inside
+    /// `add`. The store ends the same either way.
+    pub background_extraction: bool,
 }
 
 impl Default for Config {
@@ -47,6 +55,8 @@ impl Default for Config {
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
             rrf_k: Some(20),
+            fact_dedup_cosine: 0.95,
+            background_extraction: true,
         }
     }
 }
@@ -63,6 +73,12 @@ impl Config {
         }
         if !self.dedup_cosine.is_finite() || self.dedup_cosine <= 0.0 || self.dedup_cosine > 1.0 {
             return bad("dedup_cosine", "must be a number in (0, 1]");
+        }
+        if !self.fact_dedup_cosine.is_finite()
+            || self.fact_dedup_cosine <= 0.0
+            || self.fact_dedup_cosine > 1.0
+        {
+            return bad("fact_dedup_cosine", "must be a number in (0, 1]");
         }
         if self.context_budget == Some(0) {
             return bad("context_budget", "must be at least 1 when set");

@@ -106,6 +106,17 @@ pub enum Error {
         operation: &'static str,
     },
 
+    /// Rounds wait for extraction, but this store was opened without an extractor.
+    #[error(
+        "{operation}: {pending} rounds wait for extraction, but this store was opened without an extractor"
+    )]
+    NoExtractor {
+        /// What was attempted.
+        operation: &'static str,
+        /// Rounds waiting.
+        pending: usize,
+    },
+
     /// The store's contents violate an invariant (a corrupted or hand-edited file).
     #[error("store {path} is corrupted: {reason}")]
     Corrupt {

@@ -11,11 +11,11 @@ use crate::error::{Error, Result};
 use crate::memory::{check_user, round_key, ExportFormat};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{normalized_key, round_text, Turn};
-use crate::store::{write, DecisionRow, OpenMode, Pins, RoundRow, Store};
+use crate::store::{write, DecisionRow, FactRow, OpenMode, Pins, RoundRow, Store};
 use crate::time::{day_number, Timestamp};
 
 const DUMP_FORMAT: &str = "mnemon-dump";
-const DUMP_VERSION: u32 = 1;
+const DUMP_VERSION: u32 = 2;
 
 /// One line of a JSONL dump.
 #[derive(Debug, Serialize, Deserialize)]
@@ -32,6 +32,25 @@ enum Line {
         session: String,
         turns: Vec<Turn>,
         embedding_f32le: String,
+    },
+    Fact {
+        user: String,
+        key: String,
+        round: String,
+        content: String,
+        raw: String,
+        mention: Option<String>,
+        valid_time: Option<String>,
+        subject: Option<String>,
+        predicate: Option<String>,
+        object: Option<String>,
+        salience: f32,
+        initial_salience: f32,
+        embedding_f32le: String,
+    },
+    Queued {
+        user: String,
+        round: String,
     },
     Decision {
         user: String,
@@ -50,6 +69,10 @@ pub struct ImportReport {
     pub users: Vec<String>,
     /// Rounds written.
     pub rounds: usize,
+    /// Facts written.
+    pub facts: usize,
+    /// Rounds that wait for extraction.
+    pub queued: usize,
     /// Decisions written.
     pub decisions: usize,
     /// Whether the store file was created by this import.
@@ -75,7 +98,7 @@ fn unhex(s: &str) -> Option<Vec<f32>> {
     Some(bytes?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
-fn view(r: &RoundRow) -> RenderRound<'_> {
+fn view<'a>(r: &'a RoundRow, facts: &'a [String]) -> RenderRound<'a> {
     RenderRound {
         id: r.id,
         key: &r.key,
@@ -83,8 +106,12 @@ fn view(r: &RoundRow) -> RenderRound<'_> {
         ts: &r.ts,
         ts_unix: r.ts_unix,
         turns: &r.turns,
-        facts: &[],
+        facts,
     }
+}
+
+fn opt(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("-")
 }
 
 pub(crate) fn export(
@@ -92,10 +119,18 @@ pub(crate) fn export(
     user: &str,
     now: Option<&str>,
     rounds: &[RoundRow],
+    facts: &[FactRow],
     decisions: &[DecisionRow],
     format: ExportFormat,
 ) -> Result<String> {
-    let views: Vec<RenderRound<'_>> = rounds.iter().map(view).collect();
+    let mut lines: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for f in facts.iter().filter(|f| f.salience > 0.0) {
+        let fact = crate::memory::Fact::from(f.clone());
+        lines.entry(f.round_id).or_default().push(fact.line());
+    }
+    let none = Vec::new();
+    let views: Vec<RenderRound<'_>> =
+        rounds.iter().map(|r| view(r, lines.get(&r.id).unwrap_or(&none))).collect();
     let sessions = rounds.iter().map(|r| &r.session).collect::<std::collections::BTreeSet<_>>().len();
     let mut out = String::new();
     match format {
@@ -115,6 +150,23 @@ pub(crate) fn export(
             let _ =
                 writeln!(out, "rounds: {}\nsessions: {sessions}\npins_hash: {}\n", rounds.len(), pins.hash());
             out.push_str(&render::render(&views, Style::Text));
+            let _ = writeln!(out, "\nfacts: {}", facts.len());
+            for f in facts {
+                let _ = writeln!(
+                    out,
+                    "  {} salience {} (initial {}) valid_time {} mention {} triple ({} | {} | {})\n    {}\n    excerpt: {}",
+                    f.key,
+                    f.salience,
+                    f.initial_salience,
+                    opt(&f.valid_time),
+                    opt(&f.mention),
+                    opt(&f.subject),
+                    opt(&f.predicate),
+                    opt(&f.object),
+                    f.content,
+                    f.raw
+                );
+            }
             let _ = writeln!(out, "\ndecisions:");
             // Numbered per user, so a user's export does not depend on other users' writes.
             for (n, d) in decisions.iter().enumerate() {
@@ -132,13 +184,19 @@ pub(crate) fn export(
     Ok(out)
 }
 
-pub(crate) fn export_dump(
-    pins: &Pins,
-    user: &str,
-    rounds: &[RoundRow],
-    vectors: &[Vec<f32>],
-    decisions: &[DecisionRow],
-) -> Result<String> {
+/// Everything a dump holds for one user.
+pub(crate) struct Records<'a> {
+    pub rounds: &'a [RoundRow],
+    pub vectors: &'a [Vec<f32>],
+    pub facts: &'a [FactRow],
+    pub fact_vectors: &'a [Vec<f32>],
+    /// Keys of the rounds waiting for extraction.
+    pub queued: &'a [String],
+    pub decisions: &'a [DecisionRow],
+}
+
+pub(crate) fn export_dump(pins: &Pins, user: &str, records: &Records<'_>) -> Result<String> {
+    let Records { rounds, vectors, facts, fact_vectors, queued, decisions } = *records;
     let mut out = String::new();
     let mut push = |line: &Line| -> Result<()> {
         out.push_str(&serde_json::to_string(line).map_err(|e| Error::input("dump", e.to_string()))?);
@@ -154,6 +212,27 @@ pub(crate) fn export_dump(
             turns: r.turns.clone(),
             embedding_f32le: hex(v),
         })?;
+    }
+    let keys: BTreeMap<i64, &str> = rounds.iter().map(|r| (r.id, r.key.as_str())).collect();
+    for (f, v) in facts.iter().zip(fact_vectors) {
+        push(&Line::Fact {
+            user: user.into(),
+            key: f.key.clone(),
+            round: keys.get(&f.round_id).map(|k| (*k).to_owned()).unwrap_or_default(),
+            content: f.content.clone(),
+            raw: f.raw.clone(),
+            mention: f.mention.clone(),
+            valid_time: f.valid_time.clone(),
+            subject: f.subject.clone(),
+            predicate: f.predicate.clone(),
+            object: f.object.clone(),
+            salience: f.salience,
+            initial_salience: f.initial_salience,
+            embedding_f32le: hex(v),
+        })?;
+    }
+    for round in queued {
+        push(&Line::Queued { user: user.into(), round: round.clone() })?;
     }
     for d in decisions {
         push(&Line::Decision {
@@ -171,6 +250,10 @@ pub(crate) fn export_dump(
 struct Parsed {
     pins: Pins,
     rounds: Vec<(String, RoundRow, Vec<f32>)>,
+    /// (user, round key, fact, vector)
+    facts: Vec<(String, String, FactRow, Vec<f32>)>,
+    /// (user, round key)
+    queued: Vec<(String, String)>,
     decisions: Vec<(String, DecisionRow)>,
 }
 
@@ -185,7 +268,8 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
         _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
     };
     let dim = pins.dim()?;
-    let mut parsed = Parsed { pins, rounds: Vec::new(), decisions: Vec::new() };
+    let mut parsed =
+        Parsed { pins, rounds: Vec::new(), facts: Vec::new(), queued: Vec::new(), decisions: Vec::new() };
     for (n, text) in lines {
         match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
             Line::Header { .. } => return Err(bad(n, "a second header".into())),
@@ -216,6 +300,65 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     text,
                 };
                 parsed.rounds.push((user, row, vector));
+            }
+            Line::Fact {
+                user,
+                key,
+                round,
+                content,
+                raw,
+                mention,
+                valid_time,
+                subject,
+                predicate,
+                object,
+                salience,
+                initial_salience,
+                embedding_f32le,
+            } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                let Some((_, owner, _)) = parsed.rounds.iter().find(|(u, r, _)| *u == user && r.key == round)
+                else {
+                    return Err(bad(n, format!("fact {key}: no round {round} before it")));
+                };
+                if !key.starts_with(&format!("{round}/")) {
+                    return Err(bad(n, format!("fact key {key} does not name its round {round}")));
+                }
+                if !(0.0..=1.0).contains(&salience) || !(0.0..=1.0).contains(&initial_salience) {
+                    return Err(bad(n, "salience must be in 0..=1".into()));
+                }
+                let vector = unhex(&embedding_f32le)
+                    .filter(|v| v.len() == dim)
+                    .ok_or_else(|| bad(n, format!("embedding is not {dim} little-endian f32 values")))?;
+                let day = valid_time
+                    .as_deref()
+                    .and_then(|v| chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
+                    .map_or(owner.day, day_number);
+                let row = FactRow {
+                    id: 0,
+                    round_id: 0,
+                    key,
+                    session: owner.session.clone(),
+                    day,
+                    norm_key: normalized_key(&content),
+                    content,
+                    raw,
+                    mention,
+                    valid_time,
+                    subject,
+                    predicate,
+                    object,
+                    salience,
+                    initial_salience,
+                };
+                parsed.facts.push((user, round, row, vector));
+            }
+            Line::Queued { user, round } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                if !parsed.rounds.iter().any(|(u, r, _)| *u == user && r.key == round) {
+                    return Err(bad(n, format!("queued round {round} is not in the dump before it")));
+                }
+                parsed.queued.push((user, round));
             }
             Line::Decision { user, at, decision, record, other, detail } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
@@ -250,16 +393,28 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
         ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
     }
     let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
+    let mut round_ids: BTreeMap<(&str, &str), i64> = BTreeMap::new();
     for (user, row, vector) in &parsed.rounds {
         let id = ids[user.as_str()];
-        write::insert_round(&tx, id, row, vector).map_err(|e| match e {
+        let round_id = write::insert_round(&tx, id, row, vector).map_err(|e| match e {
             Error::Sqlite(e) => Error::Import { line: 0, reason: format!("round {}: {e}", row.key) },
             other => other,
         })?;
+        round_ids.insert((user.as_str(), row.key.as_str()), round_id);
         let entry = latest.entry(id).or_insert_with(|| (row.ts.clone(), row.ts_unix));
         if row.ts_unix > entry.1 {
             *entry = (row.ts.clone(), row.ts_unix);
         }
+    }
+    for (user, round, fact, vector) in &parsed.facts {
+        let row = FactRow { round_id: round_ids[&(user.as_str(), round.as_str())], ..fact.clone() };
+        write::insert_fact(&tx, ids[user.as_str()], &row, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("fact {}: {e}", row.key) },
+            other => other,
+        })?;
+    }
+    for (user, round) in &parsed.queued {
+        write::enqueue(&tx, ids[user.as_str()], round_ids[&(user.as_str(), round.as_str())])?;
     }
     for (user, d) in &parsed.decisions {
         write::log(&tx, ids[user.as_str()], &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
@@ -271,6 +426,8 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
     Ok(ImportReport {
         users: users.into_iter().cloned().collect(),
         rounds: parsed.rounds.len(),
+        facts: parsed.facts.len(),
+        queued: parsed.queued.len(),
         decisions: parsed.decisions.len(),
         created,
     })

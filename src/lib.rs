@@ -52,7 +52,7 @@ pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use lexical::LEXICAL_SCHEME;
 pub use memory::{
-    AddReport, Context, Duplicate, ExportFormat, ForgetReport, Memory, Query, Recall, RecalledRound,
+    AddReport, Context, Duplicate, ExportFormat, Fact, ForgetReport, Memory, Query, Recall, RecalledRound,
     StoredRound,
 };
 pub use rank::score;

@@ -3,18 +3,19 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use serde::Serialize;
 
 use crate::config::Config;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
+use crate::extract::{Extractor, ExtractorPins};
 use crate::lexical::Bm25;
 use crate::rank::{self, Index};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
-use crate::store::{write, OpenMode, Pins, RoundRow, Store};
+use crate::store::{write, FactRow, OpenMode, Pins, RoundRow, Store};
 use crate::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
 
 /// A memory store: one SQLite file, one embedder, one configuration.
@@ -35,10 +36,30 @@ use crate::time::{day_number, query_window, split_date_prefix, DateWindow, Times
 /// # Ok::<(), mnemon::Error>(())
 /// ```
 pub struct Memory {
+    shared: Arc<Shared>,
+    /// The background extraction worker, when there is an extractor and
+    /// [`Config::background_extraction`] is on.
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the caller's threads and the extraction worker share.
+struct Shared {
     store: Mutex<Store>,
     embedder: Option<Arc<dyn Embedder>>,
+    extractor: Option<Arc<dyn Extractor>>,
     config: Config,
     index: Mutex<HashMap<i64, CachedUser>>,
+    /// Held while the extraction queue is being drained: one drainer at a time.
+    drain: Mutex<()>,
+    /// The worker's wake-up and stop signals.
+    signal: Mutex<WorkerSignal>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct WorkerSignal {
+    stop: bool,
+    wake: bool,
 }
 
 /// A user's vectors held in memory, valid while the user's write counter is `version`.
@@ -148,6 +169,8 @@ pub struct RecalledRound {
     pub cosine: f32,
     /// Whether the round's date is in the question's window.
     pub time_match: bool,
+    /// The round's active facts, in extraction order (empty without an extractor).
+    pub facts: Vec<Fact>,
     #[serde(skip)]
     id: i64,
     #[serde(skip)]
@@ -156,16 +179,74 @@ pub struct RecalledRound {
 
 impl PartialEq for RecalledRound {
     fn eq(&self, other: &Self) -> bool {
-        (&self.key, &self.session, &self.ts, &self.turns, self.score, self.cosine, self.time_match)
-            == (
-                &other.key,
-                &other.session,
-                &other.ts,
-                &other.turns,
-                other.score,
-                other.cosine,
-                other.time_match,
-            )
+        (
+            &self.key,
+            &self.session,
+            &self.ts,
+            &self.turns,
+            self.score,
+            self.cosine,
+            self.time_match,
+            &self.facts,
+        ) == (
+            &other.key,
+            &other.session,
+            &other.ts,
+            &other.turns,
+            other.score,
+            other.cosine,
+            other.time_match,
+            &other.facts,
+        )
+    }
+}
+
+/// A fact extracted from a round and stored (ENGINE §3.5–3.6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fact {
+    /// `<round key>/<n>`: its round and its place among the round's stored facts.
+    pub key: String,
+    /// One self-contained sentence.
+    pub content: String,
+    /// The excerpt of the round it comes from, with its role prefix.
+    pub raw: String,
+    /// The time mention, as it occurs in the round.
+    pub mention: Option<String>,
+    /// The mention resolved against the round's date (`YYYY-MM-DD`, `YYYY-MM` or `YYYY`).
+    pub valid_time: Option<String>,
+    /// Triple subject.
+    pub subject: Option<String>,
+    /// Triple predicate.
+    pub predicate: Option<String>,
+    /// Triple object.
+    pub object: Option<String>,
+    /// Current salience (0 would mean superseded).
+    pub salience: f32,
+}
+
+impl From<FactRow> for Fact {
+    fn from(r: FactRow) -> Fact {
+        Fact {
+            key: r.key,
+            content: r.content,
+            raw: r.raw,
+            mention: r.mention,
+            valid_time: r.valid_time,
+            subject: r.subject,
+            predicate: r.predicate,
+            object: r.object,
+            salience: r.salience,
+        }
+    }
+}
+
+impl Fact {
+    /// The fact as rendered under `facts:`: its sentence, then its date when resolved.
+    pub fn line(&self) -> String {
+        match &self.valid_time {
+            Some(v) => format!("{} ({v})", self.content),
+            None => self.content.clone(),
+        }
     }
 }
 
@@ -237,16 +318,30 @@ pub(crate) fn round_key(ts: &Timestamp, session: &str, text: &str) -> String {
     format!("{}#{}", ts.sortable(), &h.finalize().to_hex()[..12])
 }
 
-fn expected_pins(e: &EmbedderPins, config: &Config) -> Pins {
-    Pins::new([
+fn expected_pins(e: &EmbedderPins, x: Option<&ExtractorPins>, config: &Config) -> Pins {
+    let mut pins = vec![
         ("embedder.name", e.name.clone()),
         ("embedder.revision", e.revision.clone()),
         ("embedder.dim", e.dim.to_string()),
         ("embedder.template", e.template.clone()),
-        ("extractor", "none".to_owned()),
+        ("extractor", x.map_or_else(|| "none".to_owned(), |x| x.name.clone())),
         ("rounds.dedup_cosine", config.dedup_cosine.to_string()),
         ("rounds.normalizer", "v1".to_owned()),
-    ])
+    ];
+    if let Some(x) = x {
+        pins.extend([
+            ("extractor.model_blake3", x.model_blake3.clone()),
+            ("extractor.quant", x.quant.clone()),
+            ("extractor.runtime", x.runtime.clone()),
+            ("extractor.decode", x.decode.clone()),
+            ("extractor.prompt", x.prompt.clone()),
+            ("extractor.prefilter", crate::prefilter::prefilter_blake3()),
+            ("facts.verify", crate::facts::VERIFY_VERSION.to_owned()),
+            ("facts.resolver", crate::resolve::RESOLVER_VERSION.to_owned()),
+            ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
+        ]);
+    }
+    Pins::new(pins)
 }
 
 impl Memory {
@@ -262,10 +357,37 @@ impl Memory {
         embedder: Arc<dyn Embedder>,
         config: Config,
     ) -> Result<Memory> {
+        Memory::open_with(path, embedder, None, config)
+    }
+
+    /// Opens a store that extracts facts from every round with `extractor` (ENGINE §3.5–3.6).
+    /// The extractor's pins, the pre-filter's lexicons and the verification rules are pinned: a
+    /// store built without an extractor, or with another, is refused. With
+    /// [`Config::background_extraction`] (the default) a worker thread drains the extraction queue;
+    /// rounds a previous process left queued are resumed at once.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        embedder: Arc<dyn Embedder>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Result<Memory> {
         config.validate()?;
-        let pins = expected_pins(&embedder.pins(), &config);
+        let pins = expected_pins(&embedder.pins(), extractor.as_ref().map(|x| x.pins()).as_ref(), &config);
         let store = Store::open(path.as_ref(), &config, OpenMode::Expect(&pins))?;
-        Ok(Memory { store: Mutex::new(store), embedder: Some(embedder), config, index: Mutex::default() })
+        let background = extractor.is_some() && config.background_extraction;
+        let shared = Arc::new(Shared::new(store, Some(embedder), extractor, config));
+        let worker = if background {
+            let s = Arc::clone(&shared);
+            let handle = std::thread::Builder::new()
+                .name("mnemon-extract".into())
+                .spawn(move || s.work())
+                .map_err(Error::Io)?;
+            shared.signal();
+            Some(handle)
+        } else {
+            None
+        };
+        Ok(Memory { shared, worker })
     }
 
     /// Opens an existing store with the pins it was built with and no models: export, import,
@@ -274,38 +396,50 @@ impl Memory {
     pub fn open_stored(path: impl AsRef<Path>, config: Config) -> Result<Memory> {
         config.validate()?;
         let store = Store::open(path.as_ref(), &config, OpenMode::Stored)?;
-        Ok(Memory { store: Mutex::new(store), embedder: None, config, index: Mutex::default() })
+        Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
+    }
+
+    /// Rounds of `user_id` (or of every user, with `None`) that wait for extraction.
+    pub fn pending(&self, user_id: Option<&str>) -> Result<usize> {
+        let store = self.shared.lock_store();
+        match user_id {
+            None => store.pending(None),
+            Some(name) => {
+                check_user(name)?;
+                match store.user(name)? {
+                    Some((user, _)) => store.pending(Some(user)),
+                    None => Ok(0),
+                }
+            }
+        }
+    }
+
+    /// Extracts every queued round, in round order, in the calling thread (taking turns with the
+    /// worker), and returns when the queue is empty. Without an extractor it is an error if any
+    /// round waits ([`Error::NoExtractor`]), else a no-op. The first failure is returned and its
+    /// round stays queued.
+    pub fn flush(&self) -> Result<()> {
+        self.shared.drain()
     }
 
     /// The configuration in force.
     pub fn config(&self) -> &Config {
-        &self.config
+        &self.shared.config
     }
 
     /// The store's pins (key → value), including `pins_hash`.
     pub fn pins(&self) -> Result<std::collections::BTreeMap<String, String>> {
-        Ok(self.lock_store().pins.with_hash())
+        Ok(self.shared.lock_store().pins.with_hash())
     }
 
     /// SQLite, sqlite-vec and FTS5 versions of this build.
     pub fn versions(&self) -> Result<Vec<(String, String)>> {
-        self.lock_store().versions()
+        self.shared.lock_store().versions()
     }
 
     /// Every user with a record in the store, sorted.
     pub fn users(&self) -> Result<Vec<String>> {
-        self.lock_store().user_names()
-    }
-
-    // A panic inside a call cannot leave the store half-written (every write is a transaction
-    // that rolls back on drop), and the index is checked against the store's write counter, so a
-    // poisoned lock is safe to take over.
-    fn lock_store(&self) -> MutexGuard<'_, Store> {
-        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {
-        self.embedder.as_ref().ok_or(Error::NoEmbedder { operation })
+        self.shared.lock_store().user_names()
     }
 
     /// Stores a batch of messages for `user_id`, in one transaction.
@@ -315,9 +449,15 @@ impl Memory {
     /// normalized text, or whose embedding at cosine ≥ `dedup_cosine`, matches a round of the
     /// same session is not stored. Every decision goes to the log. On any error the store is
     /// left exactly as it was.
+    ///
+    /// With an extractor, each stored round is queued for extraction in the same transaction.
+    /// In the background mode (the default) `add` returns once the rounds are committed; see
+    /// [`flush`](Memory::flush) and [`pending`](Memory::pending). Inline
+    /// ([`Config::background_extraction`] off), `add` extracts before returning; an extraction
+    /// error is returned after the rounds were committed, and they stay queued.
     pub fn add(&self, messages: &[Message], user_id: &str) -> Result<AddReport> {
         check_user(user_id)?;
-        let embedder = self.embedder("add")?;
+        let embedder = self.shared.embedder("add")?;
         let (rounds, empty_turns_dropped) = form_rounds(messages)?;
         let mut report = AddReport { empty_turns_dropped, ..AddReport::default() };
         if rounds.is_empty() {
@@ -326,12 +466,12 @@ impl Memory {
         let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed_documents(&refs)?;
-        let dim = self.lock_store().pins.dim()?;
+        let dim = self.shared.lock_store().pins.dim()?;
         if vectors.len() != rounds.len() || vectors.iter().any(|v| v.len() != dim) {
             return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", rounds.len())));
         }
 
-        let mut store = self.lock_store();
+        let mut store = self.shared.lock_store();
         let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         let user = write::ensure_user(&tx, user_id)?;
         let version = write::user_version(&tx, user)?;
@@ -361,7 +501,7 @@ impl Memory {
                     _ => Some((c, k)),
                 },
             );
-            if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.config.dedup_cosine) {
+            if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.shared.config.dedup_cosine) {
                 let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
                 write::log(&tx, user, &at, "round.duplicate", &key, Some(of), &detail)?;
                 report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
@@ -380,6 +520,9 @@ impl Memory {
             };
             let id = write::insert_round(&tx, user, &row, vector)?;
             write::log(&tx, user, &at, "round.stored", &key, None, "{}")?;
+            if self.shared.extractor.is_some() {
+                write::enqueue(&tx, user, id)?;
+            }
             members.push((key.clone(), vector.clone()));
             added.push((id, row.day, vector, text.as_str()));
             if latest.is_none_or(|l| round.ts > *l) {
@@ -398,12 +541,12 @@ impl Memory {
             "add committed"
         );
 
-        let mut index = self.lock_index();
+        let mut index = self.shared.lock_index();
         match index.get_mut(&user) {
             Some(cached) if cached.version == version => {
                 cached.version = version + 1;
                 for (id, day, v, text) in added {
-                    cached.index.push(id, day, v);
+                    cached.index.push(id, day, 1.0, v);
                     if let Some(words) = &mut cached.words {
                         words.push(id, text);
                     }
@@ -413,11 +556,16 @@ impl Memory {
                 index.remove(&user);
             }
         }
+        drop(index);
+        if self.shared.extractor.is_some() && !report.stored.is_empty() {
+            match self.worker {
+                Some(_) => self.shared.signal(),
+                // Inline extraction: the rounds are committed; a failure here leaves them queued
+                // for `flush`.
+                None => self.shared.drain()?,
+            }
+        }
         Ok(report)
-    }
-
-    fn lock_index(&self) -> MutexGuard<'_, HashMap<i64, CachedUser>> {
-        self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The `top_k` rounds of `user_id` that best answer `query`, best first.
@@ -441,7 +589,7 @@ impl Memory {
     pub fn recall<'q>(&self, query: impl Into<Query<'q>>, user_id: &str) -> Result<Recall> {
         let query = query.into();
         check_user(user_id)?;
-        let embedder = self.embedder("recall")?;
+        let embedder = self.shared.embedder("recall")?;
         let (prefix_date, bare) = split_date_prefix(query.text);
         if bare.is_empty() {
             return Err(Error::input("query", "is empty"));
@@ -452,13 +600,13 @@ impl Memory {
                 Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp")))
             })
             .transpose()?;
-        let k = query.top_k.unwrap_or(self.config.top_k);
+        let k = query.top_k.unwrap_or(self.shared.config.top_k);
         if !(1..=1000).contains(&k) {
             return Err(Error::input("top_k", "must be in 1..=1000"));
         }
         let query_vector = embedder.embed_query(bare)?;
 
-        let store = self.lock_store();
+        let store = self.shared.lock_store();
         let Some((user, version)) = store.user(user_id)? else {
             return Ok(Recall { rounds: Vec::new(), anchor: None, window: None });
         };
@@ -478,47 +626,62 @@ impl Memory {
             )));
         }
         let scored = {
-            let mut index = self.lock_index();
+            let mut index = self.shared.lock_index();
             let fresh = index.get(&user).is_some_and(|c| c.version == version);
             if !fresh {
                 tracing::debug!(user = user_id, version, "loading the user's vectors");
-                let words = match self.config.rrf_k {
+                let words = match self.shared.config.rrf_k {
                     Some(_) => {
                         let mut words = Bm25::default();
-                        for (id, text) in store.user_texts(user)? {
+                        for (id, text) in
+                            store.user_texts(user)?.into_iter().chain(store.user_fact_texts(user)?)
+                        {
                             words.push(id, &text);
                         }
                         Some(words)
                     }
                     None => None,
                 };
-                index.insert(
-                    user,
-                    CachedUser { version, index: Index::new(store.user_vectors(user)?, dim), words },
-                );
+                let mut records = Index::new(store.user_vectors(user)?, dim);
+                records.extend(store.user_fact_vectors(user)?);
+                index.insert(user, CachedUser { version, index: records, words });
             }
             let CachedUser { index, words, .. } = &index[&user];
-            match self.config.rrf_k {
-                None => index.top_k(&query_vector, window, self.config.time_weight, k),
+            match self.shared.config.rrf_k {
+                None => index.top_k(&query_vector, window, self.shared.config.time_weight, k),
                 Some(rrf) => {
-                    let dense =
-                        index.top_k(&query_vector, window, self.config.time_weight, rank::FUSION_DEPTH);
+                    let dense = index.top_k(
+                        &query_vector,
+                        window,
+                        self.shared.config.time_weight,
+                        rank::FUSION_DEPTH,
+                    );
+                    // A round's lexical rank is its best document's (the round's text or a fact's).
+                    let mut seen = std::collections::HashSet::new();
                     let lexical: Vec<i64> = words
                         .as_ref()
-                        .map(|w| w.top(bare, rank::FUSION_DEPTH).into_iter().map(|(id, _)| id).collect())
+                        .map(|w| {
+                            w.top(bare, rank::FUSION_DEPTH)
+                                .into_iter()
+                                .map(|(id, _)| id)
+                                .filter(|id| seen.insert(*id))
+                                .collect()
+                        })
                         .unwrap_or_default();
                     rank::fuse(&dense, &lexical, rrf, k, |id| {
-                        index.score_of(id, &query_vector, window, self.config.time_weight)
+                        index.score_of(id, &query_vector, window, self.shared.config.time_weight)
                     })
                 }
             }
         };
         let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
         let rows = store.rounds_by_id(user, &ids)?;
+        let mut facts = store.active_facts_of(user, &ids)?;
         let rounds = rows
             .into_iter()
             .zip(&scored)
             .map(|(row, s)| RecalledRound {
+                facts: facts.remove(&row.id).unwrap_or_default().into_iter().map(Fact::from).collect(),
                 key: row.key,
                 session: row.session,
                 ts: row.ts,
@@ -548,8 +711,8 @@ impl Memory {
         k: usize,
     ) -> Result<Vec<(String, f32)>> {
         check_user(user_id)?;
-        let query = self.embedder("recall")?.embed_query(question)?;
-        let store = self.lock_store();
+        let query = self.shared.embedder("recall")?.embed_query(question)?;
+        let store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
             return Ok(Vec::new());
         };
@@ -568,12 +731,15 @@ impl Memory {
     /// others were left out.
     pub fn get_context<'q>(&self, query: impl Into<Query<'q>>, user_id: &str) -> Result<Context> {
         let query = query.into();
-        let budget = query.budget.or(self.config.context_budget);
+        let budget = query.budget.or(self.shared.config.context_budget);
         if budget == Some(0) {
             return Err(Error::input("budget", "must be at least 1"));
         }
         let recall = self.recall(query, user_id)?;
-        let ranked: Vec<RenderRound<'_>> = recall.rounds.iter().map(recalled_view).collect();
+        let lines: Vec<Vec<String>> =
+            recall.rounds.iter().map(|r| r.facts.iter().map(Fact::line).collect()).collect();
+        let ranked: Vec<RenderRound<'_>> =
+            recall.rounds.iter().zip(&lines).map(|(r, l)| recalled_view(r, l)).collect();
         let kept = match budget {
             Some(b) => render::fit_budget(&ranked, b),
             None => (0..ranked.len()).collect(),
@@ -594,7 +760,7 @@ impl Memory {
     /// Every round stored for `user_id`, oldest first (an unknown user has none).
     pub fn rounds(&self, user_id: &str) -> Result<Vec<StoredRound>> {
         check_user(user_id)?;
-        let store = self.lock_store();
+        let store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
             return Ok(Vec::new());
         };
@@ -623,14 +789,26 @@ impl Memory {
     /// ```
     pub fn export(&self, user_id: &str, format: ExportFormat) -> Result<String> {
         check_user(user_id)?;
-        let store = self.lock_store();
+        let store = self.shared.lock_store();
         let (user, _) =
             store.user(user_id)?.ok_or_else(|| Error::input("user_id", "no such user in this store"))?;
         let rounds = store.all_rounds(user)?;
         let decisions = store.decisions(user)?;
+        let facts = store.all_facts(user)?;
         if format == ExportFormat::Jsonl {
-            let all = store.user_vectors(user)?;
             let dim = store.pins.dim()?;
+            let vectors_of =
+                |all: crate::store::UserVectors, what: &str, n: usize| -> Result<Vec<Vec<f32>>> {
+                    let v: Vec<Vec<f32>> = all.data.chunks_exact(dim).map(<[f32]>::to_vec).collect();
+                    if v.len() != n {
+                        return Err(Error::Corrupt {
+                            path: store.path.clone(),
+                            reason: format!("{what} without a vector"),
+                        });
+                    }
+                    Ok(v)
+                };
+            let all = store.user_vectors(user)?;
             let by_id: HashMap<i64, &[f32]> =
                 all.ids.iter().copied().zip(all.data.chunks_exact(dim)).collect();
             let vectors = rounds
@@ -641,17 +819,40 @@ impl Memory {
                     path: store.path.clone(),
                     reason: "a round has no vector".into(),
                 })?;
-            return crate::export::export_dump(&store.pins, user_id, &rounds, &vectors, &decisions);
+            let fact_vectors = vectors_of(store.all_fact_vectors(user)?, "a fact", facts.len())?;
+            let queued = store.queued_rounds(user)?;
+            return crate::export::export_dump(
+                &store.pins,
+                user_id,
+                &crate::export::Records {
+                    rounds: &rounds,
+                    vectors: &vectors,
+                    facts: &facts,
+                    fact_vectors: &fact_vectors,
+                    queued: &queued,
+                    decisions: &decisions,
+                },
+            );
         }
         let now = store.user_now(user)?.map(|(raw, _)| raw);
-        crate::export::export(&store.pins, user_id, now.as_deref(), &rounds, &decisions, format)
+        crate::export::export(&store.pins, user_id, now.as_deref(), &rounds, &facts, &decisions, format)
+    }
+
+    /// Every stored fact of `user_id` (active or not), in the order they were stored.
+    pub fn facts(&self, user_id: &str) -> Result<Vec<Fact>> {
+        check_user(user_id)?;
+        let store = self.shared.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store.all_facts(user)?.into_iter().map(Fact::from).collect())
     }
 
     /// Removes every round of `user_id` (rows, vectors, word index and decision log), keeping one
     /// decision that records the deletion. Unknown users are a no-op.
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
         check_user(user_id)?;
-        let mut store = self.lock_store();
+        let mut store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
             return Ok(ForgetReport { rounds: 0 });
         };
@@ -665,7 +866,7 @@ impl Memory {
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
         drop(store);
-        self.lock_index().remove(&user);
+        self.shared.lock_index().remove(&user);
         Ok(ForgetReport { rounds })
     }
 
@@ -679,7 +880,243 @@ impl Memory {
     }
 }
 
-fn recalled_view(r: &RecalledRound) -> RenderRound<'_> {
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            {
+                let mut signal = self.shared.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                signal.stop = true;
+            }
+            self.shared.wake.notify_all();
+            // The worker stops after the round it is extracting; queued rounds stay queued.
+            let _ = worker.join();
+        }
+    }
+}
+
+/// What the worker does with one queued round.
+enum Step {
+    /// The queue is empty.
+    Empty,
+    /// A round was handled.
+    Done,
+}
+
+impl Shared {
+    fn new(
+        store: Store,
+        embedder: Option<Arc<dyn Embedder>>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Shared {
+        Shared {
+            store: Mutex::new(store),
+            embedder,
+            extractor,
+            config,
+            index: Mutex::default(),
+            drain: Mutex::new(()),
+            signal: Mutex::default(),
+            wake: Condvar::new(),
+        }
+    }
+
+    // A panic inside a call cannot leave the store half-written (every write is a transaction
+    // that rolls back on drop), and the index is checked against the store's write counter, so a
+    // poisoned lock is safe to take over.
+    fn lock_store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock_index(&self) -> MutexGuard<'_, HashMap<i64, CachedUser>> {
+        self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {
+        self.embedder.as_ref().ok_or(Error::NoEmbedder { operation })
+    }
+
+    /// Wakes the worker.
+    fn signal(&self) {
+        self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).wake = true;
+        self.wake.notify_all();
+    }
+
+    fn stopping(&self) -> bool {
+        self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).stop
+    }
+
+    /// The worker: waits for a signal, drains the queue, until told to stop. A failure leaves its
+    /// round queued and waits for the next signal (the next `add`); `flush` reports it.
+    fn work(&self) {
+        loop {
+            {
+                let mut signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                while !signal.stop && !signal.wake {
+                    signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                if signal.stop {
+                    return;
+                }
+                signal.wake = false;
+            }
+            if let Err(e) = self.drain() {
+                tracing::warn!(error = %e, "background extraction stopped; the round stays queued");
+            }
+        }
+    }
+
+    /// Extracts queued rounds in round order until the queue is empty (or the worker is told to
+    /// stop).
+    fn drain(&self) -> Result<()> {
+        let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            if self.stopping() {
+                return Ok(());
+            }
+            match self.extract_next()? {
+                Step::Empty => return Ok(()),
+                Step::Done => {}
+            }
+        }
+    }
+
+    /// Extracts the first queued round and stores its facts, in one transaction.
+    fn extract_next(&self) -> Result<Step> {
+        let (round_id, user) = match self.lock_store().next_queued()? {
+            None => return Ok(Step::Empty),
+            Some(next) => next,
+        };
+        let Some(extractor) = self.extractor.as_ref() else {
+            let pending = self.lock_store().pending(None)?;
+            return Err(Error::NoExtractor { operation: "extraction", pending });
+        };
+        let embedder = self.embedder("extraction")?;
+        let round = self.lock_store().rounds_by_id(user, &[round_id])?.remove(0);
+        let ts = Timestamp::parse(&round.ts)?;
+        let at = ts.sortable();
+
+        // The model runs outside every lock.
+        let skipped = crate::prefilter::skip(&round.turns);
+        let (facts, notes, truncated) = match skipped {
+            Some(_) => (Vec::new(), Vec::new(), false),
+            None => {
+                let extraction = extractor.extract(&round.turns)?;
+                let (kept, notes) = crate::facts::verify(&extraction.facts, &round.turns, ts.date());
+                (kept, notes, extraction.truncated)
+            }
+        };
+        let texts: Vec<String> = facts.iter().map(|f| crate::facts::embed_text(&f.fact)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = if refs.is_empty() { Vec::new() } else { embedder.embed_documents(&refs)? };
+        if vectors.len() != facts.len() {
+            return Err(Error::Embedder(format!("expected {} fact vectors", facts.len())));
+        }
+
+        let mut store = self.lock_store();
+        let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        if !write::is_queued(&tx, round_id)? {
+            // Forgotten while the model ran.
+            return Ok(Step::Done);
+        }
+        let version = write::user_version(&tx, user)?;
+        if let Some(rule) = skipped {
+            let detail = serde_json::json!({ "rule": rule.name() }).to_string();
+            write::log(&tx, user, &at, "round.prefiltered", &round.key, None, &detail)?;
+        }
+        let mut existing = write::fact_vectors(&tx, user)?;
+        let mut added: Vec<FactRow> = Vec::new();
+        let mut added_vectors: Vec<&[f32]> = Vec::new();
+        let mut duplicates = 0;
+        for (verified, vector) in facts.iter().zip(&vectors) {
+            let f = &verified.fact;
+            let norm_key = normalized_key(&f.content);
+            let candidate = format!("{}/{}", round.key, added.len() + 1);
+            if let Some(of) = write::exact_fact_duplicate(&tx, user, &round.session, &norm_key)? {
+                write::log(&tx, user, &at, "fact.duplicate", &candidate, Some(&of), r#"{"match":"exact"}"#)?;
+                duplicates += 1;
+                continue;
+            }
+            let best = existing.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(
+                None::<(f32, &String)>,
+                |acc, (c, k)| match acc {
+                    Some((bc, _)) if bc >= c => acc,
+                    _ => Some((c, k)),
+                },
+            );
+            if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
+                // Until the conflict screens exist (ENGINE §5), a cosine duplicate is merged.
+                let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
+                write::log(&tx, user, &at, "fact.merged", &candidate, Some(of), &detail)?;
+                duplicates += 1;
+                continue;
+            }
+            let day = verified
+                .valid_time
+                .as_deref()
+                .and_then(|v| chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
+                .map_or(round.day, day_number);
+            let mut row = FactRow {
+                id: 0,
+                round_id,
+                key: candidate,
+                session: round.session.clone(),
+                day,
+                norm_key,
+                content: f.content.clone(),
+                raw: f.raw.clone(),
+                mention: f.when.clone(),
+                valid_time: verified.valid_time.clone(),
+                subject: f.subject.clone(),
+                predicate: f.predicate.clone(),
+                object: f.object.clone(),
+                salience: f.salience,
+                initial_salience: f.salience,
+            };
+            row.id = write::insert_fact(&tx, user, &row, vector)?;
+            write::log(&tx, user, &at, "fact.stored", &row.key, Some(&round.key), "{}")?;
+            existing.push((row.key.clone(), vector.clone()));
+            added.push(row);
+            added_vectors.push(vector);
+        }
+        if skipped.is_none() {
+            let dropped = notes.iter().filter(|n| **n == Some(crate::facts::Note::Ungrounded)).count();
+            let cleared = notes.iter().filter(|n| **n == Some(crate::facts::Note::MentionNotInRound)).count();
+            let detail = serde_json::json!({
+                "stored": added.len(),
+                "duplicates": duplicates,
+                "ungrounded": dropped,
+                "mentions_cleared": cleared,
+                "truncated": truncated,
+            })
+            .to_string();
+            write::log(&tx, user, &at, "round.extracted", &round.key, None, &detail)?;
+        }
+        write::dequeue(&tx, round_id)?;
+        write::touch_user(&tx, user, None)?;
+        tx.commit()?;
+        drop(store);
+
+        let mut index = self.lock_index();
+        match index.get_mut(&user) {
+            Some(cached) if cached.version == version => {
+                cached.version = version + 1;
+                for (row, v) in added.iter().zip(added_vectors) {
+                    cached.index.push(round_id, row.day, row.salience, v);
+                    if let Some(words) = &mut cached.words {
+                        words.push(round_id, &format!("{}\n{}", row.raw, row.content));
+                    }
+                }
+            }
+            _ => {
+                index.remove(&user);
+            }
+        }
+        Ok(Step::Done)
+    }
+}
+
+fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String]) -> RenderRound<'a> {
     RenderRound {
         id: r.id,
         key: &r.key,
@@ -687,6 +1124,6 @@ fn recalled_view(r: &RecalledRound) -> RenderRound<'_> {
         ts: &r.ts,
         ts_unix: r.ts_unix,
         turns: &r.turns,
-        facts: &[],
+        facts,
     }
 }

@@ -10,6 +10,7 @@
 //! misplaced. The result is the same top k, with the same scores, as a full-precision scan.
 
 use std::cmp::Ordering;
+use std::collections::BTreeMap;
 
 use crate::embed::vector::{cosine, dot_i8_rows, quantize};
 use crate::store::UserVectors;
@@ -45,40 +46,68 @@ fn better(a: &Scored, b: &Scored) -> Ordering {
 /// Slack for float rounding in the approximate scores and in `cosine` itself.
 const ROUNDING_SLACK: f32 = 1e-4;
 
-/// One user's vectors in memory: full precision for rescoring, bytes for the scan.
+/// One user's records in memory (each round's vector, then the vectors of its facts), each
+/// ranking for its round: full precision for rescoring, bytes for the scan.
 pub(crate) struct Index {
     dim: usize,
-    ids: Vec<i64>,
+    /// The round each entry ranks for.
+    owners: Vec<i64>,
     days: Vec<i32>,
+    saliences: Vec<f32>,
     data: Vec<f32>,
     bytes: Vec<i8>,
     scales: Vec<f32>,
     max_error_norm: f32,
     max_norm: f32,
+    /// Entries per round, once some round has more than one (a fact); empty until then.
+    entries: BTreeMap<i64, Vec<usize>>,
+    /// Whether some round has more than one entry.
+    grouped: bool,
 }
 
 impl Index {
     pub(crate) fn new(vectors: UserVectors, dim: usize) -> Index {
         let mut index = Index {
             dim,
-            ids: Vec::with_capacity(vectors.ids.len()),
+            owners: Vec::with_capacity(vectors.ids.len()),
             days: Vec::with_capacity(vectors.ids.len()),
+            saliences: Vec::with_capacity(vectors.ids.len()),
             data: Vec::with_capacity(vectors.data.len()),
             bytes: Vec::with_capacity(vectors.data.len()),
             scales: Vec::with_capacity(vectors.ids.len()),
             max_error_norm: 0.0,
             max_norm: 0.0,
+            entries: BTreeMap::new(),
+            grouped: false,
         };
-        for (i, v) in vectors.data.chunks_exact(dim).enumerate() {
-            index.push(vectors.ids[i], vectors.days[i], v);
-        }
+        index.extend(vectors);
         index
     }
 
-    pub(crate) fn push(&mut self, id: i64, day: i32, v: &[f32]) {
+    /// Appends every record of `vectors`.
+    pub(crate) fn extend(&mut self, vectors: UserVectors) {
+        for (i, v) in vectors.data.chunks_exact(self.dim).enumerate() {
+            self.push(vectors.ids[i], vectors.days[i], vectors.saliences[i], v);
+        }
+    }
+
+    /// Appends one record ranking for round `round`.
+    pub(crate) fn push(&mut self, round: i64, day: i32, salience: f32, v: &[f32]) {
         let q = quantize(v);
-        self.ids.push(id);
+        let i = self.owners.len();
+        if !self.grouped && self.owners.last().is_some_and(|last| *last >= round) {
+            // The first record that is not a new round: index every round's entries from here on.
+            self.grouped = true;
+            for (j, owner) in self.owners.iter().enumerate() {
+                self.entries.entry(*owner).or_default().push(j);
+            }
+        }
+        if self.grouped {
+            self.entries.entry(round).or_default().push(i);
+        }
+        self.owners.push(round);
         self.days.push(day);
+        self.saliences.push(salience);
         self.data.extend_from_slice(v);
         self.bytes.extend_from_slice(&q.q);
         self.scales.push(q.scale);
@@ -95,27 +124,57 @@ impl Index {
     fn exact(&self, i: usize, query: &[f32], days: Option<(i32, i32)>, time_weight: f32) -> Scored {
         let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
         let m = self.in_window(i, days);
-        Scored { id: self.ids[i], score: score(cos, m, time_weight), cosine: cos, time_match: m }
+        Scored {
+            id: self.owners[i],
+            score: score(cos, m, time_weight) * self.saliences[i],
+            cosine: cos,
+            time_match: m,
+        }
     }
 
-    /// The exact score of the round with row id `id`, if it is in the index.
+    /// The entries of round `round`.
+    fn entries_of(&self, round: i64) -> Vec<usize> {
+        if self.grouped {
+            self.entries.get(&round).cloned().unwrap_or_default()
+        } else {
+            // Rounds are appended in increasing id order, one entry each.
+            self.owners.binary_search(&round).map(|i| vec![i]).unwrap_or_default()
+        }
+    }
+
+    /// The exact score of round `round` (its best record's), if it is in the index.
     pub(crate) fn score_of(
         &self,
-        id: i64,
+        round: i64,
         query: &[f32],
         window: Option<DateWindow>,
         time_weight: f32,
     ) -> Option<Scored> {
-        // Ids are appended in increasing order.
-        let i = self.ids.binary_search(&id).ok()?;
-        Some(self.exact(i, query, window.map(|w| w.days()), time_weight))
+        let days = window.map(|w| w.days());
+        self.entries_of(round).into_iter().map(|i| self.exact(i, query, days, time_weight)).min_by(better)
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.ids.len()
+        self.owners.len()
     }
 
-    /// The exact top `k` for `query`, best first.
+    /// Keeps each round's best entry (first among equals), best first.
+    fn best_per_round(scored: impl Iterator<Item = Scored>) -> Vec<Scored> {
+        let mut best: BTreeMap<i64, Scored> = BTreeMap::new();
+        for s in scored {
+            match best.get(&s.id) {
+                Some(b) if better(b, &s) != Ordering::Greater => {}
+                _ => {
+                    best.insert(s.id, s);
+                }
+            }
+        }
+        let mut out: Vec<Scored> = best.into_values().collect();
+        out.sort_by(better);
+        out
+    }
+
+    /// The exact top `k` rounds for `query`, best first; a round scores as its best record.
     pub(crate) fn top_k(
         &self,
         query: &[f32],
@@ -129,9 +188,10 @@ impl Index {
         }
         let days = window.map(|w| w.days());
         let exact = |i: usize| self.exact(i, query, days, time_weight);
-        if n <= k {
-            let mut all: Vec<Scored> = (0..n).map(exact).collect();
-            all.sort_by(better);
+        let rounds = if self.grouped { self.entries.len() } else { n };
+        if rounds <= k {
+            let mut all = Self::best_per_round((0..n).map(exact));
+            all.truncate(k);
             return all;
         }
 
@@ -145,18 +205,29 @@ impl Index {
             .enumerate()
             .map(|(i, dot)| {
                 score(q.scale * self.scales[i] * *dot as f32, self.in_window(i, days), time_weight)
+                    * self.saliences[i]
             })
             .collect();
-        // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector.
+        // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector (a salience ≤ 1 only
+        // shrinks it).
         let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let bound = qnorm * self.max_error_norm + q.error_norm * self.max_norm + ROUNDING_SLACK;
-        let mut sorted = approx.clone();
-        let (_, kth, _) = sorted.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        // The k-th best round by approximate score (a round's is its best entry's).
+        let mut per_round: Vec<f32> = if self.grouped {
+            self.entries
+                .values()
+                .map(|es| es.iter().map(|&i| approx[i]).fold(f32::NEG_INFINITY, f32::max))
+                .collect()
+        } else {
+            approx.clone()
+        };
+        let (_, kth, _) = per_round.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        // A true top-k round's score is at least kth − bound, and the entry giving it has an
+        // approximate score of at least kth − 2·bound.
         let threshold = *kth - 2.0 * bound;
 
-        // Pass 2: every vector that could be in the true top k, rescored exactly.
-        let mut candidates: Vec<Scored> = (0..n).filter(|&i| approx[i] >= threshold).map(exact).collect();
-        candidates.sort_by(better);
+        // Pass 2: every entry that could set a top-k round's score, rescored exactly.
+        let mut candidates = Self::best_per_round((0..n).filter(|&i| approx[i] >= threshold).map(exact));
         candidates.truncate(k);
         candidates
     }
@@ -198,6 +269,7 @@ mod tests {
         let v = UserVectors {
             ids: (1..=rows.len() as i64).collect(),
             days: days.to_vec(),
+            saliences: vec![1.0; rows.len()],
             data: rows.iter().flatten().copied().collect(),
         };
         Index::new(v, 2)
@@ -258,6 +330,59 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn with_facts_a_round_ranks_as_its_best_record_exactly(
+            seed in 0u64..1_000, n in 1usize..200, facts in 0usize..200, k in 1usize..30,
+        ) {
+            let dim = 32;
+            let rounds: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            let mut index = Index::new(
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: vec![0; n],
+                    saliences: vec![1.0; n],
+                    data: rounds.concat(),
+                },
+                dim,
+            );
+            // (owner, salience, vector) of each fact, owners spread over the rounds.
+            let extra: Vec<(i64, f32, Vec<f32>)> = (0..facts as u64)
+                .map(|j| {
+                    let owner = (j * 7 + seed) % n as u64 + 1;
+                    (owner as i64, [1.0, 0.5, 0.25][(j % 3) as usize], unit(seed * 5000 + 999 + j, dim))
+                })
+                .collect();
+            for (owner, sal, v) in &extra {
+                index.push(*owner, 0, *sal, v);
+            }
+            let query = unit(seed + 11, dim);
+            let got = index.top_k(&query, None, 0.05, k);
+            let mut all: Vec<Scored> = rounds
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let c = cosine(&query, v);
+                    Scored { id: i as i64 + 1, score: c, cosine: c, time_match: false }
+                })
+                .chain(extra.iter().map(|(o, sal, v)| {
+                    let c = cosine(&query, v);
+                    Scored { id: *o, score: c * sal, cosine: c, time_match: false }
+                }))
+                .collect();
+            all.sort_by(better);
+            let mut brute: Vec<Scored> = Vec::new();
+            for s in all {
+                if !brute.iter().any(|b| b.id == s.id) {
+                    brute.push(s);
+                }
+            }
+            brute.truncate(k);
+            proptest::prop_assert_eq!(&got, &brute);
+            for s in &got {
+                proptest::prop_assert_eq!(index.score_of(s.id, &query, None, 0.05), Some(*s));
+            }
+        }
+
+        #[test]
         fn the_quantized_scan_returns_exactly_the_full_precision_top_k(
             seed in 0u64..1_000, n in 1usize..400, k in 1usize..30, near in 0usize..5,
         ) {
@@ -272,7 +397,12 @@ mod tests {
             }
             let days: Vec<i32> = (0..n as i32).map(|i| i % 7).collect();
             let index = Index::new(
-                UserVectors { ids: (1..=n as i64).collect(), days: days.clone(), data: rows.concat() },
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: days.clone(),
+                    saliences: vec![1.0; n],
+                    data: rows.concat(),
+                },
                 dim,
             );
             let query = unit(seed + 7, dim);

@@ -18,7 +18,7 @@ pub(crate) struct RenderRound<'a> {
     pub ts: &'a str,
     pub ts_unix: i64,
     pub turns: &'a [Turn],
-    /// Fact lines (already formatted); empty until extraction exists.
+    /// Fact lines (already formatted: [`Fact::line`](crate::Fact::line)).
     pub facts: &'a [String],
 }
 

@@ -27,6 +27,9 @@
 //! the mention, and a future marker (next, upcoming, tomorrow, plan to, will, going to, coming) in
 //! the mention or in the fact's text.
 
+/// Version of the rules below, pinned in stores built with an extractor.
+pub const RESOLVER_VERSION: &str = "engine-4 rules v1";
+
 use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
 
 use crate::time::{count, month_number, weekday, Unit};

@@ -10,7 +10,7 @@ mod pins;
 mod rows;
 
 pub(crate) use pins::{Pins, SCHEMA_VERSION};
-pub(crate) use rows::{blob_vector, vector_blob, write, DecisionRow, RoundRow, UserVectors};
+pub(crate) use rows::{blob_vector, vector_blob, write, DecisionRow, FactRow, RoundRow, UserVectors};
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -192,6 +192,32 @@ CREATE TABLE decisions(
   detail TEXT NOT NULL
 );
 CREATE INDEX decisions_by_user ON decisions(user_id, id);
+CREATE TABLE facts(
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  fact_key TEXT NOT NULL,
+  session TEXT NOT NULL,
+  day INTEGER NOT NULL,
+  norm_key TEXT NOT NULL,
+  content TEXT NOT NULL,
+  raw TEXT NOT NULL,
+  mention TEXT,
+  valid_time TEXT,
+  subject TEXT,
+  predicate TEXT,
+  object TEXT,
+  salience REAL NOT NULL,
+  initial_salience REAL NOT NULL,
+  UNIQUE(user_id, fact_key)
+);
+CREATE INDEX facts_by_round ON facts(round_id, id);
+CREATE INDEX facts_by_session ON facts(user_id, session, norm_key);
+CREATE VIRTUAL TABLE fact_vectors USING vec0(user_id integer partition key, embedding float[{dim}]);
+CREATE TABLE extract_queue(
+  round_id INTEGER PRIMARY KEY REFERENCES rounds(id),
+  user_id INTEGER NOT NULL REFERENCES users(id)
+);
 "
     )
 }

@@ -1,5 +1,7 @@
 //! Row-level reads and writes. Every function takes the user's row id and filters on it.
 
+use std::collections::HashMap;
+
 use rusqlite::{params, Connection, OptionalExtension};
 
 use super::Store;
@@ -31,11 +33,59 @@ pub(crate) struct DecisionRow {
     pub detail: String,
 }
 
-/// A user's vectors in id order, as one flat array.
+/// A stored fact (`salience` 0 would mean superseded; nothing sets it yet).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FactRow {
+    pub id: i64,
+    pub round_id: i64,
+    /// `<round key>/<n>`: the round's key and the fact's place among the round's stored facts.
+    pub key: String,
+    pub session: String,
+    /// The day it ranks under for time windows: its `valid_time` when that is a whole date, else
+    /// its round's day.
+    pub day: i32,
+    pub norm_key: String,
+    pub content: String,
+    pub raw: String,
+    pub mention: Option<String>,
+    pub valid_time: Option<String>,
+    pub subject: Option<String>,
+    pub predicate: Option<String>,
+    pub object: Option<String>,
+    pub salience: f32,
+    pub initial_salience: f32,
+}
+
+/// A user's vectors in id order, as one flat array; `ids` are the rounds they rank for.
 pub(crate) struct UserVectors {
     pub ids: Vec<i64>,
     pub days: Vec<i32>,
+    pub saliences: Vec<f32>,
     pub data: Vec<f32>,
+}
+
+const FACT_COLUMNS: &str =
+    "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
+                            subject, predicate, object, salience, initial_salience";
+
+fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
+    Ok(FactRow {
+        id: r.get(0)?,
+        round_id: r.get(1)?,
+        key: r.get(2)?,
+        session: r.get(3)?,
+        day: r.get(4)?,
+        norm_key: r.get(5)?,
+        content: r.get(6)?,
+        raw: r.get(7)?,
+        mention: r.get(8)?,
+        valid_time: r.get(9)?,
+        subject: r.get(10)?,
+        predicate: r.get(11)?,
+        object: r.get(12)?,
+        salience: r.get::<_, f64>(13)? as f32,
+        initial_salience: r.get::<_, f64>(14)? as f32,
+    })
 }
 
 pub(crate) fn vector_blob(v: &[f32]) -> Vec<u8> {
@@ -135,14 +185,120 @@ impl Store {
              WHERE r.user_id = ?1 ORDER BY r.id",
         )?;
         let mut rows = stmt.query([user_id])?;
-        let mut out = UserVectors { ids: Vec::new(), days: Vec::new(), data: Vec::new() };
+        let mut out =
+            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
         while let Some(r) = rows.next()? {
             out.ids.push(r.get(0)?);
             out.days.push(r.get(1)?);
+            out.saliences.push(1.0);
             let blob: Vec<u8> = r.get(2)?;
             out.data.extend(blob_vector(&blob));
         }
         Ok(out)
+    }
+
+    /// The vectors of the user's active facts (salience above 0), in fact id order, each under
+    /// its round's id, with the fact's day and salience.
+    pub(crate) fn user_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        let mut stmt = self.conn.prepare(
+            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
+        )?;
+        let mut rows = stmt.query([user_id])?;
+        let mut out =
+            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
+        while let Some(r) = rows.next()? {
+            out.ids.push(r.get(0)?);
+            out.days.push(r.get(1)?);
+            out.saliences.push(r.get::<_, f64>(2)? as f32);
+            let blob: Vec<u8> = r.get(3)?;
+            out.data.extend(blob_vector(&blob));
+        }
+        Ok(out)
+    }
+
+    /// The user's active facts' texts as word-indexed, `(round id, text)` in fact id order.
+    pub(crate) fn user_fact_texts(&self, user_id: i64) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT round_id, raw || char(10) || content FROM facts WHERE user_id = ?1 AND salience > 0 ORDER BY id",
+        )?;
+        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Every fact of the user (active or not), in id order.
+    pub(crate) fn all_facts(&self, user_id: i64) -> Result<Vec<FactRow>> {
+        let mut stmt =
+            self.conn.prepare(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 ORDER BY id"))?;
+        let rows = stmt.query_map([user_id], fact_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The active facts of each of `rounds`, in id order.
+    pub(crate) fn active_facts_of(&self, user_id: i64, rounds: &[i64]) -> Result<HashMap<i64, Vec<FactRow>>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 AND user_id = ?2 AND salience > 0 ORDER BY id"
+        ))?;
+        let mut out = HashMap::new();
+        for id in rounds {
+            let facts: Vec<FactRow> =
+                stmt.query_map(params![id, user_id], fact_from_row)?.collect::<rusqlite::Result<_>>()?;
+            if !facts.is_empty() {
+                out.insert(*id, facts);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The vectors of every fact of the user (active or not), in fact id order.
+    pub(crate) fn all_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        let mut stmt = self.conn.prepare(
+            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 ORDER BY f.id",
+        )?;
+        let mut rows = stmt.query([user_id])?;
+        let mut out =
+            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
+        while let Some(r) = rows.next()? {
+            out.ids.push(r.get(0)?);
+            out.days.push(r.get(1)?);
+            out.saliences.push(r.get::<_, f64>(2)? as f32);
+            let blob: Vec<u8> = r.get(3)?;
+            out.data.extend(blob_vector(&blob));
+        }
+        Ok(out)
+    }
+
+    /// Keys of the user's rounds that wait for extraction, in queue order.
+    pub(crate) fn queued_rounds(&self, user_id: i64) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT r.round_key FROM extract_queue q JOIN rounds r ON r.id = q.round_id \
+             WHERE q.user_id = ?1 ORDER BY q.round_id",
+        )?;
+        let rows = stmt.query_map([user_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Rounds waiting for extraction: the user's, or everyone's.
+    pub(crate) fn pending(&self, user_id: Option<i64>) -> Result<usize> {
+        let n: i64 = match user_id {
+            Some(u) => {
+                self.conn
+                    .query_row("SELECT count(*) FROM extract_queue WHERE user_id = ?1", [u], |r| r.get(0))?
+            }
+            None => self.conn.query_row("SELECT count(*) FROM extract_queue", [], |r| r.get(0))?,
+        };
+        Ok(n as usize)
+    }
+
+    /// The first queued round (lowest id) and its user.
+    pub(crate) fn next_queued(&self) -> Result<Option<(i64, i64)>> {
+        Ok(self
+            .conn
+            .query_row("SELECT round_id, user_id FROM extract_queue ORDER BY round_id LIMIT 1", [], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?)
     }
 
     /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
@@ -163,10 +319,12 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The user's decision log, oldest first.
+    /// The user's decision log in logical order: by logical time, then record key (a round's
+    /// facts, `<round key>/<n>`, sort right after their round), then insertion. That order does
+    /// not depend on whether extraction ran inside `add` or later on the queue.
     pub(crate) fn decisions(&self, user_id: i64) -> Result<Vec<DecisionRow>> {
         let mut stmt = self.conn.prepare(
-            "SELECT id, at, kind, record, other, detail FROM decisions WHERE user_id = ?1 ORDER BY id",
+            "SELECT id, at, kind, record, other, detail FROM decisions WHERE user_id = ?1 ORDER BY at, record, id",
         )?;
         let rows = stmt.query_map([user_id], |r| {
             Ok(DecisionRow {
@@ -289,7 +447,92 @@ pub(crate) mod write {
     }
 
     /// Removes every round, vector, FTS row and decision of the user; returns the rounds removed.
+    /// Queues round `round_id` for extraction.
+    pub(crate) fn enqueue(conn: &Connection, user_id: i64, round_id: i64) -> Result<()> {
+        conn.prepare_cached("INSERT INTO extract_queue(round_id, user_id) VALUES (?1, ?2)")?
+            .execute(params![round_id, user_id])?;
+        Ok(())
+    }
+
+    /// Whether round `round_id` waits for extraction.
+    pub(crate) fn is_queued(conn: &Connection, round_id: i64) -> Result<bool> {
+        Ok(conn
+            .prepare_cached("SELECT 1 FROM extract_queue WHERE round_id = ?1")?
+            .query_row([round_id], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// Takes round `round_id` off the queue.
+    pub(crate) fn dequeue(conn: &Connection, round_id: i64) -> Result<()> {
+        conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round_id])?;
+        Ok(())
+    }
+
+    /// The key of a fact of the same session with the same normalized text, if any.
+    pub(crate) fn exact_fact_duplicate(
+        conn: &Connection,
+        user_id: i64,
+        session: &str,
+        norm_key: &str,
+    ) -> Result<Option<String>> {
+        Ok(conn
+            .prepare_cached(
+                "SELECT fact_key FROM facts WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 AND salience > 0 \
+                 ORDER BY id LIMIT 1",
+            )?
+            .query_row(params![user_id, session, norm_key], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// The user's active facts' keys and vectors, in id order.
+    pub(crate) fn fact_vectors(conn: &Connection, user_id: i64) -> Result<Vec<(String, Vec<f32>)>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT f.fact_key, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
+        )?;
+        let rows = stmt
+            .query_map([user_id], |r| Ok((r.get::<_, String>(0)?, blob_vector(&r.get::<_, Vec<u8>>(1)?))))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Stores a fact and its vector; returns its id.
+    pub(crate) fn insert_fact(conn: &Connection, user_id: i64, f: &FactRow, vector: &[f32]) -> Result<i64> {
+        conn.prepare_cached(
+            "INSERT INTO facts(user_id, round_id, fact_key, session, day, norm_key, content, raw, mention, \
+             valid_time, subject, predicate, object, salience, initial_salience) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?
+        .execute(params![
+            user_id,
+            f.round_id,
+            f.key,
+            f.session,
+            f.day,
+            f.norm_key,
+            f.content,
+            f.raw,
+            f.mention,
+            f.valid_time,
+            f.subject,
+            f.predicate,
+            f.object,
+            f64::from(f.salience),
+            f64::from(f.initial_salience)
+        ])?;
+        let id = conn.last_insert_rowid();
+        conn.prepare_cached("INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, user_id, vector_blob(vector)])?;
+        Ok(id)
+    }
+
     pub(crate) fn forget_user(conn: &Connection, user_id: i64) -> Result<usize> {
+        conn.execute("DELETE FROM extract_queue WHERE user_id = ?1", [user_id])?;
+        conn.execute(
+            "DELETE FROM fact_vectors WHERE rowid IN (SELECT id FROM facts WHERE user_id = ?1)",
+            [user_id],
+        )?;
+        conn.execute("DELETE FROM facts WHERE user_id = ?1", [user_id])?;
         conn.execute(
             "INSERT INTO round_fts(round_fts, rowid, text) SELECT 'delete', id, text FROM rounds WHERE user_id = ?1",
             [user_id],

@@ -1,0 +1,295 @@
+//! Facts on the write and read paths: verification, storage, dedup, the extraction queue,
+//! ranking with their round, rendering, export and import. The extractor here is a scripted test
+//! double (its outputs are written below); `tests/extract.rs` runs the same paths with a real GGUF.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::{conversation, temp_store};
+use mnemon::extract::{Extraction, Extractor, ExtractorPins};
+use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query, Turn};
+
+/// Facts as JSON per user turn; `[]` for any other round. Fails while `fail` is above zero.
+struct Scripted {
+    outputs: HashMap<String, String>,
+    calls: AtomicUsize,
+    fail: AtomicUsize,
+}
+
+fn fact(content: &str, raw: &str, when: Option<&str>) -> String {
+    serde_json::json!({
+        "content": content, "raw": raw, "when": when,
+        "subject": null, "predicate": null, "object": null, "salience": 1.0
+    })
+    .to_string()
+}
+
+fn scripted() -> Arc<Scripted> {
+    let mut outputs = HashMap::new();
+    outputs.insert(
+        "I adopted a beagle named Toby last month.".to_string(),
+        format!(
+            "[{},{}]",
+            fact(
+                "The user adopted a beagle named Toby.",
+                "user: I adopted a beagle named Toby last month",
+                Some("last month")
+            ),
+            // Copied from elsewhere: verification drops it.
+            fact(
+                "The assistant recommended a light waterproof jacket for a rainy week.",
+                "assistant: Pack a light waterproof jacket",
+                None
+            )
+        ),
+    );
+    outputs.insert(
+        "I work as a nurse at the city hospital, night shifts mostly.".to_string(),
+        format!(
+            "[{},{}]",
+            fact(
+                "The user works as a nurse at the city hospital.",
+                "user: I work as a nurse at the city hospital",
+                None
+            ),
+            // The same fact again: an exact duplicate within the session.
+            fact(
+                "The user works as a nurse at the city hospital!",
+                "user: I work as a nurse at the city hospital",
+                None
+            )
+        ),
+    );
+    outputs.insert(
+        "I started learning the cello this week.".to_string(),
+        format!(
+            "[{}]",
+            fact(
+                "The user started learning the cello.",
+                "user: I started learning the cello this week",
+                Some("this week")
+            )
+        ),
+    );
+    Arc::new(Scripted { outputs, calls: AtomicUsize::new(0), fail: AtomicUsize::new(0) })
+}
+
+impl Extractor for Scripted {
+    fn pins(&self) -> ExtractorPins {
+        ExtractorPins {
+            name: "scripted".into(),
+            model_blake3: "0".repeat(64),
+            quant: "none".into(),
+            runtime: "test".into(),
+            decode: "table".into(),
+            prompt: "facts.rs".into(),
+        }
+    }
+
+    fn extract(&self, turns: &[Turn]) -> mnemon::Result<Extraction> {
+        if self.fail.load(Ordering::SeqCst) > 0 {
+            self.fail.fetch_sub(1, Ordering::SeqCst);
+            return Err(Error::Extractor("scripted failure".into()));
+        }
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let out = self.outputs.get(&turns[0].content).cloned().unwrap_or_else(|| "[]".into());
+        Ok(Extraction::from_output(out, false, 10, 5))
+    }
+}
+
+fn open(path: &std::path::Path, x: &Arc<Scripted>, background: bool) -> Memory {
+    let config = Config { background_extraction: background, ..Config::default() };
+    Memory::open_with(
+        path,
+        Arc::new(HashingEmbedder::default()),
+        Some(x.clone() as Arc<dyn Extractor>),
+        config,
+    )
+    .unwrap()
+}
+
+fn exports(m: &Memory, user: &str) -> [String; 3] {
+    [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl].map(|f| m.export(user, f).unwrap())
+}
+
+#[test]
+fn facts_are_verified_deduplicated_stored_and_logged() {
+    let t = temp_store();
+    let x = scripted();
+    let m = open(&t.path, &x, false);
+    m.add(&conversation(), "u").unwrap();
+    assert_eq!(m.pending(None).unwrap(), 0);
+    let facts = m.facts("u").unwrap();
+    let contents: Vec<&str> = facts.iter().map(|f| f.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        [
+            "The user adopted a beagle named Toby.",
+            "The user works as a nurse at the city hospital.",
+            "The user started learning the cello."
+        ]
+    );
+    // "last month" from 2023/05/20 is April 2023; "this week" is vague.
+    assert_eq!(facts[0].valid_time.as_deref(), Some("2023-04"));
+    assert_eq!(facts[0].mention.as_deref(), Some("last month"));
+    assert!(facts[0].key.ends_with("/1"), "{}", facts[0].key);
+    let text = m.export("u", ExportFormat::Text).unwrap();
+    assert_eq!(text.matches(" fact.stored ").count(), 3, "{text}");
+    assert_eq!(text.matches(" fact.duplicate ").count(), 1, "{text}");
+    assert_eq!(text.matches(" round.extracted ").count(), 4, "{text}");
+    assert!(text.contains(r#""ungrounded":1"#), "{text}");
+    // A round's facts sort right after it in the log.
+    let stored = text.find(" round.stored 2023-05-20").unwrap();
+    let log = &text[text.find("decisions:").unwrap()..];
+    assert!(
+        text[stored..].find(" fact.stored ").unwrap()
+            < text[stored + 1..].find(" round.stored ").unwrap_or(usize::MAX),
+        "{log}"
+    );
+}
+
+#[test]
+fn facts_rank_with_their_round_and_render_under_it() {
+    let t = temp_store();
+    let x = scripted();
+    let m = open(&t.path, &x, false);
+    m.add(&conversation(), "u").unwrap();
+    let plain_dir = temp_store();
+    let plain = Memory::open(&plain_dir.path, HashingEmbedder::default(), Config::default()).unwrap();
+    plain.add(&conversation(), "u").unwrap();
+
+    let q = Query::new("The user adopted a beagle named Toby.").top_k(1);
+    let with = m.recall(q, "u").unwrap();
+    let without = plain.recall(q, "u").unwrap();
+    assert_eq!(with.rounds[0].key, without.rounds[0].key);
+    // The round scores as its best record: here the fact, a closer match than the round's text.
+    assert!(
+        with.rounds[0].cosine > without.rounds[0].cosine + 0.1,
+        "{} vs {}",
+        with.rounds[0].cosine,
+        without.rounds[0].cosine
+    );
+    assert_eq!(with.rounds[0].facts.len(), 1);
+
+    let context = m.get_context(Query::new("What is my dog called?").top_k(2), "u").unwrap();
+    assert!(
+        context.text.contains("facts:\n- The user adopted a beagle named Toby. (2023-04)\n"),
+        "{}",
+        context.text
+    );
+    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    assert!(md.contains("The user started learning the cello."), "{md}");
+    // Recall after a reopen (index rebuilt from the store) equals recall on the warm index.
+    drop(m);
+    let again = open(&t.path, &x, false);
+    assert_eq!(again.recall(q, "u").unwrap(), with);
+}
+
+#[test]
+fn the_queue_drained_in_the_background_ends_where_inline_extraction_does() {
+    let x = scripted();
+    let inline = temp_store();
+    let background = temp_store();
+    let a = open(&inline.path, &x, false);
+    let b = open(&background.path, &x, true);
+    // A chat loop: one call per message.
+    for message in conversation() {
+        a.add(std::slice::from_ref(&message), "u").unwrap();
+        b.add(std::slice::from_ref(&message), "u").unwrap();
+    }
+    b.flush().unwrap();
+    assert_eq!(b.pending(Some("u")).unwrap(), 0);
+    assert_eq!(exports(&a, "u"), exports(&b, "u"));
+}
+
+#[test]
+fn a_failed_extraction_stays_queued_and_resumes_after_a_restart() {
+    let x = scripted();
+    let t = temp_store();
+    x.fail.store(usize::MAX / 2, Ordering::SeqCst);
+    {
+        let m = open(&t.path, &x, false);
+        // Inline: the rounds are committed, the error is returned, the rounds wait.
+        let err = m.add(&conversation(), "u").unwrap_err();
+        assert!(matches!(err, Error::Extractor(_)), "{err}");
+        assert_eq!(m.pending(Some("u")).unwrap(), 4);
+        assert_eq!(m.rounds("u").unwrap().len(), 4);
+        assert!(m.flush().is_err());
+        // A dump keeps the queue.
+        assert!(m.export("u", ExportFormat::Jsonl).unwrap().contains(r#""kind":"queued""#));
+    }
+    // Without an extractor the queue cannot drain, and says so.
+    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    assert!(matches!(stored.flush(), Err(Error::NoExtractor { pending: 4, .. })));
+    drop(stored);
+    x.fail.store(0, Ordering::SeqCst);
+    let m = open(&t.path, &x, true);
+    m.flush().unwrap();
+    assert_eq!(m.pending(None).unwrap(), 0);
+
+    let reference = temp_store();
+    let r = open(&reference.path, &x, false);
+    r.add(&conversation(), "u").unwrap();
+    assert_eq!(m.facts("u").unwrap(), r.facts("u").unwrap());
+    assert_eq!(
+        m.export("u", ExportFormat::Markdown).unwrap(),
+        r.export("u", ExportFormat::Markdown).unwrap()
+    );
+}
+
+#[test]
+fn an_extracting_store_and_a_plain_one_refuse_each_other() {
+    let x = scripted();
+    let t = temp_store();
+    open(&t.path, &x, false).add(&conversation(), "u").unwrap();
+    match Memory::open(&t.path, HashingEmbedder::default(), Config::default()) {
+        Err(Error::PinMismatch { differences, .. }) => {
+            assert!(differences.iter().any(|d| d.key == "extractor"), "{differences:?}");
+        }
+        other => panic!("expected a pin mismatch, got {:?}", other.map(|_| ())),
+    }
+    let plain = temp_store();
+    Memory::open(&plain.path, HashingEmbedder::default(), Config::default()).unwrap();
+    assert!(matches!(
+        Memory::open_with(
+            &plain.path,
+            Arc::new(HashingEmbedder::default()),
+            Some(x as Arc<dyn Extractor>),
+            Config::default()
+        ),
+        Err(Error::PinMismatch { .. })
+    ));
+}
+
+#[test]
+fn a_dump_with_facts_imports_losslessly_and_forget_removes_them() {
+    let x = scripted();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&conversation(), "u").unwrap();
+    let dump = m.export("u", ExportFormat::Jsonl).unwrap();
+    let copy = t.dir.path().join("copy.db");
+    let report = Memory::import(&copy, &dump, Config::default()).unwrap();
+    assert_eq!((report.rounds, report.facts, report.queued), (4, 3, 0));
+    let imported = open(&copy, &x, false);
+    assert_eq!(exports(&imported, "u"), exports(&m, "u"));
+    let q = Query::new("Which instrument am I learning?");
+    assert_eq!(imported.recall(q, "u").unwrap(), m.recall(q, "u").unwrap());
+    assert_eq!(m.forget_user("u").unwrap().rounds, 4);
+    assert!(m.facts("u").unwrap().is_empty());
+    assert_eq!(m.pending(None).unwrap(), 0);
+}
+
+#[test]
+fn a_prefiltered_round_never_reaches_the_model() {
+    let x = scripted();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&[Message::user("ok thanks!", "2023-05-20T10:00:00")], "u").unwrap();
+    assert_eq!(x.calls.load(Ordering::SeqCst), 0);
+    let text = m.export("u", ExportFormat::Text).unwrap();
+    assert!(text.contains(" round.prefiltered "), "{text}");
+}
