@@ -178,3 +178,104 @@ fn the_cache_serves_identical_rounds_once_and_refuses_other_pins() {
         other => panic!("{:?}", other.err()),
     }
 }
+
+/// A 32-round conversation over four sessions: facts, asides, updates and small talk.
+fn long_conversation() -> Vec<mnemon::Message> {
+    let user = [
+        "Hi! I'm Maya, I moved to Porto last spring for a job at a design studio.",
+        "My sister Ana is visiting me next week, she lives in Berlin.",
+        "I have a cat named Pixel who hates the rain.",
+        "ok thanks!",
+        "I've been learning Portuguese for six months now.",
+        "Can you suggest a good bakery near Ribeira?",
+        "By the way, I'm allergic to peanuts.",
+        "I run 5 km every Tuesday and Thursday morning.",
+        "My favourite band is Radiohead, I saw them live in 2017.",
+        "What's a good gift for Ana? She loves ceramics.",
+        "I bought a used bike for 120 euros yesterday.",
+        "I'm thinking of adopting a second cat.",
+        "My studio is working on a new logo for a wine brand.",
+        "I started therapy in January, it helps a lot.",
+        "Lol that's funny.",
+        "My partner Joao is a chef at a seafood restaurant.",
+        "We are planning a trip to the Azores in August.",
+        "I need to renew my passport before the trip.",
+        "My mom's birthday is on March 3rd.",
+        "I prefer tea over coffee, mostly green tea.",
+        "Actually I moved to Lisbon last month, the studio opened a new office there.",
+        "Pixel adjusted well to the new flat in Lisbon.",
+        "I've switched to running on Saturdays instead.",
+        "Joao got a new job at a restaurant in Alfama.",
+        "Thanks, that's all for today.",
+        "I finished my first Portuguese exam with a B2 grade.",
+        "We booked the Azores flights for August 12th.",
+        "I'm reading a novel by Saramago in Portuguese.",
+        "My bike got stolen last week, so annoying.",
+        "I'm now saving up for an electric bike, about 1500 euros.",
+        "Ana is moving to Lisbon too, in October.",
+        "Remind me what I told you about my allergies?",
+    ];
+    let sessions =
+        ["2024-03-01T10:00:00", "2024-03-15T18:30:00", "2024-04-20T09:15:00", "2024-05-02T20:00:00"];
+    let mut out = Vec::new();
+    for (i, text) in user.iter().enumerate() {
+        let ts = sessions[i / 8];
+        let session = format!("s{}", i / 8);
+        out.push(mnemon::Message::user(*text, ts).in_session(&session));
+        // Small talk gets no reply, so its round is the user turn alone, which the pre-filter skips.
+        if !["ok thanks!", "Lol that's funny.", "Thanks, that's all for today."].contains(text) {
+            out.push(mnemon::Message::assistant("Noted, thanks for telling me.", ts).in_session(&session));
+        }
+    }
+    out
+}
+
+/// ENGINE §3.5: the store after the background queue drains equals, byte for byte in every
+/// export, the store extracted inline, with a real model on a 32-round conversation added one
+/// message at a time. The inline run fills an extraction cache that the background run reads,
+/// so the model runs once per round.
+#[test]
+fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
+    use std::sync::Arc;
+
+    use mnemon::extract::CachedExtractor;
+    use mnemon::{Config, ExportFormat, HashingEmbedder, Memory};
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = LlamaConfig { threads: 2, max_tokens: 128, ..LlamaConfig::default() };
+    let model = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
+    let extractor: Arc<dyn Extractor> =
+        Arc::new(CachedExtractor::open(dir.path().join("cache.db"), model).unwrap());
+    let open = |name: &str, background: bool| {
+        let config = Config { background_extraction: background, ..Config::default() };
+        Memory::open_with(
+            dir.path().join(name),
+            Arc::new(HashingEmbedder::default()),
+            Some(extractor.clone()),
+            config,
+        )
+        .unwrap()
+    };
+    let inline = open("inline.db", false);
+    let background = open("background.db", true);
+    let conversation = long_conversation();
+    // A chat loop: one call per exchange (a user turn and its reply, if any).
+    let exchanges: Vec<&[mnemon::Message]> =
+        conversation.chunk_by(|_, b| b.role == mnemon::Role::Assistant).collect();
+    for exchange in &exchanges {
+        inline.add(exchange, "maya").unwrap();
+    }
+    for exchange in &exchanges {
+        background.add(exchange, "maya").unwrap();
+    }
+    background.flush().unwrap();
+    assert_eq!(background.pending(None).unwrap(), 0);
+    assert_eq!(inline.rounds("maya").unwrap().len(), 32);
+    let facts = inline.facts("maya").unwrap();
+    assert!(!facts.is_empty(), "SmolLM2 extracted nothing from 32 rounds");
+    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+        assert_eq!(inline.export("maya", format).unwrap(), background.export("maya", format).unwrap());
+    }
+    let text = inline.export("maya", ExportFormat::Text).unwrap();
+    assert!(text.contains(" round.prefiltered "), "the small talk skips the model: {text}");
+}

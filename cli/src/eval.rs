@@ -168,6 +168,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 engine: Config { context_budget: budget, rrf_k: fusion.rrf_k(), ..Config::default() },
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
                 qa: qa.config()?,
+                extractor: embed.build_extractor()?,
             };
             let per_job = EmbedArgs { threads: (embed.threads / jobs).max(1), ..embed.clone() };
             let bar = ProgressBar::new(0).with_style(

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use anyhow_lite::{Context as _, Fail};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use mnemon::extract::{CachedExtractor, Extractor, LlamaConfig, LlamaExtractor};
 use mnemon::{
     Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder, Query,
 };
@@ -55,6 +56,16 @@ struct EmbedArgs {
     /// Texts per ONNX call (batching did not pay on real rounds; see docs/DECISIONS.md).
     #[arg(long, default_value_t = 1)]
     batch: usize,
+    /// A GGUF model that extracts facts from every round (e.g. from scripts/fetch-models.sh
+    /// --qwen). A store built with one must be opened with the same one.
+    #[arg(long)]
+    extractor: Option<PathBuf>,
+    /// Keep the extractor's outputs in this SQLite file and reuse them (outputs are unchanged).
+    #[arg(long, requires = "extractor")]
+    extract_cache: Option<PathBuf>,
+    /// llama.cpp threads for the extractor.
+    #[arg(long, default_value_t = 2)]
+    extract_threads: i32,
 }
 
 impl EmbedArgs {
@@ -85,12 +96,26 @@ impl EmbedArgs {
         })
     }
 
+    /// The extractor the flags name, behind its cache when one is given.
+    fn build_extractor(&self) -> Result<Option<Arc<dyn Extractor>>, Fail> {
+        let Some(path) = &self.extractor else { return Ok(None) };
+        let config = LlamaConfig { threads: self.extract_threads.max(1), ..LlamaConfig::default() };
+        let model = LlamaExtractor::load(path, config)?;
+        Ok(Some(match &self.extract_cache {
+            Some(cache) => Arc::new(CachedExtractor::open(cache, model)?),
+            None => Arc::new(model),
+        }))
+    }
+
     fn open(&self, db: &Path) -> Result<Memory, Fail> {
         self.open_with(db, Config::default())
     }
 
+    /// Opens the store; with an extractor, extraction runs inside each `add` (the CLI's progress
+    /// bar then shows it).
     fn open_with(&self, db: &Path, config: Config) -> Result<Memory, Fail> {
-        Ok(Memory::open_shared(db, self.build()?, config)?)
+        let config = Config { background_extraction: false, ..config };
+        Ok(Memory::open_with(db, self.build()?, self.build_extractor()?, config)?)
     }
 }
 
@@ -407,9 +432,11 @@ fn ingest(
         }
     }
     bar.finish_and_clear();
+    let facts: usize =
+        haystacks.iter().map(|h| memory.facts(&h.user).map(|f| f.len())).sum::<mnemon::Result<usize>>()?;
     println!(
         "{}",
-        serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped})
+        serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped, "facts": facts, "extractor": memory.pins()?.get("extractor")})
     );
     Ok(())
 }

@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use mnemon::extract::Extractor;
 use mnemon::{Config, Embedder, Error, Memory, Query, Result};
 
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
@@ -27,7 +28,7 @@ use crate::report;
 pub const HARNESS_VERSION: &str = "2";
 
 /// What to run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct RunConfig {
     /// The benchmark file.
     pub dataset: PathBuf,
@@ -49,6 +50,8 @@ pub struct RunConfig {
     pub command_line: String,
     /// QA mode: read and judge every question (retrieval metrics are computed either way).
     pub qa: Option<QaConfig>,
+    /// Extract facts from every round at ingest (inline, so the ingest time includes it).
+    pub extractor: Option<Arc<dyn Extractor>>,
 }
 
 /// Measured speed.
@@ -122,7 +125,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
         "harness_version": HARNESS_VERSION,
         "dataset": { "file": cfg.dataset.file_name().map(|f| f.to_string_lossy().into_owned()), "sha256": dataset_sha256, "benchmark": cfg.benchmark },
         "embedder": { "name": e.name, "revision": e.revision, "dim": e.dim, "template": e.template },
-        "extractor": "none",
+        "extractor": cfg.extractor.as_ref().map_or(serde_json::json!("none"), |x| serde_json::json!(x.pins())),
         "engine": {
             "top_k": cfg.engine.top_k,
             "time_weight": cfg.engine.time_weight,
@@ -262,7 +265,9 @@ fn run_haystack(
     tick: &dyn Fn(),
 ) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let memory = Memory::open_shared(dir.path().join("store.db"), embedder.clone(), cfg.engine.clone())?;
+    let engine = Config { background_extraction: false, ..cfg.engine.clone() };
+    let memory =
+        Memory::open_with(dir.path().join("store.db"), embedder.clone(), cfg.extractor.clone(), engine)?;
     let started = Instant::now();
     // One transaction per session, as `mnemon ingest` does.
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {

@@ -133,6 +133,7 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
             reader_max_tokens: 300,
             retries: (3, Duration::from_millis(1)),
         }),
+        extractor: None,
     }
 }
 

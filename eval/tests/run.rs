@@ -20,6 +20,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         engine: Config { context_budget: Some(200), ..Config::default() },
         command_line: "test".into(),
         qa: None,
+        extractor: None,
     }
 }
 
