@@ -271,3 +271,49 @@ fn extract_prints_the_same_facts_in_two_processes() {
     let e = fails(&["extract", "--model", "/nonexistent/model.gguf", round]);
     assert!(e.contains("/nonexistent/model.gguf") && e.contains("scripts/fetch-models.sh"), "{e}");
 }
+
+#[test]
+fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = mnemon::extract::default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf");
+    let model = model.to_str().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let cache = dir.path().join("extract-cache.db");
+    let ingest = |name: &str| {
+        let db = dir.path().join(name);
+        let args = ["--embedder", "hashing", "--extractor", model, "--extract-cache", s(&cache)];
+        let out = ok(&[&["ingest", "--db", s(&db), "--user", "u"][..], &args, &[s(&chat)]].concat());
+        (db, out)
+    };
+    let (db, out) = ingest("a.db");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["extractor"], "SmolLM2-135M-Instruct.Q4_1.gguf", "{out}");
+    assert_eq!(report["rounds_stored"], 3, "{out}");
+    // A second store from the cache: the same bytes in every export.
+    let (copy, _) = ingest("b.db");
+    for format in ["md", "text", "jsonl"] {
+        assert_eq!(
+            ok(&["export", "--db", s(&db), "--user", "u", "--format", format]),
+            ok(&["export", "--db", s(&copy), "--user", "u", "--format", format])
+        );
+    }
+    let text = ok(&["export", "--db", s(&db), "--user", "u", "--format", "text"]);
+    assert_eq!(text.matches(" round.extracted ").count(), 3, "{text}");
+    let context = ok(&[
+        "context",
+        "--db",
+        s(&db),
+        "--user",
+        "u",
+        "--embedder",
+        "hashing",
+        "--extractor",
+        model,
+        "Who is Toby?",
+    ]);
+    assert!(context.contains("Toby"), "{context}");
+    // The store pins its extractor: opening it without one is refused, naming the pin.
+    let e = fails(&["context", "--db", s(&db), "--user", "u", "--embedder", "hashing", "Who is Toby?"]);
+    assert!(e.contains("extractor"), "{e}");
+}
