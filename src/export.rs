@@ -98,6 +98,13 @@ fn unhex(s: &str) -> Option<Vec<f32>> {
     Some(bytes?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
 }
 
+/// A dump line's embedding: `dim` little-endian `f32` values in hex.
+fn embedding(hex: &str, dim: usize) -> std::result::Result<Vec<f32>, String> {
+    unhex(hex)
+        .filter(|v| v.len() == dim)
+        .ok_or_else(|| format!("embedding is not {dim} little-endian f32 values"))
+}
+
 fn view<'a>(r: &'a RoundRow, facts: &'a [String]) -> RenderRound<'a> {
     RenderRound {
         id: r.id,
@@ -268,6 +275,8 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
         _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
     };
     let dim = pins.dim()?;
+    // (user, round key) → index in `parsed.rounds`.
+    let mut round_at: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut parsed =
         Parsed { pins, rounds: Vec::new(), facts: Vec::new(), queued: Vec::new(), decisions: Vec::new() };
     for (n, text) in lines {
@@ -285,9 +294,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                         format!("round key {key} does not match its content (expected {expected})"),
                     ));
                 }
-                let vector = unhex(&embedding_f32le)
-                    .filter(|v| v.len() == dim)
-                    .ok_or_else(|| bad(n, format!("embedding is not {dim} little-endian f32 values")))?;
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
                 let row = RoundRow {
                     id: 0,
                     key,
@@ -299,6 +306,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     turns,
                     text,
                 };
+                round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
                 parsed.rounds.push((user, row, vector));
             }
             Line::Fact {
@@ -317,7 +325,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 embedding_f32le,
             } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
-                let Some((_, owner, _)) = parsed.rounds.iter().find(|(u, r, _)| *u == user && r.key == round)
+                let Some(owner) = round_at.get(&(user.clone(), round.clone())).map(|i| &parsed.rounds[*i].1)
                 else {
                     return Err(bad(n, format!("fact {key}: no round {round} before it")));
                 };
@@ -327,13 +335,8 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 if !(0.0..=1.0).contains(&salience) || !(0.0..=1.0).contains(&initial_salience) {
                     return Err(bad(n, "salience must be in 0..=1".into()));
                 }
-                let vector = unhex(&embedding_f32le)
-                    .filter(|v| v.len() == dim)
-                    .ok_or_else(|| bad(n, format!("embedding is not {dim} little-endian f32 values")))?;
-                let day = valid_time
-                    .as_deref()
-                    .and_then(|v| chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
-                    .map_or(owner.day, day_number);
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let day = crate::facts::fact_day(valid_time.as_deref(), owner.day);
                 let row = FactRow {
                     id: 0,
                     round_id: 0,
@@ -355,7 +358,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
             }
             Line::Queued { user, round } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
-                if !parsed.rounds.iter().any(|(u, r, _)| *u == user && r.key == round) {
+                if !round_at.contains_key(&(user.clone(), round.clone())) {
                     return Err(bad(n, format!("queued round {round} is not in the dump before it")));
                 }
                 parsed.queued.push((user, round));

@@ -119,6 +119,14 @@ pub fn verify(
     (kept, notes)
 }
 
+/// The day a fact ranks under for time windows: its `valid_time` when that is a whole date,
+/// else its round's day.
+pub(crate) fn fact_day(valid_time: Option<&str>, round_day: i32) -> i32 {
+    valid_time
+        .and_then(|v| NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
+        .map_or(round_day, crate::time::day_number)
+}
+
 /// The text a fact is embedded and word-indexed as: its excerpt, a newline, its sentence.
 pub fn embed_text(fact: &ExtractedFact) -> String {
     format!("{}\n{}", fact.raw, fact.content)

@@ -494,13 +494,7 @@ impl Memory {
                 }
             };
             // Every round of the session is probed, not only the nearest.
-            let best = members.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(
-                None::<(f32, &String)>,
-                |acc, (c, k)| match acc {
-                    Some((bc, _)) if bc >= c => acc,
-                    _ => Some((c, k)),
-                },
-            );
+            let best = nearest(vector, members);
             if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.shared.config.dedup_cosine) {
                 let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
                 write::log(&tx, user, &at, "round.duplicate", &key, Some(of), &detail)?;
@@ -1037,13 +1031,7 @@ impl Shared {
                 duplicates += 1;
                 continue;
             }
-            let best = existing.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(
-                None::<(f32, &String)>,
-                |acc, (c, k)| match acc {
-                    Some((bc, _)) if bc >= c => acc,
-                    _ => Some((c, k)),
-                },
-            );
+            let best = nearest(vector, &existing);
             if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
                 // Until the conflict screens exist (ENGINE §5), a cosine duplicate is merged.
                 let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
@@ -1051,11 +1039,7 @@ impl Shared {
                 duplicates += 1;
                 continue;
             }
-            let day = verified
-                .valid_time
-                .as_deref()
-                .and_then(|v| chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").ok())
-                .map_or(round.day, day_number);
+            let day = crate::facts::fact_day(verified.valid_time.as_deref(), round.day);
             let mut row = FactRow {
                 id: 0,
                 round_id,
@@ -1114,6 +1098,16 @@ impl Shared {
         }
         Ok(Step::Done)
     }
+}
+
+/// The member closest to `vector` by cosine, and that cosine (ties to the earlier member).
+fn nearest<'a>(vector: &[f32], members: &'a [(String, Vec<f32>)]) -> Option<(f32, &'a String)> {
+    members.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(None, |acc, (c, k)| {
+        match acc {
+            Some((bc, _)) if bc >= c => acc,
+            _ => Some((c, k)),
+        }
+    })
 }
 
 fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String]) -> RenderRound<'a> {

@@ -178,32 +178,9 @@ impl Store {
         Ok(out)
     }
 
-    /// Every vector of the user, in round id order, with each round's day number.
-    pub(crate) fn user_vectors(&self, user_id: i64) -> Result<UserVectors> {
-        let mut stmt = self.conn.prepare(
-            "SELECT r.id, r.day, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-             WHERE r.user_id = ?1 ORDER BY r.id",
-        )?;
-        let mut rows = stmt.query([user_id])?;
-        let mut out =
-            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
-        while let Some(r) = rows.next()? {
-            out.ids.push(r.get(0)?);
-            out.days.push(r.get(1)?);
-            out.saliences.push(1.0);
-            let blob: Vec<u8> = r.get(2)?;
-            out.data.extend(blob_vector(&blob));
-        }
-        Ok(out)
-    }
-
-    /// The vectors of the user's active facts (salience above 0), in fact id order, each under
-    /// its round's id, with the fact's day and salience.
-    pub(crate) fn user_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
-        let mut stmt = self.conn.prepare(
-            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
-        )?;
+    /// Vectors from `sql`, whose rows are (round id, day, salience, embedding) for user `?1`.
+    fn vectors(&self, sql: &str, user_id: i64) -> Result<UserVectors> {
+        let mut stmt = self.conn.prepare(sql)?;
         let mut rows = stmt.query([user_id])?;
         let mut out =
             UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
@@ -215,6 +192,34 @@ impl Store {
             out.data.extend(blob_vector(&blob));
         }
         Ok(out)
+    }
+
+    /// Every round vector of the user, in round id order, with each round's day number.
+    pub(crate) fn user_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        self.vectors(
+            "SELECT r.id, r.day, 1.0, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+             WHERE r.user_id = ?1 ORDER BY r.id",
+            user_id,
+        )
+    }
+
+    /// The vectors of the user's active facts (salience above 0), in fact id order, each under
+    /// its round's id, with the fact's day and salience.
+    pub(crate) fn user_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        self.vectors(
+            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
+            user_id,
+        )
+    }
+
+    /// The vectors of every fact of the user (active or not), in fact id order.
+    pub(crate) fn all_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+        self.vectors(
+            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 ORDER BY f.id",
+            user_id,
+        )
     }
 
     /// The user's active facts' texts as word-indexed, `(round id, text)` in fact id order.
@@ -246,25 +251,6 @@ impl Store {
             if !facts.is_empty() {
                 out.insert(*id, facts);
             }
-        }
-        Ok(out)
-    }
-
-    /// The vectors of every fact of the user (active or not), in fact id order.
-    pub(crate) fn all_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
-        let mut stmt = self.conn.prepare(
-            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 ORDER BY f.id",
-        )?;
-        let mut rows = stmt.query([user_id])?;
-        let mut out =
-            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
-        while let Some(r) = rows.next()? {
-            out.ids.push(r.get(0)?);
-            out.days.push(r.get(1)?);
-            out.saliences.push(r.get::<_, f64>(2)? as f32);
-            let blob: Vec<u8> = r.get(3)?;
-            out.data.extend(blob_vector(&blob));
         }
         Ok(out)
     }
