@@ -38,6 +38,7 @@ pub mod facts;
 mod lexical;
 mod memory;
 pub mod models;
+pub mod normalize;
 pub mod prefilter;
 mod rank;
 mod render;

@@ -5,9 +5,12 @@
 //! holds no evidence). Each round goes through the pre-filter, then the extractor. For evidence
 //! rounds, a fact **carries the answer's key information** when every key word of the gold answer
 //! (lowercase words of 3+ characters, minus a few function words; plural `s` ignored) appears in
-//! one fact's `content` or `object`. Preference and abstention questions are left out of that
-//! share: their "answers" are rubrics or explanations. One JSON line per round in
-//! `rounds.jsonl`; a run resumes from it.
+//! one fact's `content` or `object`. Only questions whose answer one round states are scored:
+//! single-session-user, single-session-assistant and knowledge-update. The others' answers are
+//! computed across rounds (temporal-reasoning "30 days", multi-session "2"), rubrics (preference)
+//! or explanations (abstention), which no single fact can carry. One JSON line per round in
+//! `rounds.jsonl`; a run resumes from it, and the two derived fields (`scored`, `carries_answer`)
+//! are recomputed from the dataset on every run, so a rule change applies to finished rounds.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -78,6 +81,9 @@ pub fn carries(answer: &str, facts: &[ExtractedFact]) -> bool {
         })
 }
 
+/// Question types whose answer one round states.
+const STATED: &[&str] = &["single-session-user", "single-session-assistant", "knowledge-update"];
+
 /// The sample: `(question id, answer, scored, round key, turns, is evidence)`.
 type Sampled = (String, String, bool, String, Vec<Turn>, bool);
 
@@ -93,7 +99,7 @@ fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampl
         let rounds = crate::prefilter::stored_rounds(h, &dir.path().join(format!("{n}.db")))?;
         let ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
         let holds = |turns: &[Turn]| turns.iter().any(|t| t.id.as_deref().is_some_and(|id| ids.contains(id)));
-        let scored = !q.abstention && q.kind != "single-session-preference";
+        let scored = !q.abstention && STATED.contains(&q.kind.as_str());
         for r in rounds.iter().filter(|r| holds(&r.turns)).take(2) {
             if evidence.len() < evidence_n {
                 evidence.push((q.id.clone(), q.answer.clone(), scored, r.key.clone(), r.turns.clone(), true));
@@ -129,6 +135,13 @@ pub fn run(
     let seen: BTreeSet<(String, String)> = done.iter().map(|r| (r.question.clone(), r.key.clone())).collect();
     let todo = sample(dataset, evidence_n, other_n)?;
     let total = todo.len();
+    // The derived fields follow the current rules.
+    for r in &mut done {
+        if let Some((_, answer, scored, ..)) = todo.iter().find(|t| t.0 == r.question && t.3 == r.key) {
+            r.scored = r.evidence && *scored;
+            r.carries_answer = r.evidence && carries(answer, &r.facts);
+        }
+    }
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
     for (question, answer, scored, key, turns, evidence) in todo {
         if seen.contains(&(question.clone(), key.clone())) {
