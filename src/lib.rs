@@ -30,6 +30,7 @@
 #![deny(missing_docs)]
 
 mod config;
+pub mod conflict;
 pub mod embed;
 mod error;
 mod export;
