@@ -90,6 +90,11 @@ fn words(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
+/// One lowercase word's Snowball stem.
+pub(crate) fn stem(word: &str) -> String {
+    STEMMER.stem(word).into_owned()
+}
+
 /// The terms of `text`, stemmed, in text order.
 pub(crate) fn terms(text: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -59,10 +59,10 @@ pub enum Polarity {
 pub struct Normal {
     /// The subject: articles dropped, first-person forms and "the user" as `user`.
     pub subject: String,
-    /// The predicate: negations and leading auxiliaries removed, antonym and functional forms
-    /// mapped to their group.
+    /// The predicate: negations and leading auxiliaries removed, words stemmed, antonym and
+    /// functional forms mapped to their group.
     pub predicate: String,
-    /// The object: articles and negations removed, number words as digits.
+    /// The object: articles and negations removed, number words as digits, words stemmed.
     pub object: String,
     /// Holds or denied.
     pub polarity: Polarity,
@@ -253,7 +253,8 @@ fn strip_negations(lex: &Lexicons, tokens: &[String]) -> (Vec<String>, usize) {
     (out, count)
 }
 
-/// A predicate's negations removed (counted), then its leading auxiliaries, never its last word.
+/// A predicate's negations removed (counted), then its leading auxiliaries (never its last word),
+/// then every word stemmed, so that "drinks" and "does not drink" meet at `drink`.
 fn strip_predicate(lex: &Lexicons, tokens: &[String]) -> (Vec<String>, usize) {
     let (mut rest, count) = strip_negations(lex, tokens);
     'outer: loop {
@@ -263,8 +264,13 @@ fn strip_predicate(lex: &Lexicons, tokens: &[String]) -> (Vec<String>, usize) {
                 continue 'outer;
             }
         }
-        return (rest, count);
+        return (stemmed(rest), count);
     }
+}
+
+/// Words stemmed (Snowball, as the word index does); numbers kept as written.
+fn stemmed(words: Vec<String>) -> Vec<String> {
+    words.into_iter().map(|w| if is_number(&w) { w } else { crate::lexical::stem(&w) }).collect()
 }
 
 fn drop_articles(lex: &Lexicons, mut tokens: Vec<String>) -> Vec<String> {
@@ -335,7 +341,7 @@ fn digits(lex: &Lexicons, tokens: &[String]) -> Vec<String> {
 /// assert_eq!((a.pair_key().as_str(), a.object.as_str(), a.polarity), ("user|lives_in", "porto", Polarity::Negative));
 /// let b = normalize("The user", "quit", "smoking");
 /// assert_eq!((b.pair_key().as_str(), b.polarity), ("user|start", Polarity::Negative));
-/// assert_eq!(normalize("user", "sleeps", "6-7 hours").object, "6 to 7 hours");
+/// assert_eq!(normalize("user", "sleeps", "6-7 hours").object, "6 to 7 hour");
 /// ```
 pub fn normalize(subject_raw: &str, predicate_raw: &str, object_raw: &str) -> Normal {
     let lex = &*LEXICONS;
@@ -350,7 +356,7 @@ pub fn normalize(subject_raw: &str, predicate_raw: &str, object_raw: &str) -> No
     }
     let (object, object_negations) = strip_negations(lex, &words(&text(object_raw)));
     negations += object_negations;
-    let object = drop_articles(lex, digits(lex, &object));
+    let object = stemmed(drop_articles(lex, digits(lex, &object)));
     let number_at = |i: Option<usize>| i.and_then(|i| object.get(i)).is_some_and(|w| is_number(w));
     let approximate = lex.approximators.iter().any(|(around, phrase)| {
         (0..object.len()).filter(|&i| object[i..].starts_with(phrase)).any(|i| {
@@ -410,17 +416,17 @@ mod tests {
         let n = normalize("user", "has", "a cat");
         assert_eq!((n.predicate.as_str(), n.object.as_str(), n.functional), ("own", "cat", false));
         let n = normalize("user", "plans to move to", "Berlin");
-        assert_eq!(n.predicate, "plans to move to", "a plan is not a move");
+        assert_eq!(n.predicate, "plan to move to", "a plan is not a move");
     }
 
     #[test]
     fn objects_read_numbers_and_mark_estimates() {
         let n = normalize("user", "has", "two cats");
-        assert_eq!(n.object, "2 cats");
-        assert_eq!(normalize("user", "owns", "twenty five books").object, "25 books");
-        assert_eq!(normalize("user", "owns", "two hundred books").object, "200 books");
-        assert_eq!(normalize("user", "saved", "three thousand five hundred euros").object, "3500 euros");
-        assert_eq!(normalize("user", "has", "a couple of bikes").object, "2 bikes");
+        assert_eq!(n.object, "2 cat");
+        assert_eq!(normalize("user", "owns", "twenty five books").object, "25 book");
+        assert_eq!(normalize("user", "owns", "two hundred books").object, "200 book");
+        assert_eq!(normalize("user", "saved", "three thousand five hundred euros").object, "3500 euro");
+        assert_eq!(normalize("user", "has", "a couple of bikes").object, "2 bike");
         assert!(normalize("user", "runs", "about 30 minutes").approximate);
         assert!(normalize("user", "sleeps", "6-7 hours").approximate);
         assert!(!normalize("user", "runs", "30 minutes").approximate);
