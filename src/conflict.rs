@@ -14,6 +14,10 @@ use serde::Serialize;
 
 use crate::normalize::{normalize, Normal, Polarity};
 
+/// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
+/// extractor.
+pub const CONFLICT_VERSION: &str = "conflict-rules-v1 short=6 entropy=2.0";
+
 /// Objects of at most this many words count as short (rules (b) and the screen).
 pub const SHORT: usize = 6;
 /// Texts with fewer bits of word entropy than this are too short to judge (the screen).

@@ -46,6 +46,12 @@ enum Line {
         object: Option<String>,
         salience: f32,
         initial_salience: f32,
+        #[serde(default)]
+        pair_key: Option<String>,
+        #[serde(default)]
+        supersedes: Option<String>,
+        #[serde(default)]
+        superseded_by: Option<String>,
         embedding_f32le: String,
     },
     Queued {
@@ -130,10 +136,21 @@ pub(crate) fn export(
     decisions: &[DecisionRow],
     format: ExportFormat,
 ) -> Result<String> {
+    // Markdown shows superseded facts struck through with their winner; text shows them in its
+    // record list below; contexts never show them.
     let mut lines: BTreeMap<i64, Vec<String>> = BTreeMap::new();
-    for f in facts.iter().filter(|f| f.salience > 0.0) {
-        let fact = crate::memory::Fact::from(f.clone());
-        lines.entry(f.round_id).or_default().push(fact.line());
+    for f in facts {
+        let line = crate::memory::Fact::from(f.clone()).line();
+        let line = match (format, &f.superseded_by, &f.supersedes) {
+            (ExportFormat::Markdown, Some(winner), _) => format!("~~{line}~~ (superseded by `{winner}`)"),
+            (_, Some(_), _) => continue,
+            (ExportFormat::Markdown, None, Some(losers)) => {
+                let keys: Vec<String> = losers.split(' ').map(|k| format!("`{k}`")).collect();
+                format!("{line} → supersedes {}", keys.join(", "))
+            }
+            _ => line,
+        };
+        lines.entry(f.round_id).or_default().push(line);
     }
     let none = Vec::new();
     let views: Vec<RenderRound<'_>> =
@@ -161,7 +178,8 @@ pub(crate) fn export(
             for f in facts {
                 let _ = writeln!(
                     out,
-                    "  {} salience {} (initial {}) valid_time {} mention {} triple ({} | {} | {})\n    {}\n    excerpt: {}",
+                    "  {} salience {} (initial {}) valid_time {} mention {} triple ({} | {} | {}) pair_key {} \
+                     superseded {} supersedes {}\n    {}\n    excerpt: {}",
                     f.key,
                     f.salience,
                     f.initial_salience,
@@ -170,6 +188,9 @@ pub(crate) fn export(
                     opt(&f.subject),
                     opt(&f.predicate),
                     opt(&f.object),
+                    opt(&f.pair_key),
+                    f.superseded_by.as_deref().map_or("no".to_owned(), |w| format!("by {w}")),
+                    opt(&f.supersedes),
                     f.content,
                     f.raw
                 );
@@ -235,6 +256,9 @@ pub(crate) fn export_dump(pins: &Pins, user: &str, records: &Records<'_>) -> Res
             object: f.object.clone(),
             salience: f.salience,
             initial_salience: f.initial_salience,
+            pair_key: f.pair_key.clone(),
+            supersedes: f.supersedes.clone(),
+            superseded_by: f.superseded_by.clone(),
             embedding_f32le: hex(v),
         })?;
     }
@@ -322,6 +346,9 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 object,
                 salience,
                 initial_salience,
+                pair_key,
+                supersedes,
+                superseded_by,
                 embedding_f32le,
             } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
@@ -353,6 +380,9 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     object,
                     salience,
                     initial_salience,
+                    pair_key,
+                    supersedes,
+                    superseded_by,
                 };
                 parsed.facts.push((user, round, row, vector));
             }

@@ -8,6 +8,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use serde::Serialize;
 
 use crate::config::Config;
+use crate::conflict::{conflict, newer, screen, Rule, Statement};
+use crate::embed::vector::cosine;
 use crate::embed::{Embedder, EmbedderPins};
 use crate::error::{Error, Result};
 use crate::extract::{Extractor, ExtractorPins};
@@ -339,6 +341,8 @@ fn expected_pins(e: &EmbedderPins, x: Option<&ExtractorPins>, config: &Config) -
             ("facts.verify", crate::facts::VERIFY_VERSION.to_owned()),
             ("facts.resolver", crate::resolve::RESOLVER_VERSION.to_owned()),
             ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
+            ("facts.conflict", crate::conflict::CONFLICT_VERSION.to_owned()),
+            ("facts.lexicons", crate::normalize::normalize_blake3()),
         ]);
     }
     Pins::new(pins)
@@ -1018,10 +1022,12 @@ impl Shared {
             let detail = serde_json::json!({ "rule": rule.name() }).to_string();
             write::log(&tx, user, &at, "round.prefiltered", &round.key, None, &detail)?;
         }
-        let mut existing = write::fact_vectors(&tx, user)?;
+        let mut existing = write::active_facts(&tx, user)?;
+        let mut dates: Vec<String> = existing.iter().map(|f| date_of(f.round_day)).collect();
+        let round_date = date_of(round.day);
         let mut added: Vec<FactRow> = Vec::new();
         let mut added_vectors: Vec<&[f32]> = Vec::new();
-        let mut duplicates = 0;
+        let (mut duplicates, mut superseded) = (0, 0);
         for (verified, vector) in facts.iter().zip(&vectors) {
             let f = &verified.fact;
             let norm_key = normalized_key(&f.content);
@@ -1031,21 +1037,12 @@ impl Shared {
                 duplicates += 1;
                 continue;
             }
-            let best = nearest(vector, &existing);
-            if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
-                // Until the conflict screens exist (ENGINE §5), a cosine duplicate is merged.
-                let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
-                write::log(&tx, user, &at, "fact.merged", &candidate, Some(of), &detail)?;
-                duplicates += 1;
-                continue;
-            }
-            let day = crate::facts::fact_day(verified.valid_time.as_deref(), round.day);
             let mut row = FactRow {
                 id: 0,
                 round_id,
                 key: candidate,
                 session: round.session.clone(),
-                day,
+                day: crate::facts::fact_day(verified.valid_time.as_deref(), round.day),
                 norm_key,
                 content: f.content.clone(),
                 raw: f.raw.clone(),
@@ -1056,10 +1053,87 @@ impl Shared {
                 object: f.object.clone(),
                 salience: f.salience,
                 initial_salience: f.salience,
+                pair_key: None,
+                supersedes: None,
+                superseded_by: None,
             };
+            row.pair_key = statement(&row, &round_date, round.ts_unix).normal().map(|n| n.pair_key());
+            // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
+            // unless a screen keeps the two apart (ENGINE §5).
+            let best = existing.iter().enumerate().map(|(i, a)| (cosine(vector, &a.vector), i)).fold(
+                None::<(f32, usize)>,
+                |acc, (c, i)| match acc {
+                    Some((bc, _)) if bc >= c => acc,
+                    _ => Some((c, i)),
+                },
+            );
+            if let Some((cos, i)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
+                let old = &existing[i];
+                let apart = screen(
+                    &statement(&row, &round_date, round.ts_unix),
+                    &statement(&old.row, &dates[i], old.ts_unix),
+                );
+                match apart {
+                    None => {
+                        let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
+                        write::log(&tx, user, &at, "fact.merged", &row.key, Some(&old.row.key), &detail)?;
+                        duplicates += 1;
+                        continue;
+                    }
+                    Some(why) => {
+                        let detail = serde_json::json!({ "screen": why, "cosine": cos }).to_string();
+                        write::log(&tx, user, &at, "fact.kept-apart", &row.key, Some(&old.row.key), &detail)?;
+                    }
+                }
+            }
             row.id = write::insert_fact(&tx, user, &row, vector)?;
             write::log(&tx, user, &at, "fact.stored", &row.key, Some(&round.key), "{}")?;
-            existing.push((row.key.clone(), vector.clone()));
+
+            // Supersession: the new fact against every active fact it conflicts with.
+            let new = statement(&row, &round_date, round.ts_unix);
+            let mut losers = Vec::new();
+            let mut lost_to = None;
+            for (i, old) in existing.iter().enumerate() {
+                let old_statement = statement(&old.row, &dates[i], old.ts_unix);
+                if let Some(rule) = conflict(&new, &old_statement) {
+                    if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                        losers.push((i, rule));
+                    } else {
+                        lost_to = Some((i, rule));
+                        break;
+                    }
+                }
+            }
+            let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
+                write::supersede(&tx, user, &loser.key, &winner.key)?;
+                let detail = serde_json::json!({
+                    "rule": rule.name(),
+                    "key": winner.pair_key,
+                    "old": loser.object,
+                    "new": winner.object,
+                })
+                .to_string();
+                write::log(&tx, user, &at, "fact.superseded", &loser.key, Some(&winner.key), &detail)
+            };
+            if let Some((i, rule)) = lost_to {
+                // Told later about an older state: kept, and hidden at once.
+                supersede(&row, &existing[i].row, rule)?;
+                superseded += 1;
+                continue;
+            }
+            for (i, rule) in losers.iter().rev() {
+                supersede(&existing[*i].row, &row, *rule)?;
+                existing.remove(*i);
+                dates.remove(*i);
+                superseded += 1;
+            }
+            existing.push(crate::store::ActiveFact {
+                row: row.clone(),
+                round_day: round.day,
+                ts_unix: round.ts_unix,
+                vector: vector.clone(),
+            });
+            dates.push(round_date.clone());
             added.push(row);
             added_vectors.push(vector);
         }
@@ -1069,6 +1143,7 @@ impl Shared {
             let detail = serde_json::json!({
                 "stored": added.len(),
                 "duplicates": duplicates,
+                "superseded": superseded,
                 "ungrounded": dropped,
                 "mentions_cleared": cleared,
                 "truncated": truncated,
@@ -1083,7 +1158,8 @@ impl Shared {
 
         let mut index = self.lock_index();
         match index.get_mut(&user) {
-            Some(cached) if cached.version == version => {
+            // A superseded fact must leave the index: rebuild it on the next read.
+            Some(cached) if cached.version == version && superseded == 0 => {
                 cached.version = version + 1;
                 for (row, v) in added.iter().zip(added_vectors) {
                     cached.index.push(round_id, row.day, row.salience, v);
@@ -1097,6 +1173,26 @@ impl Shared {
             }
         }
         Ok(Step::Done)
+    }
+}
+
+/// A day number as `YYYY-MM-DD`.
+fn date_of(day: i32) -> String {
+    chrono::NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()
+}
+
+/// A stored fact as the conflict rules see it.
+fn statement<'a>(row: &'a FactRow, session_date: &'a str, ts_unix: i64) -> Statement<'a> {
+    Statement {
+        id: row.id,
+        content: &row.content,
+        subject: row.subject.as_deref(),
+        predicate: row.predicate.as_deref(),
+        object: row.object.as_deref(),
+        valid_time: row.valid_time.as_deref(),
+        session_date,
+        ts_unix,
+        by_user: row.raw.trim_start().starts_with("user:"),
     }
 }
 

@@ -293,3 +293,125 @@ fn a_prefiltered_round_never_reaches_the_model() {
     let text = m.export("u", ExportFormat::Text).unwrap();
     assert!(text.contains(" round.prefiltered "), "{text}");
 }
+
+fn triple(content: &str, raw: &str, s: &str, p: &str, o: &str) -> String {
+    serde_json::json!({
+        "content": content, "raw": raw, "when": null,
+        "subject": s, "predicate": p, "object": o, "salience": 1.0
+    })
+    .to_string()
+}
+
+/// A move superseding a home, a refinement that does not, and an assistant fact that never does.
+fn moves() -> (Arc<Scripted>, Vec<Message>) {
+    let mut outputs = HashMap::new();
+    let mut say = |turn: &str, facts: Vec<String>| {
+        outputs.insert(turn.to_string(), format!("[{}]", facts.join(",")));
+    };
+    say(
+        "I live in Porto, near the river.",
+        vec![triple("The user lives in Porto.", "user: I live in Porto", "user", "lives in", "Porto")],
+    );
+    say(
+        "I have a cat named Pixel.",
+        vec![triple(
+            "The user has a cat named Pixel.",
+            "user: I have a cat named Pixel",
+            "user",
+            "has",
+            "a cat",
+        )],
+    );
+    say(
+        "Big news: I moved to Lisbon last week!",
+        vec![triple(
+            "The user moved to Lisbon.",
+            "user: I moved to Lisbon last week",
+            "user",
+            "moved to",
+            "Lisbon",
+        )],
+    );
+    say(
+        "We also adopted a dog named Rex.",
+        vec![triple(
+            "The user has a dog named Rex.",
+            "user: We also adopted a dog named Rex",
+            "user",
+            "has",
+            "a dog",
+        )],
+    );
+    let x = Arc::new(Scripted { outputs, calls: AtomicUsize::new(0), fail: AtomicUsize::new(0) });
+    let messages = vec![
+        Message::user("I live in Porto, near the river.", "2024-01-10T10:00:00").in_session("a"),
+        Message::assistant("Porto is lovely.", "2024-01-10T10:00:00").in_session("a"),
+        Message::user("I have a cat named Pixel.", "2024-01-10T10:00:00").in_session("a"),
+        Message::user("Big news: I moved to Lisbon last week!", "2024-06-02T09:00:00").in_session("b"),
+        Message::assistant("Congratulations on the move!", "2024-06-02T09:00:00").in_session("b"),
+        Message::user("We also adopted a dog named Rex.", "2024-06-02T09:00:00").in_session("b"),
+    ];
+    (x, messages)
+}
+
+#[test]
+fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&messages, "maya").unwrap();
+    let facts = m.facts("maya").unwrap();
+    let porto = facts.iter().find(|f| f.content.contains("Porto")).unwrap();
+    let lisbon = facts.iter().find(|f| f.content.contains("Lisbon")).unwrap();
+    assert_eq!(porto.salience, 0.0, "superseded");
+    assert_eq!(lisbon.salience, 1.0);
+    // Pets coexist: the dog does not replace the cat.
+    assert!(facts
+        .iter()
+        .filter(|f| f.content.contains("cat") || f.content.contains("dog"))
+        .all(|f| f.salience == 1.0));
+
+    let q = Query::new("Where does the user live?").top_k(10);
+    let recall = m.recall(q, "maya").unwrap();
+    assert!(recall.rounds.iter().flat_map(|r| &r.facts).all(|f| !f.content.contains("Porto")));
+    let context = m.get_context(q, "maya").unwrap();
+    assert!(context.text.contains("- The user moved to Lisbon."), "{}", context.text);
+    assert!(!context.text.contains("- The user lives in Porto."), "{}", context.text);
+    // The round itself is evidence and stays.
+    assert!(context.text.contains("I live in Porto"), "{}", context.text);
+
+    let md = m.export("maya", ExportFormat::Markdown).unwrap();
+    assert!(md.contains(&format!("~~The user lives in Porto.~~ (superseded by `{}`)", lisbon.key)), "{md}");
+    assert!(md.contains(&format!("The user moved to Lisbon. → supersedes `{}`", porto.key)), "{md}");
+    let text = m.export("maya", ExportFormat::Text).unwrap();
+    assert_eq!(text.matches(" fact.superseded ").count(), 1, "{text}");
+    assert!(
+        text.contains(r#""rule":"functional-value""#) && text.contains(r#""key":"user|lives_in""#),
+        "{text}"
+    );
+    assert!(text.contains(r#""old":"Porto""#) && text.contains(r#""new":"Lisbon""#), "{text}");
+
+    // The same after a reopen (the index rebuilt from the store) and through a dump.
+    drop(m);
+    let again = open(&t.path, &x, false);
+    assert_eq!(again.recall(q, "maya").unwrap(), recall);
+    let copy = t.dir.path().join("copy.db");
+    Memory::import(&copy, &again.export("maya", ExportFormat::Jsonl).unwrap(), Config::default()).unwrap();
+    assert_eq!(open(&copy, &x, false).export("maya", ExportFormat::Markdown).unwrap(), md);
+}
+
+#[test]
+fn a_fact_about_an_older_state_is_stored_but_hidden_at_once() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    // The move is told first; the old home comes up later in a dated aside.
+    m.add(&messages[3..5], "maya").unwrap();
+    // Told after the move, about a session dated before it: the older state.
+    let later = Message::user("I live in Porto, near the river.", "2023-12-01T10:00:00").in_session("old");
+    m.add(&[later], "maya").unwrap();
+    let facts = m.facts("maya").unwrap();
+    let porto = facts.iter().find(|f| f.content.contains("Porto")).unwrap();
+    assert_eq!(porto.salience, 0.0, "the older state loses even though it was stored last");
+    assert_eq!(facts.len(), 2, "never dropped");
+}

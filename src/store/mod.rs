@@ -10,7 +10,9 @@ mod pins;
 mod rows;
 
 pub(crate) use pins::{Pins, SCHEMA_VERSION};
-pub(crate) use rows::{blob_vector, vector_blob, write, DecisionRow, FactRow, RoundRow, UserVectors};
+pub(crate) use rows::{
+    blob_vector, vector_blob, write, ActiveFact, DecisionRow, FactRow, RoundRow, UserVectors,
+};
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
@@ -209,6 +211,9 @@ CREATE TABLE facts(
   object TEXT,
   salience REAL NOT NULL,
   initial_salience REAL NOT NULL,
+  pair_key TEXT,
+  supersedes TEXT,
+  superseded_by TEXT,
   UNIQUE(user_id, fact_key)
 );
 CREATE INDEX facts_by_round ON facts(round_id, id);

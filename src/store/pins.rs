@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::error::PinDifference;
 
 /// The schema version this build reads and writes.
-pub(crate) const SCHEMA_VERSION: u32 = 2;
+pub(crate) const SCHEMA_VERSION: u32 = 3;
 
 const HASH_KEY: &str = "pins_hash";
 

@@ -54,6 +54,21 @@ pub(crate) struct FactRow {
     pub object: Option<String>,
     pub salience: f32,
     pub initial_salience: f32,
+    /// `subject|predicate` in normal form, when the fact has a triple.
+    pub pair_key: Option<String>,
+    /// Keys of the facts it superseded, space-separated.
+    pub supersedes: Option<String>,
+    /// The key of the fact that superseded it (its salience is then 0).
+    pub superseded_by: Option<String>,
+}
+
+/// An active fact with what the conflict rules need from its round.
+pub(crate) struct ActiveFact {
+    pub row: FactRow,
+    /// Its round's date and timestamp.
+    pub round_day: i32,
+    pub ts_unix: i64,
+    pub vector: Vec<f32>,
 }
 
 /// A user's vectors in id order, as one flat array; `ids` are the rounds they rank for.
@@ -66,7 +81,7 @@ pub(crate) struct UserVectors {
 
 const FACT_COLUMNS: &str =
     "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
-                            subject, predicate, object, salience, initial_salience";
+     subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by";
 
 fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
     Ok(FactRow {
@@ -85,6 +100,9 @@ fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
         object: r.get(12)?,
         salience: r.get::<_, f64>(13)? as f32,
         initial_salience: r.get::<_, f64>(14)? as f32,
+        pair_key: r.get(15)?,
+        supersedes: r.get(16)?,
+        superseded_by: r.get(17)?,
     })
 }
 
@@ -471,23 +489,47 @@ pub(crate) mod write {
             .optional()?)
     }
 
-    /// The user's active facts' keys and vectors, in id order.
-    pub(crate) fn fact_vectors(conn: &Connection, user_id: i64) -> Result<Vec<(String, Vec<f32>)>> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT f.fact_key, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
-        )?;
-        let rows = stmt
-            .query_map([user_id], |r| Ok((r.get::<_, String>(0)?, blob_vector(&r.get::<_, Vec<u8>>(1)?))))?;
+    /// The user's active facts (salience above 0) with their rounds' dates and their vectors, in
+    /// id order.
+    pub(crate) fn active_facts(conn: &Connection, user_id: i64) -> Result<Vec<ActiveFact>> {
+        let columns =
+            FACT_COLUMNS.split(',').map(|c| format!("f.{}", c.trim())).collect::<Vec<_>>().join(", ");
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT {columns}, r.day, r.ts_unix, v.embedding FROM facts f \
+             JOIN rounds r ON r.id = f.round_id JOIN fact_vectors v ON v.rowid = f.id \
+             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id"
+        ))?;
+        let rows = stmt.query_map([user_id], |r| {
+            Ok(ActiveFact {
+                row: fact_from_row(r)?,
+                round_day: r.get(18)?,
+                ts_unix: r.get(19)?,
+                vector: blob_vector(&r.get::<_, Vec<u8>>(20)?),
+            })
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Marks fact `loser` superseded by `winner`: salience 0, the winner recorded on both sides.
+    pub(crate) fn supersede(conn: &Connection, user_id: i64, loser: &str, winner: &str) -> Result<()> {
+        conn.prepare_cached(
+            "UPDATE facts SET salience = 0, superseded_by = ?3 WHERE user_id = ?1 AND fact_key = ?2",
+        )?
+        .execute(params![user_id, loser, winner])?;
+        conn.prepare_cached(
+            "UPDATE facts SET supersedes = CASE WHEN supersedes IS NULL THEN ?3 ELSE supersedes || ' ' || ?3 END \
+             WHERE user_id = ?1 AND fact_key = ?2",
+        )?
+        .execute(params![user_id, winner, loser])?;
+        Ok(())
     }
 
     /// Stores a fact and its vector; returns its id.
     pub(crate) fn insert_fact(conn: &Connection, user_id: i64, f: &FactRow, vector: &[f32]) -> Result<i64> {
         conn.prepare_cached(
             "INSERT INTO facts(user_id, round_id, fact_key, session, day, norm_key, content, raw, mention, \
-             valid_time, subject, predicate, object, salience, initial_salience) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+             valid_time, subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         )?
         .execute(params![
             user_id,
@@ -504,7 +546,10 @@ pub(crate) mod write {
             f.predicate,
             f.object,
             f64::from(f.salience),
-            f64::from(f.initial_salience)
+            f64::from(f.initial_salience),
+            f.pair_key,
+            f.supersedes,
+            f.superseded_by
         ])?;
         let id = conn.last_insert_rowid();
         conn.prepare_cached("INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
