@@ -43,6 +43,43 @@ pub struct Config {
     /// rounds are committed while a background worker extracts them; `false` extracts inside
     /// `add`. The store ends the same either way.
     pub background_extraction: bool,
+    /// Salience decay applied by [`Memory::consolidate`](crate::Memory::consolidate); `None`
+    /// (default) leaves salience alone: the reference design measured −6.2 points with it on.
+    pub decay: Option<Decay>,
+}
+
+/// Salience decay (ENGINE §7): `max(min(floor, initial), initial · 0.5^(days / half_life))`, with
+/// `days` the logical days from a fact's round to the user's logical now. Reads never write, so
+/// no access time is kept: age is counted from the round. It never raises a salience and never
+/// reaches 0, and applying it twice equals once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decay {
+    /// Days for the salience to halve. Default 30, above 0.
+    pub half_life_days: f32,
+    /// The lowest salience decay leaves (or the initial one, if lower). Default 0.15, in (0, 1].
+    pub floor: f32,
+}
+
+impl Default for Decay {
+    fn default() -> Self {
+        Decay { half_life_days: 30.0, floor: 0.15 }
+    }
+}
+
+impl Decay {
+    /// The decayed salience of a fact of salience `initial` that is `days` logical days old.
+    ///
+    /// ```
+    /// let d = mnemon::Decay::default();
+    /// assert_eq!(d.apply(1.0, 0.0), 1.0);
+    /// assert_eq!(d.apply(1.0, 30.0), 0.5);
+    /// assert_eq!(d.apply(1.0, 3000.0), 0.15);
+    /// assert_eq!(d.apply(0.1, 3000.0), 0.1, "never below a lower initial salience");
+    /// ```
+    pub fn apply(&self, initial: f32, days: f64) -> f32 {
+        let decayed = f64::from(initial) * 0.5f64.powf(days.max(0.0) / f64::from(self.half_life_days));
+        (decayed as f32).max(self.floor.min(initial)).min(initial)
+    }
 }
 
 impl Default for Config {
@@ -57,6 +94,7 @@ impl Default for Config {
             rrf_k: Some(20),
             fact_dedup_cosine: 0.95,
             background_extraction: true,
+            decay: None,
         }
     }
 }
@@ -79,6 +117,14 @@ impl Config {
             || self.fact_dedup_cosine > 1.0
         {
             return bad("fact_dedup_cosine", "must be a number in (0, 1]");
+        }
+        if let Some(d) = self.decay {
+            if !d.half_life_days.is_finite() || d.half_life_days <= 0.0 {
+                return bad("decay.half_life_days", "must be a number above 0");
+            }
+            if !d.floor.is_finite() || d.floor <= 0.0 || d.floor > 1.0 {
+                return bad("decay.floor", "must be a number in (0, 1]");
+            }
         }
         if self.context_budget == Some(0) {
             return bad("context_budget", "must be at least 1 when set");

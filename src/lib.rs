@@ -48,14 +48,14 @@ mod round;
 mod store;
 pub mod time;
 
-pub use config::Config;
+pub use config::{Config, Decay};
 pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use lexical::LEXICAL_SCHEME;
 pub use memory::{
-    AddReport, Context, Duplicate, ExportFormat, Fact, ForgetReport, Memory, Query, Recall, RecalledRound,
-    StoredRound,
+    AddReport, ConsolidateReport, Context, Decision, Duplicate, ExportFormat, Fact, ForgetReport, Memory,
+    Query, Recall, RecalledRound, StoredRound,
 };
 pub use rank::score;
 pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};

@@ -291,6 +291,30 @@ pub enum ExportFormat {
     Jsonl,
 }
 
+/// What [`Memory::consolidate`] changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ConsolidateReport {
+    /// Facts superseded by the conflict pass.
+    pub superseded: usize,
+    /// Facts whose salience decay lowered.
+    pub decayed: usize,
+}
+
+/// One entry of the decision log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Logical time (sortable timestamp).
+    pub at: String,
+    /// What was decided (`round.stored`, `fact.superseded`, …).
+    pub kind: String,
+    /// The record it concerns (a round or fact key, or the user).
+    pub record: String,
+    /// The other record involved (what it duplicates, what superseded it, …).
+    pub other: Option<String>,
+    /// Details as JSON.
+    pub detail: String,
+}
+
 /// What [`Memory::forget_user`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct ForgetReport {
@@ -846,6 +870,73 @@ impl Memory {
         Ok(store.all_facts(user)?.into_iter().map(Fact::from).collect())
     }
 
+    /// The conflict pass over all of `user_id`'s active facts, in the order they were stored, then
+    /// salience decay if [`Config::decay`] is set (ENGINE §7). On a store built by `add` the pass
+    /// changes nothing; running `consolidate` twice equals running it once. Every change is
+    /// logged at the user's logical now. Needs no model: a store opened with
+    /// [`open_stored`](Memory::open_stored) consolidates too.
+    pub fn consolidate(&self, user_id: &str) -> Result<ConsolidateReport> {
+        check_user(user_id)?;
+        let mut store = self.shared.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(ConsolidateReport::default());
+        };
+        let now = store.user_now(user)?;
+        let at = now
+            .as_ref()
+            .map(|(raw, unix)| {
+                Timestamp::from_parts(raw.clone(), *unix).map_or(raw.clone(), |t| t.sortable())
+            })
+            .unwrap_or_default();
+        let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let mut report = ConsolidateReport::default();
+        let mut kept: Vec<crate::store::ActiveFact> = Vec::new();
+        let mut dates: Vec<String> = Vec::new();
+        for fact in write::active_facts(&tx, user)? {
+            let date = date_of(fact.round_day);
+            let (active, n) = settle(&tx, user, &at, &fact.row, &date, fact.ts_unix, &mut kept, &mut dates)?;
+            report.superseded += n;
+            if active {
+                kept.push(fact);
+                dates.push(date);
+            }
+        }
+        if let (Some(decay), Some((_, now_unix))) = (self.shared.config.decay, now) {
+            for fact in &kept {
+                let days = (now_unix - fact.ts_unix) as f64 / 86_400.0;
+                let target = decay.apply(fact.row.initial_salience, days);
+                if target < fact.row.salience {
+                    write::set_salience(&tx, fact.row.id, target)?;
+                    let detail =
+                        serde_json::json!({ "from": fact.row.salience, "to": target, "days": days.floor() });
+                    write::log(&tx, user, &at, "fact.decayed", &fact.row.key, None, &detail.to_string())?;
+                    report.decayed += 1;
+                }
+            }
+        }
+        if report.superseded + report.decayed > 0 {
+            write::touch_user(&tx, user, None)?;
+        }
+        tx.commit()?;
+        drop(store);
+        self.shared.lock_index().remove(&user);
+        Ok(report)
+    }
+
+    /// `user_id`'s decision log in logical order (an unknown user has none).
+    pub fn decisions(&self, user_id: &str) -> Result<Vec<Decision>> {
+        check_user(user_id)?;
+        let store = self.shared.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store
+            .decisions(user)?
+            .into_iter()
+            .map(|d| Decision { at: d.at, kind: d.kind, record: d.record, other: d.other, detail: d.detail })
+            .collect())
+    }
+
     /// Removes every round of `user_id` (rows, vectors, word index and decision log), keeping one
     /// decision that records the deletion. Unknown users are a no-op.
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
@@ -1090,42 +1181,11 @@ impl Shared {
             write::log(&tx, user, &at, "fact.stored", &row.key, Some(&round.key), "{}")?;
 
             // Supersession: the new fact against every active fact it conflicts with.
-            let new = statement(&row, &round_date, round.ts_unix);
-            let mut losers = Vec::new();
-            let mut lost_to = None;
-            for (i, old) in existing.iter().enumerate() {
-                let old_statement = statement(&old.row, &dates[i], old.ts_unix);
-                if let Some(rule) = conflict(&new, &old_statement) {
-                    if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
-                        losers.push((i, rule));
-                    } else {
-                        lost_to = Some((i, rule));
-                        break;
-                    }
-                }
-            }
-            let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
-                write::supersede(&tx, user, &loser.key, &winner.key)?;
-                let detail = serde_json::json!({
-                    "rule": rule.name(),
-                    "key": winner.pair_key,
-                    "old": loser.object,
-                    "new": winner.object,
-                })
-                .to_string();
-                write::log(&tx, user, &at, "fact.superseded", &loser.key, Some(&winner.key), &detail)
-            };
-            if let Some((i, rule)) = lost_to {
-                // Told later about an older state: kept, and hidden at once.
-                supersede(&row, &existing[i].row, rule)?;
-                superseded += 1;
+            let (active, n) =
+                settle(&tx, user, &at, &row, &round_date, round.ts_unix, &mut existing, &mut dates)?;
+            superseded += n;
+            if !active {
                 continue;
-            }
-            for (i, rule) in losers.iter().rev() {
-                supersede(&existing[*i].row, &row, *rule)?;
-                existing.remove(*i);
-                dates.remove(*i);
-                superseded += 1;
             }
             existing.push(crate::store::ActiveFact {
                 row: row.clone(),
@@ -1174,6 +1234,59 @@ impl Shared {
         }
         Ok(Step::Done)
     }
+}
+
+/// Runs the conflict rules for `row` (stored and active) against `existing` (the user's other
+/// active facts, in id order, with their rounds' dates in `dates`): supersedes each fact it beats,
+/// or hides `row` at once when it reports an older state than one of them (it is kept, never
+/// dropped). Every supersession is logged at `at`. Returns whether `row` is still active and how
+/// many facts were superseded; superseded facts leave `existing`.
+#[allow(clippy::too_many_arguments)]
+fn settle(
+    tx: &rusqlite::Transaction<'_>,
+    user: i64,
+    at: &str,
+    row: &FactRow,
+    date: &str,
+    ts_unix: i64,
+    existing: &mut Vec<crate::store::ActiveFact>,
+    dates: &mut Vec<String>,
+) -> Result<(bool, usize)> {
+    let new = statement(row, date, ts_unix);
+    let mut losers = Vec::new();
+    let mut lost_to = None;
+    for (i, old) in existing.iter().enumerate() {
+        let old_statement = statement(&old.row, &dates[i], old.ts_unix);
+        if let Some(rule) = conflict(&new, &old_statement) {
+            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                losers.push((i, rule));
+            } else {
+                lost_to = Some((i, rule));
+                break;
+            }
+        }
+    }
+    let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
+        write::supersede(tx, user, &loser.key, &winner.key)?;
+        let detail = serde_json::json!({
+            "rule": rule.name(),
+            "key": winner.pair_key,
+            "old": loser.object,
+            "new": winner.object,
+        })
+        .to_string();
+        write::log(tx, user, at, "fact.superseded", &loser.key, Some(&winner.key), &detail)
+    };
+    if let Some((i, rule)) = lost_to {
+        supersede(row, &existing[i].row, rule)?;
+        return Ok((false, 1));
+    }
+    for (i, rule) in losers.iter().rev() {
+        supersede(&existing[*i].row, row, *rule)?;
+        existing.remove(*i);
+        dates.remove(*i);
+    }
+    Ok((true, losers.len()))
 }
 
 /// A day number as `YYYY-MM-DD`.

@@ -415,3 +415,79 @@ fn a_fact_about_an_older_state_is_stored_but_hidden_at_once() {
     assert_eq!(porto.salience, 0.0, "the older state loses even though it was stored last");
     assert_eq!(facts.len(), 2, "never dropped");
 }
+
+#[test]
+fn consolidate_is_a_no_op_on_a_store_built_by_add_and_settles_an_imported_one() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&messages, "maya").unwrap();
+    let before = exports(&m, "maya");
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(exports(&m, "maya"), before, "a no-op changes no byte");
+
+    // A dump with the supersession undone: both homes active, no links, no decision.
+    let dump: String = before[2]
+        .lines()
+        .filter(|l| !l.contains(r#""decision":"fact.superseded""#))
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if v["kind"] == "fact" {
+                v["salience"] = v["initial_salience"].clone();
+                v["supersedes"] = serde_json::Value::Null;
+                v["superseded_by"] = serde_json::Value::Null;
+            }
+            v.to_string() + "\n"
+        })
+        .collect();
+    let copy = t.dir.path().join("undone.db");
+    Memory::import(&copy, &dump, Config::default()).unwrap();
+    let undone = open(&copy, &x, false);
+    assert_eq!(undone.facts("maya").unwrap().iter().filter(|f| f.salience == 0.0).count(), 0);
+    let report = undone.consolidate("maya").unwrap();
+    assert_eq!(report.superseded, 1);
+    assert_eq!(undone.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default(), "twice = once");
+    assert_eq!(
+        undone.facts("maya").unwrap(),
+        m.facts("maya").unwrap(),
+        "the same facts as the write path left"
+    );
+    let log = undone.decisions("maya").unwrap();
+    assert_eq!(log.iter().filter(|d| d.kind == "fact.superseded").count(), 1, "logged exactly once");
+}
+
+#[test]
+fn decay_lowers_salience_once_never_to_zero_and_never_up() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    open(&t.path, &x, false).add(&messages, "maya").unwrap();
+    let config = Config { decay: Some(mnemon::Decay::default()), ..Config::default() };
+    let m = Memory::open_stored(&t.path, config).unwrap();
+    let before = m.facts("maya").unwrap();
+    let report = m.consolidate("maya").unwrap();
+    // The cat (January) is 144 days older than the logical now (June 2); June's facts are fresh,
+    // and the superseded Porto fact is not touched.
+    assert_eq!(report, mnemon::ConsolidateReport { superseded: 0, decayed: 1 });
+    let after = m.facts("maya").unwrap();
+    for (b, a) in before.iter().zip(&after) {
+        assert!(a.salience <= b.salience, "{} rose", a.key);
+        assert!(b.salience == 0.0 || a.salience > 0.0, "{} reached 0", a.key);
+    }
+    let cat = after.iter().find(|f| f.content.contains("cat")).unwrap();
+    assert!((cat.salience - 0.5f32.powf(144.0 / 30.0).max(0.15)).abs() < 1e-6, "{}", cat.salience);
+    let once = exports(&m, "maya");
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(exports(&m, "maya"), once, "twice = once");
+}
+
+proptest::proptest! {
+    #[test]
+    fn decay_is_bounded_by_the_floor_and_the_initial_salience(
+        initial in 0.01f32..=1.0, days in 0.0f64..100_000.0, half in 0.5f32..365.0, floor in 0.01f32..=1.0,
+    ) {
+        let d = mnemon::Decay { half_life_days: half, floor };
+        let s = d.apply(initial, days);
+        proptest::prop_assert!(s <= initial && s > 0.0 && s >= floor.min(initial));
+        proptest::prop_assert!(d.apply(initial, days + 1.0) <= s, "older never ranks higher");
+    }
+}

@@ -510,6 +510,13 @@ pub(crate) mod write {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// Sets a fact's current salience.
+    pub(crate) fn set_salience(conn: &Connection, fact_id: i64, salience: f32) -> Result<()> {
+        conn.prepare_cached("UPDATE facts SET salience = ?2 WHERE id = ?1")?
+            .execute(params![fact_id, f64::from(salience)])?;
+        Ok(())
+    }
+
     /// Marks fact `loser` superseded by `winner`: salience 0, the winner recorded on both sides.
     pub(crate) fn supersede(conn: &Connection, user_id: i64, loser: &str, winner: &str) -> Result<()> {
         conn.prepare_cached(
