@@ -2,12 +2,18 @@
 
 use std::path::PathBuf;
 
-use mnemon::{ExportFormat, Message, Query};
+use std::sync::Arc;
+
+use mnemon::extract::{Extractor, ScriptedExtractor};
+use mnemon::{Config, ExportFormat, Memory, Message, Query};
 
 use crate::anyhow_lite::{Context as _, Fail};
 use crate::EmbedArgs;
 
 const CONVERSATION: &str = include_str!("demo.jsonl");
+/// The facts of the demo's rounds, as a model would write them: the demo runs anywhere, with no
+/// GGUF, and shows what extraction does (a move superseding the old home).
+const FACTS: &str = include_str!("demo.facts.json");
 const USER: &str = "maya";
 const QUESTION: &str = "Where does Maya live now, and what should I avoid when suggesting food?";
 const DATE: &str = "2026-06-25T08:00:00";
@@ -15,7 +21,9 @@ const DATE: &str = "2026-06-25T08:00:00";
 pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
     let temp = tempfile::tempdir().context("creating a temporary folder")?;
     let path = db.unwrap_or_else(|| temp.path().join("demo.db"));
-    let memory = embed.open(&path)?;
+    let facts: Arc<dyn Extractor> = Arc::new(ScriptedExtractor::from_json("demo.facts.json", FACTS)?);
+    let config = Config { background_extraction: false, ..Config::default() };
+    let memory = Memory::open_with(&path, embed.build()?, Some(facts), config)?;
     let messages = CONVERSATION
         .lines()
         .enumerate()
@@ -32,9 +40,15 @@ pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
         report.duplicates.len(),
         report.empty_turns_dropped
     );
+    let facts = memory.facts(USER)?;
+    println!(
+        "   facts (scripted, as a model would write them): {} stored, {} superseded",
+        facts.len(),
+        facts.iter().filter(|f| f.salience == 0.0).count()
+    );
     println!("   store: {}", path.display());
-    println!("\n== context for: [{DATE}] {QUESTION:?} (budget 400 tokens)\n");
-    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(400).top_k(5), USER)?;
+    println!("\n== context for: [{DATE}] {QUESTION:?} (budget 600 tokens)\n");
+    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(600).top_k(5), USER)?;
     print!("{}", context.text);
     println!(
         "\n   {} rounds, {} tokens, truncated: {}{}",
@@ -49,5 +63,9 @@ pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
     );
     println!("\n== Markdown export\n");
     print!("{}", memory.export(USER, ExportFormat::Markdown)?);
+    println!("\n== decision log (facts)\n");
+    for d in memory.decisions(USER)?.iter().filter(|d| d.kind.starts_with("fact.")) {
+        println!("{} {} {} {}", d.kind, d.record, d.other.as_deref().unwrap_or("-"), d.detail);
+    }
     Ok(())
 }

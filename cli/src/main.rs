@@ -13,7 +13,7 @@ use std::sync::Arc;
 use anyhow_lite::{Context as _, Fail};
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use mnemon::extract::{CachedExtractor, Extractor, LlamaConfig, LlamaExtractor};
+use mnemon::extract::{CachedExtractor, Extractor, LlamaConfig, LlamaExtractor, ScriptedExtractor};
 use mnemon::{
     Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder, Query,
 };
@@ -57,7 +57,8 @@ struct EmbedArgs {
     #[arg(long, default_value_t = 1)]
     batch: usize,
     /// A GGUF model that extracts facts from every round (e.g. from scripts/fetch-models.sh
-    /// --qwen). A store built with one must be opened with the same one.
+    /// --qwen), or a JSON script of given facts (`ScriptedExtractor`). A store built with one must
+    /// be opened with the same one.
     #[arg(long)]
     extractor: Option<PathBuf>,
     /// Keep the extractor's outputs in this SQLite file and reuse them (outputs are unchanged).
@@ -99,6 +100,9 @@ impl EmbedArgs {
     /// The extractor the flags name, behind its cache when one is given.
     fn build_extractor(&self) -> Result<Option<Arc<dyn Extractor>>, Fail> {
         let Some(path) = &self.extractor else { return Ok(None) };
+        if path.extension().is_some_and(|e| e == "json") {
+            return Ok(Some(Arc::new(ScriptedExtractor::load(path)?)));
+        }
         let config = LlamaConfig { threads: self.extract_threads.max(1), ..LlamaConfig::default() };
         let model = LlamaExtractor::load(path, config)?;
         Ok(Some(match &self.extract_cache {
@@ -247,6 +251,30 @@ enum Command {
         #[arg(long)]
         user: String,
     },
+    /// Re-run the conflict pass over a user's facts, then decay salience if asked (needs no model).
+    Consolidate {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+        /// Lower each fact's salience with its age (off by default).
+        #[arg(long)]
+        decay: bool,
+        /// Days for a salience to halve.
+        #[arg(long, default_value_t = 30.0, requires = "decay")]
+        half_life: f32,
+        /// The lowest salience decay leaves.
+        #[arg(long, default_value_t = 0.15, requires = "decay")]
+        floor: f32,
+    },
+    /// Print a user's decision log: every round and fact stored, deduplicated, merged, kept apart,
+    /// superseded, decayed or forgotten, in logical order.
+    Log {
+        #[arg(long)]
+        db: PathBuf,
+        #[arg(long)]
+        user: String,
+    },
     /// Check models, ONNX Runtime, SQLite and a store; exits non-zero on any failure.
     Doctor {
         #[arg(long)]
@@ -338,6 +366,19 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let dump = read_text(&file)?;
             let report = Memory::import(&db, &dump, Config::default())?;
             println!("{}", serde_json::to_string(&report).context("json")?);
+        }
+        Command::Consolidate { db, user, decay, half_life, floor } => {
+            let decay = decay.then_some(mnemon::Decay { half_life_days: half_life, floor });
+            let memory = Memory::open_stored(&db, Config { decay, ..Config::default() })?;
+            let report = memory.consolidate(&user)?;
+            println!("{}", serde_json::to_string(&report).context("json")?);
+        }
+        Command::Log { db, user } => {
+            let memory = Memory::open_stored(&db, Config::default())?;
+            for (n, d) in memory.decisions(&user)?.iter().enumerate() {
+                let other = d.other.as_deref().map(|o| format!(" of {o}")).unwrap_or_default();
+                println!("#{} at {} {} {}{other} {}", n + 1, d.at, d.kind, d.record, d.detail);
+            }
         }
         Command::Forget { db, user } => {
             let memory = Memory::open_stored(&db, Config::default())?;

@@ -165,15 +165,39 @@ fn demo_runs_end_to_end() {
     let out = ok(&["demo", "--embedder", "hashing"]);
     assert!(out.contains("<memory>") && out.contains("# Memory of `maya`"), "{out}");
     assert!(out.contains("1 duplicate rounds skipped") && out.contains("1 empty turns dropped"), "{out}");
+    // The scripted facts: the move to Lisbon supersedes the home in Porto, and the export shows it.
+    assert!(out.contains("9 stored, 1 superseded"), "{out}");
+    assert!(out.contains("~~The user lives in Porto.~~ (superseded by `"), "{out}");
+    assert!(out.contains("The user moved to Lisbon."), "{out}");
+    assert!(out.contains("fact.superseded"), "{out}");
 }
 
 #[test]
 fn the_demo_context_answers_its_question_with_minilm() {
     let out = ok(&["demo"]);
     let context = &out[out.find("<memory>").unwrap()..out.find("</memory>").unwrap()];
-    for needed in ["Lisbon", "peanuts"] {
+    for needed in ["Lisbon", "peanuts", "- The user moved to Lisbon."] {
         assert!(context.contains(needed), "the context lacks {needed}:\n{context}");
     }
+    assert!(!context.contains("- The user lives in Porto."), "a superseded fact in the context:\n{context}");
+}
+
+#[test]
+fn consolidate_and_log_work_on_a_stored_store_without_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    ok(&["demo", "--embedder", "hashing", "--db", s(&db)]);
+    let log = ok(&["log", "--db", s(&db), "--user", "maya"]);
+    assert_eq!(log.matches(" fact.superseded ").count(), 1, "{log}");
+    assert!(log.starts_with("#1 at "), "{log}");
+    let report = ok(&["consolidate", "--db", s(&db), "--user", "maya"]);
+    assert_eq!(report.trim(), r#"{"superseded":0,"decayed":0}"#);
+    let decayed = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
+    let v: serde_json::Value = serde_json::from_str(&decayed).unwrap();
+    assert!(v["decayed"].as_u64().unwrap() > 0, "{decayed}");
+    let again = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
+    assert_eq!(again.trim(), r#"{"superseded":0,"decayed":0}"#, "twice = once");
+    assert!(ok(&["log", "--db", s(&db), "--user", "maya"]).contains(" fact.decayed "));
 }
 
 #[test]

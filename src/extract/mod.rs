@@ -9,6 +9,7 @@
 
 mod cache;
 mod llama;
+mod scripted;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -18,6 +19,7 @@ use crate::round::Turn;
 
 pub use cache::{round_key, CachedExtractor};
 pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
+pub use scripted::ScriptedExtractor;
 
 /// The output contract, as a JSON schema.
 pub const SCHEMA: &str = include_str!("../../grammars/facts.schema.json");
