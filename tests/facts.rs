@@ -491,3 +491,25 @@ proptest::proptest! {
         proptest::prop_assert!(d.apply(initial, days + 1.0) <= s, "older never ranks higher");
     }
 }
+
+#[test]
+fn the_whole_conflict_pass_is_deterministic_across_stores_and_queue_modes() {
+    let (x, messages) = moves();
+    let (a, b) = (temp_store(), temp_store());
+    let config = Config { decay: Some(mnemon::Decay::default()), ..Config::default() };
+    let inline = open(&a.path, &x, false);
+    let background = open(&b.path, &x, true);
+    for exchange in messages.chunk_by(|_, m| m.role == mnemon::Role::Assistant) {
+        inline.add(exchange, "maya").unwrap();
+        background.add(exchange, "maya").unwrap();
+    }
+    background.flush().unwrap();
+    assert_eq!(exports(&inline, "maya"), exports(&background, "maya"));
+    drop((inline, background));
+    let (a, b) = (
+        Memory::open_stored(&a.path, config.clone()).unwrap(),
+        Memory::open_stored(&b.path, config).unwrap(),
+    );
+    assert_eq!(a.consolidate("maya").unwrap(), b.consolidate("maya").unwrap());
+    assert_eq!(exports(&a, "maya"), exports(&b, "maya"));
+}
