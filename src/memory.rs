@@ -1253,9 +1253,17 @@ fn settle(
     dates: &mut Vec<String>,
 ) -> Result<(bool, usize)> {
     let new = statement(row, date, ts_unix);
+    let key = |r: &FactRow, date: &str, ts: i64| {
+        r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
+    };
+    let Some(new_key) = key(row, date, ts_unix) else { return Ok((true, 0)) };
     let mut losers = Vec::new();
     let mut lost_to = None;
     for (i, old) in existing.iter().enumerate() {
+        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
+        if key(&old.row, &dates[i], old.ts_unix).as_deref() != Some(new_key.as_str()) {
+            continue;
+        }
         let old_statement = statement(&old.row, &dates[i], old.ts_unix);
         if let Some(rule) = conflict(&new, &old_statement) {
             if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
