@@ -222,7 +222,7 @@ pub struct Fact {
     pub predicate: Option<String>,
     /// Triple object.
     pub object: Option<String>,
-    /// Current salience (0 would mean superseded).
+    /// Current salience (above 0: superseded facts are never returned).
     pub salience: f32,
 }
 
@@ -860,14 +860,15 @@ impl Memory {
         crate::export::export(&store.pins, user_id, now.as_deref(), &rounds, &facts, &decisions, format)
     }
 
-    /// Every stored fact of `user_id` (active or not), in the order they were stored.
+    /// `user_id`'s active facts, in the order they were stored. Superseded facts are on no read
+    /// path; the exports and [`decisions`](Memory::decisions) show them and what replaced them.
     pub fn facts(&self, user_id: &str) -> Result<Vec<Fact>> {
         check_user(user_id)?;
         let store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
             return Ok(Vec::new());
         };
-        Ok(store.all_facts(user)?.into_iter().map(Fact::from).collect())
+        Ok(store.all_facts(user)?.into_iter().filter(|f| f.salience > 0.0).map(Fact::from).collect())
     }
 
     /// The conflict pass over all of `user_id`'s active facts, in the order they were stored, then

@@ -40,11 +40,10 @@ pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
         report.duplicates.len(),
         report.empty_turns_dropped
     );
-    let facts = memory.facts(USER)?;
+    let superseded = memory.decisions(USER)?.iter().filter(|d| d.kind == "fact.superseded").count();
     println!(
-        "   facts (scripted, as a model would write them): {} stored, {} superseded",
-        facts.len(),
-        facts.iter().filter(|f| f.salience == 0.0).count()
+        "   facts (scripted, as a model would write them): {} active, {superseded} superseded",
+        memory.facts(USER)?.len(),
     );
     println!("   store: {}", path.display());
     println!("\n== context for: [{DATE}] {QUESTION:?} (budget 600 tokens)\n");

@@ -166,7 +166,7 @@ fn demo_runs_end_to_end() {
     assert!(out.contains("<memory>") && out.contains("# Memory of `maya`"), "{out}");
     assert!(out.contains("1 duplicate rounds skipped") && out.contains("1 empty turns dropped"), "{out}");
     // The scripted facts: the move to Lisbon supersedes the home in Porto, and the export shows it.
-    assert!(out.contains("9 stored, 1 superseded"), "{out}");
+    assert!(out.contains("8 active, 1 superseded"), "{out}");
     assert!(out.contains("~~The user lives in Porto.~~ (superseded by `"), "{out}");
     assert!(out.contains("The user moved to Lisbon."), "{out}");
     assert!(out.contains("fact.superseded"), "{out}");
