@@ -522,7 +522,7 @@ impl Memory {
                 }
             };
             // Every round of the session is probed, not only the nearest.
-            let best = nearest(vector, members);
+            let best = nearest(vector, members.iter().map(|(k, v)| (k, v.as_slice())));
             if let Some((cos, of)) = best.filter(|(c, _)| *c >= self.shared.config.dedup_cosine) {
                 let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
                 write::log(&tx, user, &at, "round.duplicate", &key, Some(of), &detail)?;
@@ -1152,13 +1152,7 @@ impl Shared {
             row.pair_key = statement(&row, &round_date, round.ts_unix).normal().map(|n| n.pair_key());
             // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
             // unless a screen keeps the two apart (ENGINE §5).
-            let best = existing.iter().enumerate().map(|(i, a)| (cosine(vector, &a.vector), i)).fold(
-                None::<(f32, usize)>,
-                |acc, (c, i)| match acc {
-                    Some((bc, _)) if bc >= c => acc,
-                    _ => Some((c, i)),
-                },
-            );
+            let best = nearest(vector, existing.iter().enumerate().map(|(i, a)| (i, a.vector.as_slice())));
             if let Some((cos, i)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
                 let old = &existing[i];
                 let apart = screen(
@@ -1319,12 +1313,10 @@ fn statement<'a>(row: &'a FactRow, session_date: &'a str, ts_unix: i64) -> State
 }
 
 /// The member closest to `vector` by cosine, and that cosine (ties to the earlier member).
-fn nearest<'a>(vector: &[f32], members: &'a [(String, Vec<f32>)]) -> Option<(f32, &'a String)> {
-    members.iter().map(|(k, v)| (crate::embed::vector::cosine(vector, v), k)).fold(None, |acc, (c, k)| {
-        match acc {
-            Some((bc, _)) if bc >= c => acc,
-            _ => Some((c, k)),
-        }
+fn nearest<'a, K>(vector: &[f32], members: impl Iterator<Item = (K, &'a [f32])>) -> Option<(f32, K)> {
+    members.map(|(k, v)| (cosine(vector, v), k)).fold(None, |acc, (c, k)| match acc {
+        Some((bc, _)) if bc >= c => acc,
+        _ => Some((c, k)),
     })
 }
 

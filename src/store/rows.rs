@@ -33,7 +33,7 @@ pub(crate) struct DecisionRow {
     pub detail: String,
 }
 
-/// A stored fact (`salience` 0 would mean superseded; nothing sets it yet).
+/// A stored fact (`salience` 0: superseded, hidden from every read path).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FactRow {
     pub id: i64,
