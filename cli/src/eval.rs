@@ -76,6 +76,10 @@ pub enum Command {
         /// Other rounds sampled (one per question).
         #[arg(long, default_value_t = 100)]
         other: usize,
+        /// Evidence rounds only from the question types key information is scored on (the same
+        /// rounds as the scored part of the full sample; a quick prompt iteration).
+        #[arg(long)]
+        scored_only: bool,
         /// The run directory (`rounds.jsonl`; an existing one is resumed).
         #[arg(long)]
         out: PathBuf,
@@ -190,7 +194,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
-        Command::Extract { dataset, model, evidence, other, out, threads } => {
+        Command::Extract { dataset, model, evidence, other, scored_only, out, threads } => {
             let extractor = mnemon::extract::LlamaExtractor::load(
                 &model,
                 mnemon::extract::LlamaConfig { threads, ..Default::default() },
@@ -201,11 +205,16 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 )
                 .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
-            let results =
-                mnemon_eval::extraction::run(&dataset, &extractor, evidence, other, &out, &|d, t| {
+            let results = mnemon_eval::extraction::run(
+                &dataset,
+                &extractor,
+                mnemon_eval::extraction::Sample { evidence, other, scored_only },
+                &out,
+                &|d, t| {
                     bar.set_length(t as u64);
                     bar.set_position(d as u64);
-                })?;
+                },
+            )?;
             bar.finish_and_clear();
             let text = mnemon_eval::extraction::summary(&results);
             std::fs::write(out.join("summary.txt"), &text).map_err(|e| Fail::msg(e.to_string()))?;

@@ -87,7 +87,20 @@ const STATED: &[&str] = &["single-session-user", "single-session-assistant", "kn
 /// The sample: `(question id, answer, scored, round key, turns, is evidence)`.
 type Sampled = (String, String, bool, String, Vec<Turn>, bool);
 
-fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampled>> {
+/// Which rounds [`run`] samples, in file order.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Evidence rounds: at most two per question.
+    pub evidence: usize,
+    /// Other rounds: the middle one of each question's haystack that holds no evidence.
+    pub other: usize,
+    /// Evidence only from the questions whose key information is scored: the same rounds as the
+    /// scored part of a full sample, for a quick prompt iteration.
+    pub scored_only: bool,
+}
+
+fn sample(dataset: &Path, want: Sample) -> Result<Vec<Sampled>> {
+    let Sample { evidence: evidence_n, other: other_n, scored_only } = want;
     let data = data::load(dataset, Benchmark::LongMemEval)?;
     let dir = tempfile::tempdir()?;
     let (mut evidence, mut other) = (Vec::new(), Vec::new());
@@ -101,7 +114,7 @@ fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampl
         let holds = |turns: &[Turn]| turns.iter().any(|t| t.id.as_deref().is_some_and(|id| ids.contains(id)));
         let scored = !q.abstention && STATED.contains(&q.kind.as_str());
         for r in rounds.iter().filter(|r| holds(&r.turns)).take(2) {
-            if evidence.len() < evidence_n {
+            if evidence.len() < evidence_n && (scored || !scored_only) {
                 evidence.push((q.id.clone(), q.answer.clone(), scored, r.key.clone(), r.turns.clone(), true));
             }
         }
@@ -121,8 +134,7 @@ fn sample(dataset: &Path, evidence_n: usize, other_n: usize) -> Result<Vec<Sampl
 pub fn run(
     dataset: &Path,
     extractor: &LlamaExtractor,
-    evidence_n: usize,
-    other_n: usize,
+    want: Sample,
     out: &Path,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Vec<RoundResult>> {
@@ -133,7 +145,7 @@ pub fn run(
         Err(_) => Vec::new(),
     };
     let seen: BTreeSet<(String, String)> = done.iter().map(|r| (r.question.clone(), r.key.clone())).collect();
-    let todo = sample(dataset, evidence_n, other_n)?;
+    let todo = sample(dataset, want)?;
     let total = todo.len();
     // The derived fields follow the current rules.
     for r in &mut done {

@@ -110,6 +110,25 @@ pub fn report(s: &Summary) -> String {
         sp.recall_ms_p50,
         sp.recall_ms_p95
     );
+    if let Some(f) = &s.facts {
+        let per = |n: usize| n as f64 / f.rounds_extracted.max(1) as f64;
+        let _ = writeln!(
+            out,
+            "## Facts\n\n{} rounds extracted ({} skipped by the pre-filter, {} truncated): {} facts stored ({:.2} per round), \
+             {} dropped as ungrounded ({:.2} per round), {} exact duplicates, {} merged, {} kept apart, {} superseded.\n",
+            f.rounds_extracted,
+            f.rounds_prefiltered,
+            f.rounds_truncated,
+            f.stored,
+            per(f.stored),
+            f.ungrounded,
+            per(f.ungrounded),
+            f.exact_duplicates,
+            f.merged,
+            f.kept_apart,
+            f.superseded
+        );
+    }
     let d = &s.defects;
     let _ = writeln!(
         out,

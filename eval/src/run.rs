@@ -74,6 +74,66 @@ pub struct Speed {
     pub qa_calls: Option<Calls>,
 }
 
+/// What extraction did to the run's haystacks, counted from their decision logs (runs with an
+/// extractor only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactCounts {
+    /// Rounds the model read.
+    pub rounds_extracted: usize,
+    /// Rounds the pre-filter kept from the model.
+    pub rounds_prefiltered: usize,
+    /// Rounds whose output broke the contract (stored as an empty extraction).
+    pub rounds_truncated: usize,
+    /// Facts stored.
+    pub stored: usize,
+    /// Facts dropped by verification (not grounded in their round).
+    pub ungrounded: usize,
+    /// Facts not stored: the same text as a stored fact of the session.
+    pub exact_duplicates: usize,
+    /// Facts merged into a cosine-near stored fact.
+    pub merged: usize,
+    /// Cosine-near facts stored apart, a screen having found them different.
+    pub kept_apart: usize,
+    /// Stored facts superseded by a newer one.
+    pub superseded: usize,
+}
+
+impl FactCounts {
+    fn add(&mut self, o: &FactCounts) {
+        self.rounds_extracted += o.rounds_extracted;
+        self.rounds_prefiltered += o.rounds_prefiltered;
+        self.rounds_truncated += o.rounds_truncated;
+        self.stored += o.stored;
+        self.ungrounded += o.ungrounded;
+        self.exact_duplicates += o.exact_duplicates;
+        self.merged += o.merged;
+        self.kept_apart += o.kept_apart;
+        self.superseded += o.superseded;
+    }
+
+    fn of(decisions: &[mnemon::Decision]) -> FactCounts {
+        let mut c = FactCounts::default();
+        for d in decisions {
+            match d.kind.as_str() {
+                "round.extracted" => {
+                    c.rounds_extracted += 1;
+                    let detail: serde_json::Value = serde_json::from_str(&d.detail).unwrap_or_default();
+                    c.ungrounded += detail["ungrounded"].as_u64().unwrap_or(0) as usize;
+                    c.rounds_truncated += usize::from(detail["truncated"].as_bool().unwrap_or(false));
+                }
+                "round.prefiltered" => c.rounds_prefiltered += 1,
+                "fact.stored" => c.stored += 1,
+                "fact.duplicate" => c.exact_duplicates += 1,
+                "fact.merged" => c.merged += 1,
+                "fact.kept-apart" => c.kept_apart += 1,
+                "fact.superseded" => c.superseded += 1,
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -83,6 +143,9 @@ pub struct Summary {
     pub metrics: Metrics,
     /// Measured; varies between runs.
     pub speed: Speed,
+    /// Runs with an extractor: what extraction stored and decided, summed over the haystacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<FactCounts>,
     /// Annotation defects tolerated while loading.
     pub defects: Defects,
 }
@@ -93,6 +156,7 @@ enum Timing {
     Ingest { user: String, rounds: usize, seconds: f64 },
     Recall { id: String, ms: f64 },
     Qa { id: String, calls: Calls },
+    Facts { user: String, counts: FactCounts },
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> Error {
@@ -278,6 +342,10 @@ fn run_haystack(
     {
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
         write_line(&mut w.1, &Timing::Ingest { user: haystack.user.clone(), rounds: rounds.len(), seconds })?;
+        if cfg.extractor.is_some() {
+            let counts = FactCounts::of(&memory.decisions(&haystack.user)?);
+            write_line(&mut w.1, &Timing::Facts { user: haystack.user.clone(), counts })?;
+        }
     }
     for q in questions {
         let turn_ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
@@ -370,6 +438,7 @@ pub fn summarize(
     let mut speed = Speed::default();
     let mut ingest_seconds = 0.0;
     let mut recall_ms = Vec::new();
+    let mut facts: Option<FactCounts> = None;
     for t in &timings {
         match t {
             Timing::Ingest { rounds, seconds, .. } => {
@@ -385,6 +454,7 @@ pub fn summarize(
                 total.judge += calls.judge;
                 total.judge_cached += calls.judge_cached;
             }
+            Timing::Facts { counts, .. } => facts.get_or_insert_with(FactCounts::default).add(counts),
         }
     }
     recall_ms.sort_by(f64::total_cmp);
@@ -394,8 +464,13 @@ pub fn summarize(
     }
     speed.recall_ms_p50 = metrics::percentile(&recall_ms, 0.5);
     speed.recall_ms_p95 = metrics::percentile(&recall_ms, 0.95);
-    let summary =
-        Summary { benchmark, metrics: metrics::metrics(&predictions), speed, defects: defects.clone() };
+    let summary = Summary {
+        benchmark,
+        metrics: metrics::metrics(&predictions),
+        speed,
+        facts,
+        defects: defects.clone(),
+    };
     std::fs::write(
         out.join("summary.json"),
         serde_json::to_string_pretty(&summary).unwrap_or_default() + "\n",

@@ -90,3 +90,34 @@ fn artifacts_are_written_and_compare_reads_them() {
     let table = mnemon_eval::report::compare(&dir.path().join("a"), &dir.path().join("b")).unwrap();
     assert!(table.contains("| turn | ANY@10 | 2 | 100.0 | 100.0 | 0 | 0 | 1.0000 | +0.0000 |"), "{table}");
 }
+
+#[test]
+fn a_run_with_an_extractor_counts_what_extraction_stored_and_decided() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("lme.json"), DATA).unwrap();
+    let script = r#"{
+      "I bought a red kayak yesterday.": [
+        {"content": "The user bought a red kayak.", "raw": "user: I bought a red kayak", "when": "yesterday",
+         "subject": "user", "predicate": "bought", "object": "a red kayak", "salience": 1.0},
+        {"content": "The user owns a blue canoe.", "raw": "user: I bought a red kayak", "when": null,
+         "subject": "user", "predicate": "owns", "object": "a blue canoe", "salience": 1.0}],
+      "My cat Miso sleeps all day.": [
+        {"content": "The user has a cat, Miso, who sleeps all day.", "raw": "user: My cat Miso sleeps all day",
+         "when": null, "subject": "user", "predicate": "has cat", "object": "Miso", "salience": 1.0}],
+      "We adopted a dog called Pip, so two pets now.": [
+        {"content": "The user adopted a dog called Pip.", "raw": "user: We adopted a dog called Pip",
+         "when": null, "subject": "user", "predicate": "adopted", "object": "a dog called Pip", "salience": 1.0}]
+    }"#;
+    let extractor = mnemon::extract::ScriptedExtractor::from_json("lme", script).unwrap();
+    let cfg = RunConfig { extractor: Some(Arc::new(extractor)), ..config(dir.path(), "facts", None) };
+    let summary = run(&cfg, &hashing, &|_, _| {}).unwrap();
+    let facts = summary.facts.expect("a run with an extractor counts facts");
+    assert_eq!(facts.rounds_extracted + facts.rounds_prefiltered, 6, "{facts:?}");
+    assert_eq!((facts.stored, facts.ungrounded, facts.superseded), (3, 1, 0), "{facts:?}");
+    let report = std::fs::read_to_string(cfg.out.join("report.md")).unwrap();
+    assert!(report.contains("## Facts") && report.contains("3 facts stored"), "{report}");
+
+    let plain = run(&config(dir.path(), "plain", None), &hashing, &|_, _| {}).unwrap();
+    assert_eq!(plain.facts, None);
+    assert!(!std::fs::read_to_string(dir.path().join("plain/report.md")).unwrap().contains("## Facts"));
+}
