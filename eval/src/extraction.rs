@@ -108,13 +108,17 @@ fn sample(dataset: &Path, want: Sample) -> Result<Vec<Sampled>> {
         if evidence.len() >= evidence_n && other.len() >= other_n {
             break;
         }
+        let scored = !q.abstention && STATED.contains(&q.kind.as_str());
+        let takes_evidence = scored || !scored_only;
+        if !takes_evidence && other.len() >= other_n {
+            continue; // nothing to sample here: spare storing the haystack
+        }
         let Some(h) = data.haystacks.iter().find(|h| h.user == q.user) else { continue };
         let rounds = crate::prefilter::stored_rounds(h, &dir.path().join(format!("{n}.db")))?;
         let ids: BTreeSet<&str> = q.evidence_turns.iter().map(String::as_str).collect();
         let holds = |turns: &[Turn]| turns.iter().any(|t| t.id.as_deref().is_some_and(|id| ids.contains(id)));
-        let scored = !q.abstention && STATED.contains(&q.kind.as_str());
         for r in rounds.iter().filter(|r| holds(&r.turns)).take(2) {
-            if evidence.len() < evidence_n && (scored || !scored_only) {
+            if evidence.len() < evidence_n && takes_evidence {
                 evidence.push((q.id.clone(), q.answer.clone(), scored, r.key.clone(), r.turns.clone(), true));
             }
         }
