@@ -339,11 +339,14 @@ fn run_haystack(
     }
     let seconds = started.elapsed().as_secs_f64();
     let rounds = memory.rounds(&haystack.user)?;
+    let counts = match cfg.extractor {
+        Some(_) => Some(FactCounts::of(&memory.decisions(&haystack.user)?)),
+        None => None,
+    };
     {
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
         write_line(&mut w.1, &Timing::Ingest { user: haystack.user.clone(), rounds: rounds.len(), seconds })?;
-        if cfg.extractor.is_some() {
-            let counts = FactCounts::of(&memory.decisions(&haystack.user)?);
+        if let Some(counts) = counts {
             write_line(&mut w.1, &Timing::Facts { user: haystack.user.clone(), counts })?;
         }
     }
