@@ -46,6 +46,28 @@ pub struct Config {
     /// Salience decay applied by [`Memory::consolidate`](crate::Memory::consolidate); `None`
     /// (default) leaves salience alone: the reference design measured −6.2 points with it on.
     pub decay: Option<Decay>,
+    /// Condensing of old episodic notes by [`Memory::consolidate`](crate::Memory::consolidate);
+    /// `None` (default) never condenses.
+    pub condense: Option<Condense>,
+}
+
+/// Condensing (memex's background summariser, made deterministic and extractive): when a scope
+/// holds more than `keep` episodic notes on read paths, its oldest ones are condensed, at most
+/// `batch` at a time (at least 2), each batch into one semantic note made of one line per
+/// original (its date and first sentence). The originals are kept, linked to it and hidden from
+/// every read path; each step is a decision in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Condense {
+    /// Episodic notes left as they are, newest first. Default 50.
+    pub keep: usize,
+    /// Originals per condensed note, 2 to 200. Default 20.
+    pub batch: usize,
+}
+
+impl Default for Condense {
+    fn default() -> Self {
+        Condense { keep: 50, batch: 20 }
+    }
 }
 
 /// Salience decay (ENGINE §7): `max(min(floor, initial), initial · 0.5^(days / half_life))`, with
@@ -95,6 +117,7 @@ impl Default for Config {
             fact_dedup_cosine: 0.95,
             background_extraction: true,
             decay: None,
+            condense: None,
         }
     }
 }
@@ -124,6 +147,11 @@ impl Config {
             }
             if !d.floor.is_finite() || d.floor <= 0.0 || d.floor > 1.0 {
                 return bad("decay.floor", "must be a number in (0, 1]");
+            }
+        }
+        if let Some(c) = self.condense {
+            if !(2..=200).contains(&c.batch) {
+                return bad("condense.batch", "must be in 2..=200");
             }
         }
         if self.context_budget == Some(0) {

@@ -40,6 +40,21 @@ pub enum Error {
         reason: String,
     },
 
+    /// A memory's content is empty or whitespace; `field` names it (e.g. `memories[0].content`).
+    #[error("empty memory: {field} is empty or whitespace")]
+    EmptyMemory {
+        /// Path of the content field.
+        field: String,
+    },
+
+    /// No record with this key is visible in the scope (it does not exist, belongs to another
+    /// user, or is private to another agent).
+    #[error("not found: no record {key:?} in this scope")]
+    NotFound {
+        /// The key that was looked up.
+        key: String,
+    },
+
     /// A [`Config`](crate::Config) value is out of range.
     #[error("invalid config: {field}: {reason}")]
     InvalidConfig {

@@ -8,14 +8,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::memory::{check_user, round_key, ExportFormat};
+use crate::memory::{check_scope, check_user, round_key, ExportFormat, Scope};
+use crate::notes::{check_content, check_importance, check_metadata, check_tags, check_title, NoteKind};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{normalized_key, round_text, Turn};
-use crate::store::{write, DecisionRow, FactRow, OpenMode, Pins, RoundRow, Store};
+use crate::store::{write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, RoundRow, Store, View};
 use crate::time::{day_number, Timestamp};
 
 const DUMP_FORMAT: &str = "mnemon-dump";
-const DUMP_VERSION: u32 = 2;
+/// Version 3 adds notes and agents; version 2 dumps (neither) still import.
+const DUMP_VERSION: u32 = 3;
 
 /// One line of a JSONL dump.
 #[derive(Debug, Serialize, Deserialize)]
@@ -28,9 +30,28 @@ enum Line {
     },
     Round {
         user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
         key: String,
         session: String,
         turns: Vec<Turn>,
+        embedding_f32le: String,
+    },
+    Note {
+        user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        key: String,
+        note_kind: String,
+        title: Option<String>,
+        content: String,
+        tags: Vec<String>,
+        metadata: serde_json::Value,
+        importance: f32,
+        ts: String,
+        updated: String,
+        condensed_into: Option<String>,
+        condenses: Option<String>,
         embedding_f32le: String,
     },
     Fact {
@@ -60,6 +81,8 @@ enum Line {
     },
     Decision {
         user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
         at: String,
         decision: String,
         record: String,
@@ -77,6 +100,8 @@ pub struct ImportReport {
     pub rounds: usize,
     /// Facts written.
     pub facts: usize,
+    /// Notes written.
+    pub notes: usize,
     /// Rounds that wait for extraction.
     pub queued: usize,
     /// Decisions written.
@@ -127,15 +152,144 @@ fn opt(v: &Option<String>) -> &str {
     v.as_deref().unwrap_or("-")
 }
 
+/// Everything an export shows of one scope, read in one go (vectors only for a dump).
+pub(crate) struct Records {
+    pub rounds: Vec<RoundRow>,
+    pub vectors: Vec<Vec<f32>>,
+    pub facts: Vec<FactRow>,
+    pub fact_vectors: Vec<Vec<f32>>,
+    pub notes: Vec<NoteRow>,
+    pub note_vectors: Vec<Vec<f32>>,
+    /// Keys of the rounds waiting for extraction.
+    pub queued: Vec<String>,
+    pub decisions: Vec<DecisionRow>,
+}
+
+impl Records {
+    pub(crate) fn read(store: &Store, view: View<'_>, vectors: bool) -> Result<Records> {
+        let mut records = Records {
+            rounds: store.all_rounds(view)?,
+            vectors: Vec::new(),
+            facts: store.all_facts(view)?,
+            fact_vectors: Vec::new(),
+            notes: store.all_notes(view)?,
+            note_vectors: Vec::new(),
+            queued: Vec::new(),
+            decisions: store.decisions(view)?,
+        };
+        if !vectors {
+            return Ok(records);
+        }
+        let dim = store.pins.dim()?;
+        let corrupt = |what: &str| Error::Corrupt {
+            path: store.path.clone(),
+            reason: format!("{what} without a vector"),
+        };
+        let all = store.user_vectors(view)?;
+        let by_id: std::collections::HashMap<i64, &[f32]> =
+            all.ids.iter().copied().zip(all.data.chunks_exact(dim)).collect();
+        records.vectors = records
+            .rounds
+            .iter()
+            .map(|r| by_id.get(&r.id).map(|v| v.to_vec()))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| corrupt("a round"))?;
+        records.fact_vectors =
+            store.all_fact_vectors(view)?.data.chunks_exact(dim).map(<[f32]>::to_vec).collect();
+        if records.fact_vectors.len() != records.facts.len() {
+            return Err(corrupt("a fact"));
+        }
+        records.note_vectors =
+            records.notes.iter().map(|n| store.note_vector(n.id)).collect::<Result<_>>()?;
+        records.queued = store.queued_rounds(view)?;
+        Ok(records)
+    }
+}
+
+/// A scope's name in export headings: the user, and the agent when there is one.
+fn heading(scope: Scope<'_>) -> String {
+    match scope.agent {
+        None => format!("`{}`", scope.user),
+        Some(a) => format!("`{}` (agent `{a}`)", scope.user),
+    }
+}
+
+fn note_dates(n: &NoteRow) -> String {
+    if n.updated == n.ts {
+        format!("**{}**", n.ts)
+    } else {
+        format!("**{}** (updated **{}**)", n.ts, n.updated)
+    }
+}
+
+/// The notes section of a Markdown export.
+fn notes_markdown(out: &mut String, notes: &[NoteRow]) {
+    let _ = writeln!(out, "## Notes\n");
+    for n in notes {
+        let _ = writeln!(out, "### {}\n", n.title.as_deref().unwrap_or(&n.key));
+        let mut line =
+            format!("`{}` · {} · importance {} · {}", n.key, n.kind.as_str(), n.importance, note_dates(n));
+        if let Some(a) = &n.agent {
+            line.push_str(&format!(" · agent `{a}`"));
+        }
+        if !n.tags.is_empty() {
+            let tags: Vec<String> = n.tags.iter().map(|t| format!("`{t}`")).collect();
+            line.push_str(&format!(" · tags {}", tags.join(", ")));
+        }
+        let _ = writeln!(out, "{line}\n");
+        if let Some(into) = &n.condensed_into {
+            let _ = writeln!(out, "*Condensed into `{into}`.*\n");
+        }
+        for l in n.content.lines() {
+            out.push_str(if l.is_empty() { ">\n" } else { "> " });
+            if !l.is_empty() {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+        if let Some(keys) = &n.condenses {
+            let keys: Vec<String> = keys.split(' ').map(|k| format!("`{k}`")).collect();
+            let _ = writeln!(out, "Condenses {}.\n", keys.join(", "));
+        }
+        if n.metadata != "{}" {
+            let _ = writeln!(out, "metadata: `{}`\n", n.metadata);
+        }
+    }
+}
+
+/// The notes section of a text export: every field.
+fn notes_text(out: &mut String, notes: &[NoteRow]) {
+    let _ = writeln!(out, "\nnotes: {}", notes.len());
+    for n in notes {
+        let _ = writeln!(
+            out,
+            "  {} kind {} importance {} ts {} updated {} tokens {} agent {} title {} tags {} condensed_into {} condenses {}\n    metadata: {}\n    {}",
+            n.key,
+            n.kind.as_str(),
+            n.importance,
+            n.ts,
+            n.updated,
+            n.tokens,
+            opt(&n.agent),
+            opt(&n.title),
+            serde_json::to_string(&n.tags).unwrap_or_default(),
+            opt(&n.condensed_into),
+            opt(&n.condenses),
+            n.metadata,
+            n.content.replace('\n', "\n    ")
+        );
+    }
+}
+
 pub(crate) fn export(
     pins: &Pins,
-    user: &str,
+    scope: Scope<'_>,
     now: Option<&str>,
-    rounds: &[RoundRow],
-    facts: &[FactRow],
-    decisions: &[DecisionRow],
+    records: &Records,
     format: ExportFormat,
 ) -> Result<String> {
+    let Records { rounds, facts, notes, decisions, .. } = records;
     // Markdown shows superseded facts struck through with their winner; text shows them in its
     // record list below; contexts never show them.
     let mut lines: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -159,7 +313,7 @@ pub(crate) fn export(
     let mut out = String::new();
     match format {
         ExportFormat::Markdown => {
-            let _ = writeln!(out, "# Memory of `{user}`\n");
+            let _ = writeln!(out, "# Memory of {}\n", heading(scope));
             let _ = writeln!(
                 out,
                 "{} rounds in {} sessions; latest **{}**.\n",
@@ -167,10 +321,17 @@ pub(crate) fn export(
                 sessions,
                 now.unwrap_or("none")
             );
+            if !notes.is_empty() {
+                notes_markdown(&mut out, notes);
+            }
             out.push_str(&render::render(&views, Style::Markdown));
         }
         ExportFormat::Text => {
-            let _ = writeln!(out, "mnemon export\nuser: {user}\nlogical now: {}", now.unwrap_or("none"));
+            let _ =
+                writeln!(out, "mnemon export\nuser: {}\nlogical now: {}", scope.user, now.unwrap_or("none"));
+            if let Some(a) = scope.agent {
+                let _ = writeln!(out, "agent: {a}");
+            }
             let _ =
                 writeln!(out, "rounds: {}\nsessions: {sessions}\npins_hash: {}\n", rounds.len(), pins.hash());
             out.push_str(&render::render(&views, Style::Text));
@@ -195,6 +356,9 @@ pub(crate) fn export(
                     f.raw
                 );
             }
+            if !notes.is_empty() {
+                notes_text(&mut out, notes);
+            }
             let _ = writeln!(out, "\ndecisions:");
             // Numbered per user, so a user's export does not depend on other users' writes.
             for (n, d) in decisions.iter().enumerate() {
@@ -212,19 +376,9 @@ pub(crate) fn export(
     Ok(out)
 }
 
-/// Everything a dump holds for one user.
-pub(crate) struct Records<'a> {
-    pub rounds: &'a [RoundRow],
-    pub vectors: &'a [Vec<f32>],
-    pub facts: &'a [FactRow],
-    pub fact_vectors: &'a [Vec<f32>],
-    /// Keys of the rounds waiting for extraction.
-    pub queued: &'a [String],
-    pub decisions: &'a [DecisionRow],
-}
-
-pub(crate) fn export_dump(pins: &Pins, user: &str, records: &Records<'_>) -> Result<String> {
-    let Records { rounds, vectors, facts, fact_vectors, queued, decisions } = *records;
+pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> Result<String> {
+    let Records { rounds, vectors, facts, fact_vectors, notes, note_vectors, queued, decisions } = records;
+    let user = scope.user;
     let mut out = String::new();
     let mut push = |line: &Line| -> Result<()> {
         out.push_str(&serde_json::to_string(line).map_err(|e| Error::input("dump", e.to_string()))?);
@@ -235,6 +389,7 @@ pub(crate) fn export_dump(pins: &Pins, user: &str, records: &Records<'_>) -> Res
     for (r, v) in rounds.iter().zip(vectors) {
         push(&Line::Round {
             user: user.into(),
+            agent: r.agent.clone(),
             key: r.key.clone(),
             session: r.session.clone(),
             turns: r.turns.clone(),
@@ -262,12 +417,31 @@ pub(crate) fn export_dump(pins: &Pins, user: &str, records: &Records<'_>) -> Res
             embedding_f32le: hex(v),
         })?;
     }
+    for (n, v) in notes.iter().zip(note_vectors) {
+        push(&Line::Note {
+            user: user.into(),
+            agent: n.agent.clone(),
+            key: n.key.clone(),
+            note_kind: n.kind.as_str().to_owned(),
+            title: n.title.clone(),
+            content: n.content.clone(),
+            tags: n.tags.clone(),
+            metadata: serde_json::from_str(&n.metadata).unwrap_or_else(|_| serde_json::json!({})),
+            importance: n.importance,
+            ts: n.ts.clone(),
+            updated: n.updated.clone(),
+            condensed_into: n.condensed_into.clone(),
+            condenses: n.condenses.clone(),
+            embedding_f32le: hex(v),
+        })?;
+    }
     for round in queued {
         push(&Line::Queued { user: user.into(), round: round.clone() })?;
     }
     for d in decisions {
         push(&Line::Decision {
             user: user.into(),
+            agent: d.agent.clone(),
             at: d.at.clone(),
             decision: d.kind.clone(),
             record: d.record.clone(),
@@ -283,6 +457,7 @@ struct Parsed {
     rounds: Vec<(String, RoundRow, Vec<f32>)>,
     /// (user, round key, fact, vector)
     facts: Vec<(String, String, FactRow, Vec<f32>)>,
+    notes: Vec<(String, NoteRow, Vec<f32>)>,
     /// (user, round key)
     queued: Vec<(String, String)>,
     decisions: Vec<(String, DecisionRow)>,
@@ -296,22 +471,40 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
         Line::Header { format, version, pins } if format == DUMP_FORMAT && version == DUMP_VERSION => {
             Pins::from_stored(pins).map_err(|e| bad(n, e))?
         }
+        // Version 2 came from schema 3 stores: the same pins, without the note rules.
+        Line::Header { format, version: 2, pins } if format == DUMP_FORMAT => {
+            let mut pins = Pins::from_stored(pins).map_err(|e| bad(n, e))?;
+            pins.0.insert("schema_version".into(), crate::store::SCHEMA_VERSION.to_string());
+            for (k, v) in crate::store::NOTE_PINS {
+                pins.0.insert((*k).to_owned(), (*v).to_owned());
+            }
+            pins
+        }
         _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
     };
     let dim = pins.dim()?;
     // (user, round key) → index in `parsed.rounds`.
     let mut round_at: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut parsed =
-        Parsed { pins, rounds: Vec::new(), facts: Vec::new(), queued: Vec::new(), decisions: Vec::new() };
+    let mut parsed = Parsed {
+        pins,
+        rounds: Vec::new(),
+        facts: Vec::new(),
+        notes: Vec::new(),
+        queued: Vec::new(),
+        decisions: Vec::new(),
+    };
+    let scope = |user: &str, agent: &Option<String>, n: usize| {
+        check_scope(Scope { user, agent: agent.as_deref() }).map_err(|e| bad(n, e.to_string()))
+    };
     for (n, text) in lines {
         match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
             Line::Header { .. } => return Err(bad(n, "a second header".into())),
-            Line::Round { user, key, session, turns, embedding_f32le } => {
-                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+            Line::Round { user, agent, key, session, turns, embedding_f32le } => {
+                scope(&user, &agent, n)?;
                 let first = turns.first().ok_or_else(|| bad(n, "a round without turns".into()))?;
                 let ts = Timestamp::parse(&first.ts).map_err(|e| bad(n, e.to_string()))?;
                 let text = round_text(&turns);
-                let expected = round_key(&ts, &session, &text);
+                let expected = round_key(&ts, &session, &text, agent.as_deref());
                 if expected != key {
                     return Err(bad(
                         n,
@@ -329,6 +522,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     norm_key: normalized_key(&text),
                     turns,
                     text,
+                    agent,
                 };
                 round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
                 parsed.rounds.push((user, row, vector));
@@ -383,6 +577,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     pair_key,
                     supersedes,
                     superseded_by,
+                    agent: owner.agent.clone(),
                 };
                 parsed.facts.push((user, round, row, vector));
             }
@@ -393,11 +588,76 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 }
                 parsed.queued.push((user, round));
             }
-            Line::Decision { user, at, decision, record, other, detail } => {
-                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+            Line::Note {
+                user,
+                agent,
+                key,
+                note_kind,
+                title,
+                content,
+                tags,
+                metadata,
+                importance,
+                ts,
+                updated,
+                condensed_into,
+                condenses,
+                embedding_f32le,
+            } => {
+                scope(&user, &agent, n)?;
+                let valid_key = |k: &str| {
+                    let hex = k.strip_prefix("n-").unwrap_or_default();
+                    let (hash, suffix) = hex.split_once('-').unwrap_or((hex, "2"));
+                    hash.len() == 16
+                        && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                        && suffix.parse::<u32>().is_ok_and(|s| s >= 2)
+                };
+                let linked = condenses.iter().flat_map(|c| c.split(' ')).chain(condensed_into.as_deref());
+                if !valid_key(&key) || linked.clone().any(|k| !valid_key(k)) {
+                    return Err(bad(n, format!("note {key}: not a note key, or links to one that is not")));
+                }
+                let field = |e: Error| bad(n, format!("note {key}: {e}"));
+                let kind = NoteKind::parse(&note_kind, "note_kind").map_err(field)?;
+                check_content(&content, "content").map_err(field)?;
+                if let Some(t) = &title {
+                    check_title(t, "title").map_err(field)?;
+                }
+                let checked_tags = check_tags(&tags, "tags").map_err(field)?;
+                if checked_tags != tags {
+                    return Err(bad(n, format!("note {key}: tags are not trimmed and distinct")));
+                }
+                let metadata = check_metadata(Some(&metadata), "metadata").map_err(field)?;
+                check_importance(Some(importance), "importance").map_err(field)?;
+                let created = Timestamp::parse(&ts).map_err(field)?;
+                let changed = Timestamp::parse(&updated).map_err(field)?;
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let row = NoteRow {
+                    id: 0,
+                    key,
+                    agent,
+                    kind,
+                    title,
+                    tokens: render::count_tokens(&content) as i64,
+                    norm_key: normalized_key(&content),
+                    content,
+                    tags,
+                    metadata,
+                    importance,
+                    ts,
+                    ts_unix: created.unix_seconds(),
+                    day: day_number(created.date()),
+                    updated,
+                    updated_unix: changed.unix_seconds(),
+                    condensed_into,
+                    condenses,
+                };
+                parsed.notes.push((user, row, vector));
+            }
+            Line::Decision { user, agent, at, decision, record, other, detail } => {
+                scope(&user, &agent, n)?;
                 parsed
                     .decisions
-                    .push((user, DecisionRow { id: 0, at, kind: decision, record, other, detail }));
+                    .push((user, DecisionRow { id: 0, agent, at, kind: decision, record, other, detail }));
             }
         }
     }
@@ -408,19 +668,25 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
     let parsed = parse_dump(dump)?;
     let created = !path.exists() || std::fs::metadata(path)?.len() == 0;
     let mut store = Store::open(path, config, OpenMode::Expect(&parsed.pins))?;
-    let users: std::collections::BTreeSet<&String> =
-        parsed.rounds.iter().map(|r| &r.0).chain(parsed.decisions.iter().map(|d| &d.0)).collect();
+    let users: std::collections::BTreeSet<&String> = parsed
+        .rounds
+        .iter()
+        .map(|r| &r.0)
+        .chain(parsed.notes.iter().map(|n| &n.0))
+        .chain(parsed.decisions.iter().map(|d| &d.0))
+        .collect();
     for user in &users {
         if let Some((id, _)) = store.user(user)? {
-            if !store.all_rounds(id)?.is_empty() {
+            let view = View { user: id, agent: None };
+            if !store.all_rounds(view)?.is_empty() || !store.all_notes(view)?.is_empty() {
                 return Err(Error::Import {
                     line: 0,
-                    reason: format!("user {user:?} already has rounds in this store"),
+                    reason: format!("user {user:?} already has records in this store"),
                 });
             }
         }
     }
-    let tx = store.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let tx = store.begin()?;
     let mut ids = BTreeMap::new();
     for user in &users {
         ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
@@ -446,11 +712,23 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
             other => other,
         })?;
     }
+    for (user, note, vector) in &parsed.notes {
+        let id = ids[user.as_str()];
+        write::insert_note(&tx, id, note, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("note {}: {e}", note.key) },
+            other => other,
+        })?;
+        let entry = latest.entry(id).or_insert_with(|| (note.updated.clone(), note.updated_unix));
+        if note.updated_unix > entry.1 {
+            *entry = (note.updated.clone(), note.updated_unix);
+        }
+    }
     for (user, round) in &parsed.queued {
         write::enqueue(&tx, ids[user.as_str()], round_ids[&(user.as_str(), round.as_str())])?;
     }
     for (user, d) in &parsed.decisions {
-        write::log(&tx, ids[user.as_str()], &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
+        let id = ids[user.as_str()];
+        write::log(&tx, id, d.agent.as_deref(), &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
     }
     for id in ids.values() {
         write::touch_user(&tx, *id, latest.get(id).map(|(ts, unix)| (ts.as_str(), *unix)))?;
@@ -460,6 +738,7 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
         users: users.into_iter().cloned().collect(),
         rounds: parsed.rounds.len(),
         facts: parsed.facts.len(),
+        notes: parsed.notes.len(),
         queued: parsed.queued.len(),
         decisions: parsed.decisions.len(),
         created,

@@ -129,7 +129,12 @@ pub(crate) fn fact_day(valid_time: Option<&str>, round_day: i32) -> i32 {
 
 /// The text a fact is embedded and word-indexed as: its excerpt, a newline, its sentence.
 pub fn embed_text(fact: &ExtractedFact) -> String {
-    format!("{}\n{}", fact.raw, fact.content)
+    embed_text_of(&fact.raw, &fact.content)
+}
+
+/// The text a fact with this excerpt and sentence is embedded as.
+pub(crate) fn embed_text_of(raw: &str, content: &str) -> String {
+    format!("{raw}\n{content}")
 }
 
 #[cfg(test)]

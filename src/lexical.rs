@@ -147,9 +147,21 @@ impl Bm25 {
         self.total_len += u64::from(len);
     }
 
+    /// The id of each document, in the order they were added.
+    pub(crate) fn ids(&self) -> &[i64] {
+        &self.ids
+    }
+
     /// Rounds matching any term of `query`, best first by BM25 (ties to the lower id), at most
     /// `depth`: `(round id, score)`.
+    #[cfg(test)]
     pub(crate) fn top(&self, query: &str, depth: usize) -> Vec<(i64, f32)> {
+        self.top_masked(query, depth, None)
+    }
+
+    /// [`top`](Bm25::top) among the documents `mask` keeps (indexed like [`ids`](Bm25::ids)).
+    /// The statistics stay those of every document.
+    pub(crate) fn top_masked(&self, query: &str, depth: usize, mask: Option<&[bool]>) -> Vec<(i64, f32)> {
         let n = self.ids.len();
         if n == 0 || depth == 0 {
             return Vec::new();
@@ -167,6 +179,9 @@ impl Bm25 {
             let idf = ((n as f32 - df + 0.5) / (df + 0.5)).ln().max(MIN_IDF);
             for &(doc, tf) in postings {
                 let d = doc as usize;
+                if mask.is_some_and(|m| !m[d]) {
+                    continue;
+                }
                 if scores[d] == 0.0 {
                     touched.push(d);
                 }

@@ -40,22 +40,30 @@ mod lexical;
 mod memory;
 pub mod models;
 pub mod normalize;
+mod notes;
 pub mod prefilter;
 mod rank;
 mod render;
 pub mod resolve;
 mod round;
 mod store;
+pub mod stores;
 pub mod time;
 
-pub use config::{Config, Decay};
+pub use config::{Condense, Config, Decay};
 pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use lexical::LEXICAL_SCHEME;
 pub use memory::{
-    AddReport, ConsolidateReport, Context, Decision, Duplicate, ExportFormat, Fact, ForgetReport, Memory,
-    Query, Recall, RecalledRound, StoredRound,
+    AddReport, CondenseReport, ConsolidateReport, Context, Counts, Decision, Deleted, Duplicate,
+    ExportFormat, Fact, ForgetReport, Found, Hit, List, Memory, Page, Query, Ranking, Recall, RecalledRound,
+    Recency, Record, RememberReport, Remembered, Scope, Search, StoredRound, TransferReport,
+    MAX_NOTES_PER_CALL,
+};
+pub use notes::{
+    Filter, NewNote, Note, NoteKind, NoteUpdate, Relevance, MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAGS,
+    MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
 };
 pub use rank::score;
 pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};

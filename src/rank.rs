@@ -46,22 +46,49 @@ fn better(a: &Scored, b: &Scored) -> Ordering {
 /// Slack for float rounding in the approximate scores and in `cosine` itself.
 const ROUNDING_SLACK: f32 = 1e-4;
 
-/// One user's records in memory (each round's vector, then the vectors of its facts), each
-/// ranking for its round: full precision for rescoring, bytes for the scan.
+/// How a query shapes the dense score beyond the cosine (ENGINE §6, and memex's options).
+///
+/// The base score is `(cosine + time_weight · time_match) · salience`. Two per-query options,
+/// both off by default, reshape it: `importance` (a weight `w` in `0..=1`) multiplies it by
+/// `(1 − w) + 2w · importance`, neutral at importance 0.5 (what rounds and facts count as); and
+/// `recency` blends it with a decay: `α · score + (1 − α) · exp(−λ · age_days)`, the age counted in
+/// logical days from the anchor (the question's date, else the scope's logical now).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Shape {
+    /// The question's window as day numbers, inclusive.
+    pub window: Option<(i32, i32)>,
+    pub time_weight: f32,
+    pub importance: Option<f32>,
+    /// `(α, λ per day, anchor day)`.
+    pub recency: Option<(f32, f64, i32)>,
+}
+
+impl Shape {
+    /// The plain shape: the window and the time weight, no option.
+    pub(crate) fn plain(window: Option<DateWindow>, time_weight: f32) -> Shape {
+        Shape { window: window.map(|w| w.days()), time_weight, ..Shape::default() }
+    }
+}
+
+/// One user's records in memory (each round's vector, then the vectors of its facts, and notes),
+/// each ranking for its owner (a round, or a note): full precision for rescoring, bytes for the
+/// scan.
 pub(crate) struct Index {
     dim: usize,
-    /// The round each entry ranks for.
+    /// The owner each entry ranks for.
     owners: Vec<i64>,
     days: Vec<i32>,
     saliences: Vec<f32>,
+    importances: Vec<f32>,
     data: Vec<f32>,
     bytes: Vec<i8>,
     scales: Vec<f32>,
     max_error_norm: f32,
     max_norm: f32,
-    /// Entries per round, once some round has more than one (a fact); empty until then.
+    max_importance: f32,
+    /// Entries per owner, once some owner has more than one (a fact); empty until then.
     entries: BTreeMap<i64, Vec<usize>>,
-    /// Whether some round has more than one entry.
+    /// Whether some owner has more than one entry, or owners arrived out of order.
     grouped: bool,
 }
 
@@ -72,11 +99,13 @@ impl Index {
             owners: Vec::with_capacity(vectors.ids.len()),
             days: Vec::with_capacity(vectors.ids.len()),
             saliences: Vec::with_capacity(vectors.ids.len()),
+            importances: Vec::with_capacity(vectors.ids.len()),
             data: Vec::with_capacity(vectors.data.len()),
             bytes: Vec::with_capacity(vectors.data.len()),
             scales: Vec::with_capacity(vectors.ids.len()),
             max_error_norm: 0.0,
             max_norm: 0.0,
+            max_importance: 0.0,
             entries: BTreeMap::new(),
             grouped: false,
         };
@@ -91,58 +120,79 @@ impl Index {
         }
     }
 
-    /// Appends one record ranking for round `round`.
+    /// Appends one record ranking for round `round`, of neutral importance.
     pub(crate) fn push(&mut self, round: i64, day: i32, salience: f32, v: &[f32]) {
+        self.push_weighted(round, day, salience, crate::notes::NEUTRAL_IMPORTANCE, v);
+    }
+
+    /// Appends one record ranking for `owner`.
+    pub(crate) fn push_weighted(&mut self, owner: i64, day: i32, salience: f32, importance: f32, v: &[f32]) {
         let q = quantize(v);
         let i = self.owners.len();
-        if !self.grouped && self.owners.last().is_some_and(|last| *last >= round) {
-            // The first record that is not a new round: index every round's entries from here on.
+        if !self.grouped && self.owners.last().is_some_and(|last| *last >= owner) {
+            // The first record that is not a new owner: index every owner's entries from here on.
             self.grouped = true;
-            for (j, owner) in self.owners.iter().enumerate() {
-                self.entries.entry(*owner).or_default().push(j);
+            for (j, o) in self.owners.iter().enumerate() {
+                self.entries.entry(*o).or_default().push(j);
             }
         }
         if self.grouped {
-            self.entries.entry(round).or_default().push(i);
+            self.entries.entry(owner).or_default().push(i);
         }
-        self.owners.push(round);
+        self.owners.push(owner);
         self.days.push(day);
         self.saliences.push(salience);
+        self.importances.push(importance);
         self.data.extend_from_slice(v);
         self.bytes.extend_from_slice(&q.q);
         self.scales.push(q.scale);
         self.max_error_norm = self.max_error_norm.max(q.error_norm);
         self.max_norm = self.max_norm.max(q.norm);
+        self.max_importance = self.max_importance.max(importance);
     }
 
-    /// Whether entry `i` falls in the window's day range (`days` from [`DateWindow::days`]).
+    /// Whether entry `i` falls in the window's day range.
     fn in_window(&self, i: usize, days: Option<(i32, i32)>) -> bool {
         days.is_some_and(|(start, end)| start <= self.days[i] && self.days[i] <= end)
     }
 
+    /// The shaped score of entry `i` from its base score (unchanged when no option is set).
+    fn shaped(&self, i: usize, base: f32, shape: &Shape) -> f32 {
+        let mut s = base;
+        if let Some(w) = shape.importance {
+            s *= (1.0 - w) + 2.0 * w * self.importances[i];
+        }
+        if let Some((alpha, lambda, anchor)) = shape.recency {
+            let age = f64::from((anchor - self.days[i]).max(0));
+            s = alpha * s + (1.0 - alpha) * (-lambda * age).exp() as f32;
+        }
+        s
+    }
+
     /// The full-precision score of entry `i`.
-    fn exact(&self, i: usize, query: &[f32], days: Option<(i32, i32)>, time_weight: f32) -> Scored {
+    fn exact(&self, i: usize, query: &[f32], shape: &Shape) -> Scored {
         let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
-        let m = self.in_window(i, days);
+        let m = self.in_window(i, shape.window);
         Scored {
             id: self.owners[i],
-            score: score(cos, m, time_weight) * self.saliences[i],
+            score: self.shaped(i, score(cos, m, shape.time_weight) * self.saliences[i], shape),
             cosine: cos,
             time_match: m,
         }
     }
 
-    /// The entries of round `round`.
-    fn entries_of(&self, round: i64) -> Vec<usize> {
+    /// The entries of owner `owner`.
+    fn entries_of(&self, owner: i64) -> Vec<usize> {
         if self.grouped {
-            self.entries.get(&round).cloned().unwrap_or_default()
+            self.entries.get(&owner).cloned().unwrap_or_default()
         } else {
-            // Rounds are appended in increasing id order, one entry each.
-            self.owners.binary_search(&round).map(|i| vec![i]).unwrap_or_default()
+            // Owners are appended in increasing order, one entry each.
+            self.owners.binary_search(&owner).map(|i| vec![i]).unwrap_or_default()
         }
     }
 
     /// The exact score of round `round` (its best record's), if it is in the index.
+    #[cfg(test)]
     pub(crate) fn score_of(
         &self,
         round: i64,
@@ -150,15 +200,29 @@ impl Index {
         window: Option<DateWindow>,
         time_weight: f32,
     ) -> Option<Scored> {
-        let days = window.map(|w| w.days());
-        self.entries_of(round).into_iter().map(|i| self.exact(i, query, days, time_weight)).min_by(better)
+        self.score_of_shaped(round, query, &Shape::plain(window, time_weight), None)
+    }
+
+    /// The exact score of `owner` (its best unmasked record's), if it is in the index.
+    pub(crate) fn score_of_shaped(
+        &self,
+        owner: i64,
+        query: &[f32],
+        shape: &Shape,
+        mask: Option<&[bool]>,
+    ) -> Option<Scored> {
+        self.entries_of(owner)
+            .into_iter()
+            .filter(|&i| mask.is_none_or(|m| m[i]))
+            .map(|i| self.exact(i, query, shape))
+            .min_by(better)
     }
 
     pub(crate) fn len(&self) -> usize {
         self.owners.len()
     }
 
-    /// Keeps each round's best entry (first among equals), best first.
+    /// Keeps each owner's best entry (first among equals), best first.
     fn best_per_round(scored: impl Iterator<Item = Scored>) -> Vec<Scored> {
         let mut best: BTreeMap<i64, Scored> = BTreeMap::new();
         for s in scored {
@@ -175,6 +239,7 @@ impl Index {
     }
 
     /// The exact top `k` rounds for `query`, best first; a round scores as its best record.
+    #[cfg(test)]
     pub(crate) fn top_k(
         &self,
         query: &[f32],
@@ -182,15 +247,32 @@ impl Index {
         time_weight: f32,
         k: usize,
     ) -> Vec<Scored> {
+        self.top_k_shaped(query, &Shape::plain(window, time_weight), k, None)
+    }
+
+    /// The exact top `k` owners for `query` under `shape`, among the entries `mask` keeps (all
+    /// without one), best first; an owner scores as its best kept entry.
+    pub(crate) fn top_k_shaped(
+        &self,
+        query: &[f32],
+        shape: &Shape,
+        k: usize,
+        mask: Option<&[bool]>,
+    ) -> Vec<Scored> {
         let n = self.len();
         if n == 0 || k == 0 {
             return Vec::new();
         }
-        let days = window.map(|w| w.days());
-        let exact = |i: usize| self.exact(i, query, days, time_weight);
-        let rounds = if self.grouped { self.entries.len() } else { n };
-        if rounds <= k {
-            let mut all = Self::best_per_round((0..n).map(exact));
+        let kept = |i: usize| mask.is_none_or(|m| m[i]);
+        let exact = |i: usize| self.exact(i, query, shape);
+        let owners = match mask {
+            None if self.grouped => self.entries.len(),
+            None => n,
+            Some(m) if self.grouped => self.entries.values().filter(|es| es.iter().any(|&i| m[i])).count(),
+            Some(m) => m.iter().filter(|&&b| b).count(),
+        };
+        if owners <= k {
+            let mut all = Self::best_per_round((0..n).filter(|&i| kept(i)).map(exact));
             all.truncate(k);
             return all;
         }
@@ -204,15 +286,24 @@ impl Index {
             .iter()
             .enumerate()
             .map(|(i, dot)| {
-                score(q.scale * self.scales[i] * *dot as f32, self.in_window(i, days), time_weight)
-                    * self.saliences[i]
+                if !kept(i) {
+                    return f32::NEG_INFINITY;
+                }
+                let base = score(
+                    q.scale * self.scales[i] * *dot as f32,
+                    self.in_window(i, shape.window),
+                    shape.time_weight,
+                ) * self.saliences[i];
+                self.shaped(i, base, shape)
             })
             .collect();
         // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector (a salience ≤ 1 only
-        // shrinks it).
+        // shrinks it; the importance factor scales it by at most its largest value; the recency
+        // blend scales it by α ≤ 1 and adds the same term to both).
         let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
-        let bound = qnorm * self.max_error_norm + q.error_norm * self.max_norm + ROUNDING_SLACK;
-        // The k-th best round by approximate score (a round's is its best entry's).
+        let factor = shape.importance.map_or(1.0, |w| ((1.0 - w) + 2.0 * w * self.max_importance).max(1.0));
+        let bound = (qnorm * self.max_error_norm + q.error_norm * self.max_norm) * factor + ROUNDING_SLACK;
+        // The k-th best owner by approximate score (an owner's is its best entry's).
         let mut per_round: Vec<f32> = if self.grouped {
             self.entries
                 .values()
@@ -222,11 +313,11 @@ impl Index {
             approx.clone()
         };
         let (_, kth, _) = per_round.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        // A true top-k round's score is at least kth − bound, and the entry giving it has an
+        // A true top-k owner's score is at least kth − bound, and the entry giving it has an
         // approximate score of at least kth − 2·bound.
         let threshold = *kth - 2.0 * bound;
 
-        // Pass 2: every entry that could set a top-k round's score, rescored exactly.
+        // Pass 2: every entry that could set a top-k owner's score, rescored exactly.
         let mut candidates = Self::best_per_round((0..n).filter(|&i| approx[i] >= threshold).map(exact));
         candidates.truncate(k);
         candidates

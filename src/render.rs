@@ -7,6 +7,7 @@
 
 use std::sync::OnceLock;
 
+use crate::notes::Relevance;
 use crate::round::{Role, Turn};
 
 /// A round as the renderer sees it.
@@ -20,6 +21,27 @@ pub(crate) struct RenderRound<'a> {
     pub turns: &'a [Turn],
     /// Fact lines (already formatted: [`Fact::line`](crate::Fact::line)).
     pub facts: &'a [String],
+}
+
+/// A note as a context shows it.
+#[derive(Debug, Clone)]
+pub(crate) struct RenderNote<'a> {
+    pub key: &'a str,
+    pub kind: &'a str,
+    pub ts: &'a str,
+    pub ts_unix: i64,
+    pub title: Option<&'a str>,
+    pub tags: &'a [String],
+    pub content: &'a str,
+    /// Shown when the note was ranked for a question.
+    pub relevance: Option<Relevance>,
+}
+
+/// A record in a context: a round, or a note.
+#[derive(Debug, Clone)]
+pub(crate) enum Item<'a> {
+    Round(RenderRound<'a>),
+    Note(RenderNote<'a>),
 }
 
 /// The three output forms.
@@ -166,17 +188,60 @@ pub fn count_tokens(text: &str) -> usize {
     }
 }
 
-/// Chooses, best first, the rounds that fit in `budget` tokens. The top round is always kept.
+/// A context: the notes (oldest first, by `ts` then key), then the rounds as [`render`] shows
+/// them, in one block. Without notes it is exactly `render(rounds, Style::Context)`.
+pub(crate) fn render_context(items: &[Item<'_>]) -> String {
+    let rounds: Vec<RenderRound<'_>> =
+        items.iter().filter_map(|i| if let Item::Round(r) = i { Some(r.clone()) } else { None }).collect();
+    let mut notes: Vec<&RenderNote<'_>> =
+        items.iter().filter_map(|i| if let Item::Note(n) = i { Some(n) } else { None }).collect();
+    if notes.is_empty() {
+        return render(&rounds, Style::Context);
+    }
+    notes.sort_by(|a, b| a.ts_unix.cmp(&b.ts_unix).then(a.key.cmp(b.key)));
+    let mut out = String::from(CONTEXT_OPEN);
+    for n in notes {
+        note_block(&mut out, n);
+    }
+    let body = render(&rounds, Style::Context);
+    out.push_str(body.strip_prefix(CONTEXT_OPEN).and_then(|b| b.strip_suffix(CONTEXT_CLOSE)).unwrap_or(""));
+    out.push_str(CONTEXT_CLOSE);
+    out
+}
+
+/// A note in a context: a header line (key, kind, time, relevance, tags), its title, its content.
+fn note_block(out: &mut String, n: &RenderNote<'_>) {
+    out.push_str(&format!("[Memory {} · {} · {}", n.key, n.kind, n.ts));
+    if let Some(r) = n.relevance {
+        out.push_str(&format!(" · relevance: {}", r.as_str()));
+    }
+    if !n.tags.is_empty() {
+        out.push_str(&format!(" · tags: {}", n.tags.join(", ")));
+    }
+    out.push_str("]\n");
+    if let Some(t) = n.title {
+        out.push_str(&format!("title: {t}\n"));
+    }
+    out.push_str(n.content.trim_end());
+    out.push('\n');
+}
+
+/// Chooses, best first, the records that fit in `budget` tokens. The top record is always kept.
 ///
 /// Each round is charged its own session header, so the rendered block never exceeds the
-/// budget (except when the top round alone does). Returns the kept indices, best first.
-pub(crate) fn fit_budget(ranked: &[RenderRound<'_>], budget: usize) -> Vec<usize> {
+/// budget (except when the top record alone does). Returns the kept indices, best first.
+pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Vec<usize> {
     let mut used = count_tokens(CONTEXT_OPEN) + count_tokens(CONTEXT_CLOSE);
     let mut kept = Vec::new();
-    for (i, r) in ranked.iter().enumerate() {
+    for (i, item) in ranked.iter().enumerate() {
         let mut alone = String::new();
-        session_header(&mut alone, r, Style::Context);
-        round_body(&mut alone, r, Style::Context);
+        match item {
+            Item::Round(r) => {
+                session_header(&mut alone, r, Style::Context);
+                round_body(&mut alone, r, Style::Context);
+            }
+            Item::Note(n) => note_block(&mut alone, n),
+        }
         let cost = count_tokens(&alone);
         if i == 0 || used + cost <= budget {
             used += cost;
@@ -231,11 +296,12 @@ mod tests {
         let small = [turn(Role::User, "short note")];
         let r =
             |id, turns| RenderRound { id, key: "k", session: "s", ts: "s", ts_unix: id, turns, facts: &[] };
-        let ranked = [r(1, &big[..]), r(2, &small[..]), r(3, &big[..])];
+        let ranked =
+            [Item::Round(r(1, &big[..])), Item::Round(r(2, &small[..])), Item::Round(r(3, &big[..]))];
         assert_eq!(fit_budget(&ranked, 10), vec![0]);
         let kept = fit_budget(&ranked, 500);
         assert_eq!(kept, vec![0, 1]);
         let chosen: Vec<_> = kept.iter().map(|i| ranked[*i].clone()).collect();
-        assert!(count_tokens(&render(&chosen, Style::Context)) <= 500);
+        assert!(count_tokens(&render_context(&chosen)) <= 500);
     }
 }

@@ -124,7 +124,7 @@ impl Message {
     }
 }
 
-fn json_kind(v: &serde_json::Value) -> &'static str {
+pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
     match v {
         serde_json::Value::Null => "null",
         serde_json::Value::Bool(_) => "a boolean",

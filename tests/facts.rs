@@ -469,7 +469,7 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let report = m.consolidate("maya").unwrap();
     // The cat (January) is 144 days older than the logical now (June 2); June's facts are fresh,
     // and the superseded Porto fact is not touched.
-    assert_eq!(report, mnemon::ConsolidateReport { superseded: 0, decayed: 1 });
+    assert_eq!(report, mnemon::ConsolidateReport { superseded: 0, decayed: 1, condensed: 0 });
     let after = m.facts("maya").unwrap();
     for (b, a) in before.iter().zip(&after) {
         assert!(a.salience <= b.salience, "{} rose", a.key);

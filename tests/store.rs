@@ -91,7 +91,7 @@ fn an_unknown_schema_version_is_refused() {
     match reopen(&t) {
         Err(Error::UnsupportedSchema { found, supported }) => {
             assert_eq!(found, "99");
-            assert_eq!(supported, 3);
+            assert_eq!(supported, 4);
         }
         other => panic!("{:?}", other.err()),
     }

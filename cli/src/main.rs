@@ -5,6 +5,7 @@ mod demo;
 mod doctor;
 mod eval;
 mod extract;
+mod notes;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -143,18 +144,18 @@ enum OutputFormat {
 /// What `context` and `recall` share: which store, whose memory, which question.
 #[derive(clap::Args)]
 struct QueryArgs {
-    #[arg(long)]
-    db: PathBuf,
-    #[arg(long)]
-    user: String,
+    #[command(flatten)]
+    target: notes::Target,
     /// The question's date (anchors "last week" and the like).
     #[arg(long)]
     date: Option<String>,
-    /// Rounds to consider.
+    /// Records to consider (per query angle).
     #[arg(long)]
     top_k: Option<usize>,
     #[command(flatten)]
     fusion: FusionArgs,
+    #[command(flatten)]
+    ranking: notes::RankingArgs,
     #[command(flatten)]
     embed: EmbedArgs,
     question: String,
@@ -184,11 +185,18 @@ impl FusionArgs {
 
 impl QueryArgs {
     fn open(&self) -> Result<Memory, Fail> {
-        self.embed.open_with(&self.db, Config { rrf_k: self.fusion.rrf_k(), ..Config::default() })
+        self.embed.open_with(&self.target.path()?, Config { rrf_k: self.fusion.rrf_k(), ..Config::default() })
     }
 
-    fn query(&self, budget: Option<usize>) -> Query<'_> {
-        Query { text: &self.question, date: self.date.as_deref(), top_k: self.top_k, budget }
+    fn query<'a>(&'a self, budget: Option<usize>, angles: &'a [&'a str]) -> Query<'a> {
+        Query {
+            date: self.date.as_deref(),
+            top_k: self.top_k,
+            budget,
+            angles,
+            ranking: self.ranking.ranking(),
+            ..Query::new(&self.question)
+        }
     }
 }
 
@@ -210,13 +218,16 @@ enum Command {
         embed: EmbedArgs,
         file: PathBuf,
     },
-    /// Print the context block for a question.
+    /// Print the context block for a question: rounds and notes, in one budget.
     Context {
         #[command(flatten)]
         query: QueryArgs,
         /// Token budget for the block.
         #[arg(long)]
         budget: Option<usize>,
+        /// Another way to ask the same thing (repeatable): its records join the block, each once.
+        #[arg(long = "query", value_name = "ANGLE")]
+        angles: Vec<String>,
         /// Print the block and what went into it as JSON.
         #[arg(long)]
         json: bool,
@@ -232,6 +243,9 @@ enum Command {
         db: PathBuf,
         #[arg(long)]
         user: String,
+        /// Only what this agent sees (its records and the user's shared ones).
+        #[arg(long)]
+        agent: Option<String>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Md)]
         format: OutputFormat,
         /// Write here instead of stdout.
@@ -251,12 +265,24 @@ enum Command {
         #[arg(long)]
         user: String,
     },
-    /// Re-run the conflict pass over a user's facts, then decay salience if asked (needs no model).
+    /// Re-run the conflict pass over a user's facts, then decay salience and condense old
+    /// episodic notes if asked (needs no model unless condensing).
     Consolidate {
         #[arg(long)]
         db: PathBuf,
         #[arg(long)]
         user: String,
+        /// Only this agent's records.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Condense episodic notes beyond the newest KEEP into semantic notes (needs the embedder).
+        #[arg(long, value_name = "KEEP")]
+        condense: Option<usize>,
+        /// Originals per condensed note.
+        #[arg(long, default_value_t = 20, requires = "condense")]
+        condense_batch: usize,
+        #[command(flatten)]
+        embed: EmbedArgs,
         /// Lower each fact's salience with its age (off by default).
         #[arg(long)]
         decay: bool,
@@ -300,6 +326,8 @@ enum Command {
     /// Measure retrieval quality on LongMemEval or LoCoMo, or compare two runs.
     #[command(subcommand)]
     Eval(eval::Command),
+    #[command(flatten)]
+    Notes(notes::Command),
 }
 
 fn main() -> ExitCode {
@@ -325,16 +353,18 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Ingest { db, user, format, limit, embed, file } => {
             ingest(&db, user, format, limit, &embed, &file)?
         }
-        Command::Context { query, budget, json } => {
+        Command::Context { query, budget, angles, json } => {
             let memory = query.open()?;
-            let context = memory.get_context(query.query(budget), &query.user)?;
+            let angles: Vec<&str> = angles.iter().map(String::as_str).collect();
+            let context = memory.get_context(query.query(budget, &angles), query.target.scope())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&context).context("json")?);
             } else {
                 print!("{}", context.text);
                 eprintln!(
-                    "{} rounds, {} tokens{}",
+                    "{} rounds, {} notes, {} tokens{}",
                     context.rounds.len(),
+                    context.notes.len(),
                     context.tokens,
                     if context.truncated {
                         format!(", {} left out by the budget", context.omitted.len())
@@ -346,17 +376,17 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         }
         Command::Recall { query } => {
             let memory = query.open()?;
-            let recall = memory.recall(query.query(None), &query.user)?;
+            let recall = memory.recall(query.query(None, &[]), query.target.scope())?;
             println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
         }
-        Command::Export { db, user, format, output } => {
+        Command::Export { db, user, agent, format, output } => {
             let memory = Memory::open_stored(&db, Config::default())?;
             let format = match format {
                 OutputFormat::Md => ExportFormat::Markdown,
                 OutputFormat::Text => ExportFormat::Text,
                 OutputFormat::Jsonl => ExportFormat::Jsonl,
             };
-            let text = memory.export(&user, format)?;
+            let text = memory.export(mnemon::Scope::user(&user).with_agent(agent.as_deref()), format)?;
             match output {
                 Some(path) => std::fs::write(&path, text).context(format!("writing {}", path.display()))?,
                 None => print!("{text}"),
@@ -367,10 +397,26 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let report = Memory::import(&db, &dump, Config::default())?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
-        Command::Consolidate { db, user, decay, half_life, floor } => {
+        Command::Consolidate {
+            db,
+            user,
+            agent,
+            condense,
+            condense_batch,
+            embed,
+            decay,
+            half_life,
+            floor,
+        } => {
             let decay = decay.then_some(mnemon::Decay { half_life_days: half_life, floor });
-            let memory = Memory::open_stored(&db, Config { decay, ..Config::default() })?;
-            let report = memory.consolidate(&user)?;
+            let condense = condense.map(|keep| mnemon::Condense { keep, batch: condense_batch });
+            let config = Config { decay, condense, ..Config::default() };
+            // Condensing embeds the notes it makes; the conflict pass and decay need no model.
+            let memory = match condense {
+                Some(_) => embed.open_with(&db, config)?,
+                None => Memory::open_stored(&db, config)?,
+            };
+            let report = memory.consolidate(mnemon::Scope::user(&user).with_agent(agent.as_deref()))?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
         Command::Log { db, user } => {
@@ -392,6 +438,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Bench(args) => bench::run(&args)?,
         Command::Extract(args) => extract::run(&args)?,
         Command::Eval(command) => eval::run(command)?,
+        Command::Notes(command) => notes::run(command)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -191,12 +191,12 @@ fn consolidate_and_log_work_on_a_stored_store_without_models() {
     assert_eq!(log.matches(" fact.superseded ").count(), 1, "{log}");
     assert!(log.starts_with("#1 at "), "{log}");
     let report = ok(&["consolidate", "--db", s(&db), "--user", "maya"]);
-    assert_eq!(report.trim(), r#"{"superseded":0,"decayed":0}"#);
+    assert_eq!(report.trim(), r#"{"superseded":0,"decayed":0,"condensed":0}"#);
     let decayed = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
     let v: serde_json::Value = serde_json::from_str(&decayed).unwrap();
     assert!(v["decayed"].as_u64().unwrap() > 0, "{decayed}");
     let again = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
-    assert_eq!(again.trim(), r#"{"superseded":0,"decayed":0}"#, "twice = once");
+    assert_eq!(again.trim(), r#"{"superseded":0,"decayed":0,"condensed":0}"#, "twice = once");
     assert!(ok(&["log", "--db", s(&db), "--user", "maya"]).contains(" fact.decayed "));
 }
 

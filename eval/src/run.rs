@@ -374,7 +374,7 @@ fn run_haystack(
             );
         }
         let query =
-            Query { text: &q.question, date: q.date.as_deref(), top_k: Some(KS[KS.len() - 1]), budget: None };
+            Query { date: q.date.as_deref(), top_k: Some(KS[KS.len() - 1]), ..Query::new(&q.question) };
         let started = Instant::now();
         let recall = memory.recall(query, &haystack.user)?;
         let ms = started.elapsed().as_secs_f64() * 1e3;

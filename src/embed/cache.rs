@@ -115,4 +115,13 @@ impl Embedder for CachedEmbedder {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.cached(b'q', &[text], |t| t.iter().map(|q| self.inner.embed_query(q)).collect())?.remove(0))
     }
+
+    fn forget(&self, texts: &[&str]) -> Result<()> {
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut delete = conn.prepare_cached("DELETE FROM vectors WHERE key = ?1")?;
+        for t in texts {
+            delete.execute([&self.key(b'd', t)[..]])?;
+        }
+        self.inner.forget(texts)
+    }
 }

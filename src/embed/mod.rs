@@ -44,4 +44,11 @@ pub trait Embedder: Send + Sync {
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
         Ok(self.embed_documents(&[text])?.pop().unwrap_or_default())
     }
+
+    /// Drops anything kept about these document texts (a cache's entries), after the records
+    /// they belonged to were deleted. The default keeps nothing, so does nothing.
+    fn forget(&self, texts: &[&str]) -> Result<()> {
+        let _ = texts;
+        Ok(())
+    }
 }

@@ -130,4 +130,11 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
         )?;
         Ok(fresh)
     }
+
+    fn forget(&self, turns: &[Turn]) -> Result<()> {
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        conn.execute("DELETE FROM extractions WHERE key = ?1", [round_key(turns)])?;
+        drop(conn);
+        self.inner.forget(turns)
+    }
 }

@@ -112,6 +112,13 @@ pub trait Extractor: Send + Sync {
     fn pins(&self) -> ExtractorPins;
     /// Extracts the facts of one round (its turns in order).
     fn extract(&self, turns: &[Turn]) -> Result<Extraction>;
+
+    /// Drops anything kept about this round (a cache's entry), after it was deleted. The
+    /// default keeps nothing, so does nothing.
+    fn forget(&self, turns: &[Turn]) -> Result<()> {
+        let _ = turns;
+        Ok(())
+    }
 }
 
 /// [`PROMPT`] as chat messages: `("system", text)`, then the examples' `("user" | "assistant",

@@ -1,26 +1,67 @@
 //! The store: the only code that knows SQL.
 //!
 //! One SQLite file in WAL mode. Tables: `meta` (pins), `users` (logical now, a write counter),
-//! `rounds` (verbatim turns), `round_vectors` (sqlite-vec `vec0`, partitioned by user),
-//! `round_fts` (FTS5 over round text) and `decisions` (the write-path decision log).
-//! Every read and write names its user; no statement here can touch another user's rows.
+//! `rounds` (verbatim turns), `facts` (extracted from rounds), `notes` (direct memories, with
+//! `note_tags`), a sqlite-vec `vec0` table per record kind (partitioned by user), FTS5 over round
+//! and note text, `extract_queue` and `decisions` (the write-path decision log).
+//! Every read and write names its user, and every read that can see agent-private records
+//! applies the visibility rule ([`View`]); no statement here can touch another user's rows.
 //! The store never embeds, ranks or renders.
 
+mod notes;
 mod pins;
 mod rows;
 
-pub(crate) use pins::{Pins, SCHEMA_VERSION};
-pub(crate) use rows::{
-    blob_vector, vector_blob, write, ActiveFact, DecisionRow, FactRow, RoundRow, UserVectors,
-};
+pub(crate) use notes::{NoteMeta, NoteRow};
+pub(crate) use pins::{Pins, NOTE_PINS, SCHEMA_VERSION};
+pub(crate) use rows::{blob_vector, vector_blob, ActiveFact, DecisionRow, FactRow, RoundRow, UserVectors};
+
+/// The writes used inside a caller's transaction ([`Tx`]).
+pub(crate) mod write {
+    pub(crate) use super::notes::write::*;
+    pub(crate) use super::rows::write::*;
+}
 
 use std::path::{Path, PathBuf};
 use std::sync::Once;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+
+/// Whose records a read sees: a user's, and of the agent-private ones only this agent's.
+///
+/// With `agent: None` the read sees every record of the user (shared and every agent's); with
+/// `agent: Some(a)` it sees the user's shared records (written without an agent) and agent
+/// `a`'s own. SQL applies it as `(?a IS NULL OR agent IS NULL OR agent = ?a)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct View<'a> {
+    pub user: i64,
+    pub agent: Option<&'a str>,
+}
+
+/// The visibility rule as an SQL condition on `column`, with the agent bound as `?param`.
+pub(crate) fn visible(column: &str, param: usize) -> String {
+    format!("(?{param} IS NULL OR {column} IS NULL OR {column} = ?{param})")
+}
+
+/// A write transaction on the store (`BEGIN IMMEDIATE`): every write of one call happens inside
+/// one, and dropping it without [`commit`](Tx::commit) rolls everything back.
+pub(crate) struct Tx<'a>(rusqlite::Transaction<'a>);
+
+impl std::ops::Deref for Tx<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.0
+    }
+}
+
+impl Tx<'_> {
+    pub(crate) fn commit(self) -> Result<()> {
+        Ok(self.0.commit()?)
+    }
+}
 
 /// An open store file.
 pub(crate) struct Store {
@@ -75,9 +116,10 @@ impl Store {
                     _ => Error::from(e),
                 }
             })?;
+        // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
-             PRAGMA cache_size=-{};",
+             PRAGMA secure_delete=ON; PRAGMA cache_size=-{};",
             config.cache_kib
         ))?;
         let mut store = Store { conn, path: path.to_owned(), pins: Pins::default() };
@@ -87,6 +129,7 @@ impl Store {
                 OpenMode::Stored => return Err(not_a_store("empty SQLite file".into())),
             }
         }
+        store.migrate()?;
         let stored = store.read_pins()?;
         if let OpenMode::Expect(expected) = mode {
             let differences = stored.differences(expected);
@@ -98,8 +141,13 @@ impl Store {
         Ok(store)
     }
 
+    /// Starts a write transaction.
+    pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
+        Ok(Tx(self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?))
+    }
+
     fn create(&mut self, pins: &Pins) -> Result<()> {
-        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        let tx = self.begin()?;
         // Another process may have created it between our check and our lock.
         let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         if tables == 0 {
@@ -111,6 +159,64 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// Brings a store of an older schema to this one, in place and in one transaction:
+    /// version 3 gains agent columns and the note tables (its pins gain the note pins).
+    fn migrate(&mut self) -> Result<()> {
+        let version = |conn: &Connection| -> Result<Option<String>> {
+            let has_meta: i64 = conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
+                [],
+                |r| r.get(0),
+            )?;
+            if has_meta == 0 {
+                return Ok(None);
+            }
+            Ok(conn
+                .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
+                .optional()?)
+        };
+        if version(&self.conn)?.as_deref() != Some("3") {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        let tx = self.begin()?;
+        // Another process may have migrated it between our check and our lock.
+        if version(&tx)?.as_deref() == Some("3") {
+            let dim: usize = tx
+                .query_row("SELECT value FROM meta WHERE key = 'embedder.dim'", [], |r| {
+                    r.get::<_, String>(0)
+                })?
+                .parse()
+                .map_err(|_| Error::Corrupt { path, reason: "embedder.dim".into() })?;
+            tx.execute_batch(&format!(
+                "ALTER TABLE rounds ADD COLUMN agent TEXT; ALTER TABLE facts ADD COLUMN agent TEXT; \
+                 ALTER TABLE decisions ADD COLUMN agent TEXT; \
+                 INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1); {}",
+                notes_schema(dim)
+            ))?;
+            let mut all = std::collections::BTreeMap::new();
+            {
+                let mut stmt = tx.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
+                let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+                for row in rows {
+                    let (k, v) = row?;
+                    all.insert(k, v);
+                }
+            }
+            all.insert("schema_version".into(), SCHEMA_VERSION.to_string());
+            for (k, v) in pins::NOTE_PINS {
+                all.insert((*k).to_owned(), (*v).to_owned());
+            }
+            tx.execute("DELETE FROM meta", [])?;
+            let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+            for (k, v) in Pins(all).with_hash() {
+                insert.execute((k, v))?;
+            }
+            drop(insert);
+        }
+        tx.commit()
     }
 
     fn read_pins(&self) -> Result<Pins> {
@@ -176,6 +282,7 @@ CREATE TABLE rounds(
   norm_key TEXT NOT NULL,
   turns TEXT NOT NULL,
   text TEXT NOT NULL,
+  agent TEXT,
   UNIQUE(user_id, round_key)
 );
 CREATE INDEX rounds_by_session ON rounds(user_id, session, norm_key);
@@ -191,7 +298,8 @@ CREATE TABLE decisions(
   kind TEXT NOT NULL,
   record TEXT NOT NULL,
   other TEXT,
-  detail TEXT NOT NULL
+  detail TEXT NOT NULL,
+  agent TEXT
 );
 CREATE INDEX decisions_by_user ON decisions(user_id, id);
 CREATE TABLE facts(
@@ -214,6 +322,7 @@ CREATE TABLE facts(
   pair_key TEXT,
   supersedes TEXT,
   superseded_by TEXT,
+  agent TEXT,
   UNIQUE(user_id, fact_key)
 );
 CREATE INDEX facts_by_round ON facts(round_id, id);
@@ -223,6 +332,52 @@ CREATE TABLE extract_queue(
   round_id INTEGER PRIMARY KEY REFERENCES rounds(id),
   user_id INTEGER NOT NULL REFERENCES users(id)
 );
+INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1);
+{notes}",
+        notes = notes_schema(dim)
+    )
+}
+
+/// The note tables (schema version 4). FTS5's secure-delete removes a deleted note's terms from
+/// the index itself, not only from its results.
+fn notes_schema(dim: usize) -> String {
+    format!(
+        "
+CREATE TABLE notes(
+  id INTEGER PRIMARY KEY,
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  agent TEXT,
+  note_key TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  title TEXT,
+  content TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  metadata TEXT NOT NULL,
+  importance REAL NOT NULL,
+  ts TEXT NOT NULL,
+  ts_unix INTEGER NOT NULL,
+  day INTEGER NOT NULL,
+  updated_ts TEXT NOT NULL,
+  updated_unix INTEGER NOT NULL,
+  tokens INTEGER NOT NULL,
+  norm_key TEXT NOT NULL,
+  condensed_into TEXT,
+  condenses TEXT,
+  UNIQUE(user_id, note_key)
+);
+CREATE INDEX notes_by_time ON notes(user_id, ts_unix, note_key);
+CREATE INDEX notes_by_norm ON notes(user_id, norm_key);
+CREATE TABLE note_tags(
+  note_id INTEGER NOT NULL REFERENCES notes(id),
+  tag TEXT NOT NULL,
+  PRIMARY KEY(note_id, tag)
+) WITHOUT ROWID;
+CREATE INDEX note_tags_by_tag ON note_tags(tag, note_id);
+CREATE VIRTUAL TABLE note_vectors USING vec0(user_id integer partition key, embedding float[{dim}]);
+CREATE VIRTUAL TABLE note_fts USING fts5(
+  title, content, tags, content='notes', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+INSERT INTO note_fts(note_fts, rank) VALUES('secure-delete', 1);
 "
     )
 }

@@ -5,7 +5,11 @@ use std::collections::BTreeMap;
 use crate::error::PinDifference;
 
 /// The schema version this build reads and writes.
-pub(crate) const SCHEMA_VERSION: u32 = 3;
+pub(crate) const SCHEMA_VERSION: u32 = 4;
+
+/// How notes (direct memories) are keyed and deduplicated; pinned in every store. Stores of
+/// schema version 3 gain these at migration (they hold no notes yet).
+pub(crate) const NOTE_PINS: &[(&str, &str)] = &[("notes.key", "v1"), ("notes.normalizer", "v1")];
 
 const HASH_KEY: &str = "pins_hash";
 

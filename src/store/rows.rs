@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use rusqlite::{params, Connection, OptionalExtension};
 
-use super::Store;
+use super::{visible, Store, View};
 use crate::error::{Error, Result};
 use crate::round::Turn;
 
@@ -20,12 +20,15 @@ pub(crate) struct RoundRow {
     pub norm_key: String,
     pub turns: Vec<Turn>,
     pub text: String,
+    /// The agent it is private to; `None`: shared by every agent of the user.
+    pub agent: Option<String>,
 }
 
 /// A logged write-path decision.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DecisionRow {
     pub id: i64,
+    pub agent: Option<String>,
     pub at: String,
     pub kind: String,
     pub record: String,
@@ -60,6 +63,8 @@ pub(crate) struct FactRow {
     pub supersedes: Option<String>,
     /// The key of the fact that superseded it (its salience is then 0).
     pub superseded_by: Option<String>,
+    /// Its round's agent.
+    pub agent: Option<String>,
 }
 
 /// An active fact with what the conflict rules need from its round.
@@ -81,7 +86,7 @@ pub(crate) struct UserVectors {
 
 const FACT_COLUMNS: &str =
     "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
-     subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by";
+     subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent";
 
 fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
     Ok(FactRow {
@@ -103,6 +108,7 @@ fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
         pair_key: r.get(15)?,
         supersedes: r.get(16)?,
         superseded_by: r.get(17)?,
+        agent: r.get(18)?,
     })
 }
 
@@ -114,7 +120,7 @@ pub(crate) fn blob_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-const ROUND_COLUMNS: &str = "id, round_key, session, ts, ts_unix, day, norm_key, turns, text";
+const ROUND_COLUMNS: &str = "id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent";
 
 impl Store {
     fn corrupt(&self, reason: impl Into<String>) -> Error {
@@ -134,6 +140,7 @@ impl Store {
             turns: serde_json::from_str(&turns)
                 .map_err(|e| self.corrupt(format!("round {key}: turns: {e}")))?,
             text: r.get(8)?,
+            agent: r.get(9)?,
             key,
         })
     }
@@ -167,28 +174,9 @@ impl Store {
             .optional()?)
     }
 
-    /// Rounds with the given ids that belong to the user, in the order of `ids`.
-    pub(crate) fn rounds_by_id(&self, user_id: i64, ids: &[i64]) -> Result<Vec<RoundRow>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!("SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?1 AND user_id = ?2"))?;
-        let mut out = Vec::with_capacity(ids.len());
-        for id in ids {
-            let mut rows = stmt.query(params![id, user_id])?;
-            match rows.next()? {
-                Some(r) => out.push(self.round_from_row(r)?),
-                None => return Err(self.corrupt(format!("round id {id} is indexed but missing"))),
-            }
-        }
-        Ok(out)
-    }
-
-    /// All of the user's rounds, oldest first (ties by insertion order).
-    pub(crate) fn all_rounds(&self, user_id: i64) -> Result<Vec<RoundRow>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 ORDER BY ts_unix, id"
-        ))?;
-        let mut rows = stmt.query([user_id])?;
+    fn rounds_where(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<RoundRow>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let mut rows = stmt.query(args)?;
         let mut out = Vec::new();
         while let Some(r) = rows.next()? {
             out.push(self.round_from_row(r)?);
@@ -196,10 +184,45 @@ impl Store {
         Ok(out)
     }
 
-    /// Vectors from `sql`, whose rows are (round id, day, salience, embedding) for user `?1`.
-    fn vectors(&self, sql: &str, user_id: i64) -> Result<UserVectors> {
+    /// Rounds with the given ids that the view sees, in the order of `ids`.
+    pub(crate) fn rounds_by_id(&self, view: View<'_>, ids: &[i64]) -> Result<Vec<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?3 AND user_id = ?1 AND {}",
+            visible("agent", 2)
+        );
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.rounds_where(&sql, params![view.user, view.agent, id])?.pop() {
+                Some(r) => out.push(r),
+                None => return Err(self.corrupt(format!("round id {id} is indexed but missing"))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The round with this key, if the view sees it.
+    pub(crate) fn round_by_key(&self, view: View<'_>, key: &str) -> Result<Option<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND round_key = ?3 AND {}",
+            visible("agent", 2)
+        );
+        Ok(self.rounds_where(&sql, params![view.user, view.agent, key])?.pop())
+    }
+
+    /// All the rounds the view sees, oldest first (ties by insertion order).
+    pub(crate) fn all_rounds(&self, view: View<'_>) -> Result<Vec<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND {} ORDER BY ts_unix, id",
+            visible("agent", 2)
+        );
+        self.rounds_where(&sql, params![view.user, view.agent])
+    }
+
+    /// Vectors from `sql`, whose rows are (round id, day, salience, embedding) for user `?1` and
+    /// agent `?2`.
+    fn vectors(&self, sql: &str, view: View<'_>) -> Result<UserVectors> {
         let mut stmt = self.conn.prepare(sql)?;
-        let mut rows = stmt.query([user_id])?;
+        let mut rows = stmt.query(params![view.user, view.agent])?;
         let mut out =
             UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
         while let Some(r) = rows.next()? {
@@ -212,60 +235,89 @@ impl Store {
         Ok(out)
     }
 
-    /// Every round vector of the user, in round id order, with each round's day number.
-    pub(crate) fn user_vectors(&self, user_id: i64) -> Result<UserVectors> {
+    /// The vector of every round the view sees, in round id order, with each round's day number.
+    pub(crate) fn user_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(
-            "SELECT r.id, r.day, 1.0, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-             WHERE r.user_id = ?1 ORDER BY r.id",
-            user_id,
+            &format!(
+                "SELECT r.id, r.day, 1.0, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+                 WHERE r.user_id = ?1 AND {} ORDER BY r.id",
+                visible("r.agent", 2)
+            ),
+            view,
         )
     }
 
-    /// The vectors of the user's active facts (salience above 0), in fact id order, each under
-    /// its round's id, with the fact's day and salience.
-    pub(crate) fn user_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+    /// The vectors of the active facts (salience above 0) the view sees, in fact id order, each
+    /// under its round's id, with the fact's day and salience.
+    pub(crate) fn user_fact_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(
-            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id",
-            user_id,
+            &format!(
+                "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+                 WHERE f.user_id = ?1 AND f.salience > 0 AND {} ORDER BY f.id",
+                visible("f.agent", 2)
+            ),
+            view,
         )
     }
 
-    /// The vectors of every fact of the user (active or not), in fact id order.
-    pub(crate) fn all_fact_vectors(&self, user_id: i64) -> Result<UserVectors> {
+    /// The vectors of every fact the view sees (active or not), in fact id order.
+    pub(crate) fn all_fact_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(
-            "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 ORDER BY f.id",
-            user_id,
+            &format!(
+                "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
+                 WHERE f.user_id = ?1 AND {} ORDER BY f.id",
+                visible("f.agent", 2)
+            ),
+            view,
         )
     }
 
-    /// The user's active facts' texts as word-indexed, `(round id, text)` in fact id order.
-    pub(crate) fn user_fact_texts(&self, user_id: i64) -> Result<Vec<(i64, String)>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT round_id, raw || char(10) || content FROM facts WHERE user_id = ?1 AND salience > 0 ORDER BY id",
-        )?;
-        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    /// The active facts' texts as word-indexed, `(round id, text)` in fact id order.
+    pub(crate) fn user_fact_texts(&self, view: View<'_>) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT round_id, raw || char(10) || content FROM facts WHERE user_id = ?1 AND salience > 0 AND {} \
+             ORDER BY id",
+            visible("agent", 2)
+        ))?;
+        let rows = stmt.query_map(params![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Every fact of the user (active or not), in id order.
-    pub(crate) fn all_facts(&self, user_id: i64) -> Result<Vec<FactRow>> {
-        let mut stmt =
-            self.conn.prepare(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 ORDER BY id"))?;
-        let rows = stmt.query_map([user_id], fact_from_row)?;
+    /// Every fact the view sees (active or not), in id order.
+    pub(crate) fn all_facts(&self, view: View<'_>) -> Result<Vec<FactRow>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND {} ORDER BY id",
+            visible("agent", 2)
+        ))?;
+        let rows = stmt.query_map(params![view.user, view.agent], fact_from_row)?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The fact with this key, if the view sees it (superseded facts included).
+    pub(crate) fn fact_by_key(&self, view: View<'_>, key: &str) -> Result<Option<FactRow>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND fact_key = ?3 AND {}",
+            visible("agent", 2)
+        ))?;
+        Ok(stmt.query_row(params![view.user, view.agent, key], fact_from_row).optional()?)
     }
 
     /// The active facts of each of `rounds`, in id order.
-    pub(crate) fn active_facts_of(&self, user_id: i64, rounds: &[i64]) -> Result<HashMap<i64, Vec<FactRow>>> {
+    pub(crate) fn active_facts_of(
+        &self,
+        view: View<'_>,
+        rounds: &[i64],
+    ) -> Result<HashMap<i64, Vec<FactRow>>> {
         let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 AND user_id = ?2 AND salience > 0 ORDER BY id"
+            "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?3 AND user_id = ?1 AND salience > 0 AND {} \
+             ORDER BY id",
+            visible("agent", 2)
         ))?;
         let mut out = HashMap::new();
         for id in rounds {
-            let facts: Vec<FactRow> =
-                stmt.query_map(params![id, user_id], fact_from_row)?.collect::<rusqlite::Result<_>>()?;
+            let facts: Vec<FactRow> = stmt
+                .query_map(params![view.user, view.agent, id], fact_from_row)?
+                .collect::<rusqlite::Result<_>>()?;
             if !facts.is_empty() {
                 out.insert(*id, facts);
             }
@@ -273,13 +325,28 @@ impl Store {
         Ok(out)
     }
 
-    /// Keys of the user's rounds that wait for extraction, in queue order.
-    pub(crate) fn queued_rounds(&self, user_id: i64) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(
+    /// The rounds and active facts the view sees.
+    pub(crate) fn record_counts(&self, view: View<'_>) -> Result<(usize, usize)> {
+        let count = |sql: String| -> Result<usize> {
+            Ok(self.conn.query_row(&sql, params![view.user, view.agent], |r| r.get::<_, i64>(0))? as usize)
+        };
+        Ok((
+            count(format!("SELECT count(*) FROM rounds WHERE user_id = ?1 AND {}", visible("agent", 2)))?,
+            count(format!(
+                "SELECT count(*) FROM facts WHERE user_id = ?1 AND salience > 0 AND {}",
+                visible("agent", 2)
+            ))?,
+        ))
+    }
+
+    /// Keys of the rounds the view sees that wait for extraction, in queue order.
+    pub(crate) fn queued_rounds(&self, view: View<'_>) -> Result<Vec<String>> {
+        let mut stmt = self.conn.prepare(&format!(
             "SELECT r.round_key FROM extract_queue q JOIN rounds r ON r.id = q.round_id \
-             WHERE q.user_id = ?1 ORDER BY q.round_id",
-        )?;
-        let rows = stmt.query_map([user_id], |r| r.get(0))?;
+             WHERE q.user_id = ?1 AND {} ORDER BY q.round_id",
+            visible("r.agent", 2)
+        ))?;
+        let rows = stmt.query_map(params![view.user, view.agent], |r| r.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -306,6 +373,7 @@ impl Store {
     }
 
     /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
+    /// Every round of the user (no agent view: `vec0` holds no agent column).
     pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT rowid, distance FROM round_vectors \
@@ -316,21 +384,26 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The user's round texts, `(round id, text)` in id order.
-    pub(crate) fn user_texts(&self, user_id: i64) -> Result<Vec<(i64, String)>> {
-        let mut stmt = self.conn.prepare("SELECT id, text FROM rounds WHERE user_id = ?1 ORDER BY id")?;
-        let rows = stmt.query_map([user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    /// The round texts the view sees, `(round id, text)` in id order.
+    pub(crate) fn user_texts(&self, view: View<'_>) -> Result<Vec<(i64, String)>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, text FROM rounds WHERE user_id = ?1 AND {} ORDER BY id",
+            visible("agent", 2)
+        ))?;
+        let rows = stmt.query_map(params![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The user's decision log in logical order: by logical time, then record key (a round's
+    /// The decisions the view sees in logical order: by logical time, then record key (a round's
     /// facts, `<round key>/<n>`, sort right after their round), then insertion. That order does
     /// not depend on whether extraction ran inside `add` or later on the queue.
-    pub(crate) fn decisions(&self, user_id: i64) -> Result<Vec<DecisionRow>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, at, kind, record, other, detail FROM decisions WHERE user_id = ?1 ORDER BY at, record, id",
-        )?;
-        let rows = stmt.query_map([user_id], |r| {
+    pub(crate) fn decisions(&self, view: View<'_>) -> Result<Vec<DecisionRow>> {
+        let mut stmt = self.conn.prepare(&format!(
+            "SELECT id, at, kind, record, other, detail, agent FROM decisions WHERE user_id = ?1 AND {} \
+             ORDER BY at, record, id",
+            visible("agent", 2)
+        ))?;
+        let rows = stmt.query_map(params![view.user, view.agent], |r| {
             Ok(DecisionRow {
                 id: r.get(0)?,
                 at: r.get(1)?,
@@ -338,6 +411,7 @@ impl Store {
                 record: r.get(3)?,
                 other: r.get(4)?,
                 detail: r.get(5)?,
+                agent: r.get(6)?,
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -366,32 +440,36 @@ pub(crate) mod write {
         Ok(())
     }
 
-    /// The key of a round of the same session with the same normalized text, if any.
+    /// The key of a round of the same session and agent with the same normalized text, if any.
     pub(crate) fn exact_duplicate(
         conn: &Connection,
         user_id: i64,
+        agent: Option<&str>,
         session: &str,
         norm_key: &str,
     ) -> Result<Option<String>> {
         Ok(conn
             .prepare_cached(
-                "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 LIMIT 1",
+                "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 \
+                 AND agent IS ?4 LIMIT 1",
             )?
-            .query_row(params![user_id, session, norm_key], |r| r.get(0))
+            .query_row(params![user_id, session, norm_key, agent], |r| r.get(0))
             .optional()?)
     }
 
-    /// Keys and vectors of the rounds stored in one session, in insertion order.
+    /// Keys and vectors of the rounds stored in one session by one agent (or shared), in
+    /// insertion order.
     pub(crate) fn session_vectors(
         conn: &Connection,
         user_id: i64,
+        agent: Option<&str>,
         session: &str,
     ) -> Result<Vec<(String, Vec<f32>)>> {
         let mut stmt = conn.prepare_cached(
             "SELECT r.round_key, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-             WHERE r.user_id = ?1 AND r.session = ?2 ORDER BY r.id",
+             WHERE r.user_id = ?1 AND r.session = ?2 AND r.agent IS ?3 ORDER BY r.id",
         )?;
-        let rows = stmt.query_map(params![user_id, session], |r| {
+        let rows = stmt.query_map(params![user_id, session, agent], |r| {
             Ok((r.get::<_, String>(0)?, blob_vector(&r.get::<_, Vec<u8>>(1)?)))
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -411,8 +489,8 @@ pub(crate) mod write {
     ) -> Result<i64> {
         let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
         conn.prepare_cached(
-            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         )?
         .execute(params![
             user_id,
@@ -423,7 +501,8 @@ pub(crate) mod write {
             round.day,
             round.norm_key,
             turns,
-            round.text
+            round.text,
+            round.agent
         ])?;
         let id = conn.last_insert_rowid();
         conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
@@ -433,10 +512,12 @@ pub(crate) mod write {
         Ok(id)
     }
 
-    /// Appends a decision to the user's log.
+    /// Appends a decision to the user's log, visible to `agent`'s view (`None`: to every view).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn log(
         conn: &Connection,
         user_id: i64,
+        agent: Option<&str>,
         at: &str,
         kind: &str,
         record: &str,
@@ -444,13 +525,13 @@ pub(crate) mod write {
         detail: &str,
     ) -> Result<()> {
         conn.prepare_cached(
-            "INSERT INTO decisions(user_id, at, kind, record, other, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO decisions(user_id, at, kind, record, other, detail, agent) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
-        .execute(params![user_id, at, kind, record, other, detail])?;
+        .execute(params![user_id, at, kind, record, other, detail, agent])?;
         Ok(())
     }
 
-    /// Removes every round, vector, FTS row and decision of the user; returns the rounds removed.
     /// Queues round `round_id` for extraction.
     pub(crate) fn enqueue(conn: &Connection, user_id: i64, round_id: i64) -> Result<()> {
         conn.prepare_cached("INSERT INTO extract_queue(round_id, user_id) VALUES (?1, ?2)")?
@@ -473,38 +554,44 @@ pub(crate) mod write {
         Ok(())
     }
 
-    /// The key of a fact of the same session with the same normalized text, if any.
+    /// The key of an active fact of the same session and agent with the same normalized text, if
+    /// any.
     pub(crate) fn exact_fact_duplicate(
         conn: &Connection,
         user_id: i64,
+        agent: Option<&str>,
         session: &str,
         norm_key: &str,
     ) -> Result<Option<String>> {
         Ok(conn
             .prepare_cached(
                 "SELECT fact_key FROM facts WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 AND salience > 0 \
-                 ORDER BY id LIMIT 1",
+                 AND agent IS ?4 ORDER BY id LIMIT 1",
             )?
-            .query_row(params![user_id, session, norm_key], |r| r.get(0))
+            .query_row(params![user_id, session, norm_key, agent], |r| r.get(0))
             .optional()?)
     }
 
-    /// The user's active facts (salience above 0) with their rounds' dates and their vectors, in
-    /// id order.
-    pub(crate) fn active_facts(conn: &Connection, user_id: i64) -> Result<Vec<ActiveFact>> {
+    /// The user's active facts (salience above 0) of one agent (or the shared ones), with their
+    /// rounds' dates and their vectors, in id order. Facts only ever meet facts of the same agent.
+    pub(crate) fn active_facts(
+        conn: &Connection,
+        user_id: i64,
+        agent: Option<&str>,
+    ) -> Result<Vec<ActiveFact>> {
         let columns =
             FACT_COLUMNS.split(',').map(|c| format!("f.{}", c.trim())).collect::<Vec<_>>().join(", ");
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {columns}, r.day, r.ts_unix, v.embedding FROM facts f \
              JOIN rounds r ON r.id = f.round_id JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 AND f.salience > 0 ORDER BY f.id"
+             WHERE f.user_id = ?1 AND f.salience > 0 AND f.agent IS ?2 ORDER BY f.id"
         ))?;
-        let rows = stmt.query_map([user_id], |r| {
+        let rows = stmt.query_map(params![user_id, agent], |r| {
             Ok(ActiveFact {
                 row: fact_from_row(r)?,
-                round_day: r.get(18)?,
-                ts_unix: r.get(19)?,
-                vector: blob_vector(&r.get::<_, Vec<u8>>(20)?),
+                round_day: r.get(19)?,
+                ts_unix: r.get(20)?,
+                vector: blob_vector(&r.get::<_, Vec<u8>>(21)?),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -535,8 +622,8 @@ pub(crate) mod write {
     pub(crate) fn insert_fact(conn: &Connection, user_id: i64, f: &FactRow, vector: &[f32]) -> Result<i64> {
         conn.prepare_cached(
             "INSERT INTO facts(user_id, round_id, fact_key, session, day, norm_key, content, raw, mention, \
-             valid_time, subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+             valid_time, subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, \
+             agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
         )?
         .execute(params![
             user_id,
@@ -556,7 +643,8 @@ pub(crate) mod write {
             f64::from(f.initial_salience),
             f.pair_key,
             f.supersedes,
-            f.superseded_by
+            f.superseded_by,
+            f.agent
         ])?;
         let id = conn.last_insert_rowid();
         conn.prepare_cached("INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
@@ -564,6 +652,53 @@ pub(crate) mod write {
         Ok(id)
     }
 
+    /// The agents the user's active facts belong to (`None`, the shared ones, first).
+    pub(crate) fn fact_agents(conn: &Connection, user_id: i64) -> Result<Vec<Option<String>>> {
+        let mut stmt = conn.prepare_cached(
+            "SELECT DISTINCT agent FROM facts WHERE user_id = ?1 AND salience > 0 ORDER BY agent IS NOT NULL, agent",
+        )?;
+        let rows = stmt.query_map([user_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Removes a fact and its vector.
+    pub(crate) fn delete_fact(conn: &Connection, fact_id: i64) -> Result<()> {
+        conn.prepare_cached("DELETE FROM fact_vectors WHERE rowid = ?1")?.execute([fact_id])?;
+        conn.prepare_cached("DELETE FROM facts WHERE id = ?1")?.execute([fact_id])?;
+        Ok(())
+    }
+
+    /// Removes a round with its facts, vectors, words and queue entry; returns its facts' keys.
+    pub(crate) fn delete_round(conn: &Connection, round: &RoundRow) -> Result<Vec<String>> {
+        let facts: Vec<(i64, String)> = conn
+            .prepare_cached("SELECT id, fact_key FROM facts WHERE round_id = ?1 ORDER BY id")?
+            .query_map([round.id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (id, _) in &facts {
+            delete_fact(conn, *id)?;
+        }
+        conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round.id])?;
+        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
+            .execute(params![round.id, round.text])?;
+        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([round.id])?;
+        conn.prepare_cached("DELETE FROM rounds WHERE id = ?1")?.execute([round.id])?;
+        Ok(facts.into_iter().map(|f| f.1).collect())
+    }
+
+    /// Drops the values a decision's detail quotes (a supersession's old and new objects) from
+    /// every decision that names `key`, so that a deleted record leaves no content in the log.
+    pub(crate) fn redact_decisions(conn: &Connection, user_id: i64, key: &str) -> Result<()> {
+        conn.prepare_cached(
+            "UPDATE decisions SET detail = json_remove(detail, '$.old', '$.new') \
+             WHERE user_id = ?1 AND (record = ?2 OR other = ?2) AND json_valid(detail) \
+             AND (json_type(detail, '$.old') IS NOT NULL OR json_type(detail, '$.new') IS NOT NULL)",
+        )?
+        .execute(params![user_id, key])?;
+        Ok(())
+    }
+
+    /// Removes every round, fact, vector, FTS row, queue entry and decision of the user; returns
+    /// the rounds removed.
     pub(crate) fn forget_user(conn: &Connection, user_id: i64) -> Result<usize> {
         conn.execute("DELETE FROM extract_queue WHERE user_id = ?1", [user_id])?;
         conn.execute(

@@ -1,0 +1,188 @@
+//! Listing, export, consolidation, forgetting and import.
+
+use super::worker::{date_of, settle};
+use super::*;
+
+impl Memory {
+    /// Every round `scope` sees, oldest first (an unknown user has none).
+    pub fn rounds<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<StoredRound>> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        let store = self.shared.lock_store();
+        let Some((view, _)) = resolve(&store, scope)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store.all_rounds(view)?.into_iter().map(StoredRound::from).collect())
+    }
+
+    /// Everything `scope` sees, in the given format: notes, then rounds with their facts, then
+    /// (text and dump) every fact record and the decision log. Deterministic bytes.
+    ///
+    /// ```
+    /// use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
+    /// let md = memory.export("eve", ExportFormat::Markdown)?;
+    /// assert!(md.contains("> **user:** I live in Porto."));
+    /// let dump = memory.export("eve", ExportFormat::Jsonl)?;
+    /// let copy = dir.path().join("copy.db");
+    /// Memory::import(&copy, &dump, Config::default())?;
+    /// assert_eq!(Memory::open_stored(&copy, Config::default())?.export("eve", ExportFormat::Markdown)?, md);
+    /// assert_eq!(memory.forget_user("eve")?.rounds, 1);
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn export<'s>(&self, scope: impl Into<Scope<'s>>, format: ExportFormat) -> Result<String> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        let store = self.shared.lock_store();
+        let (view, _) =
+            resolve(&store, scope)?.ok_or_else(|| Error::input("user_id", "no such user in this store"))?;
+        let records = crate::export::Records::read(&store, view, format == ExportFormat::Jsonl)?;
+        match format {
+            ExportFormat::Jsonl => crate::export::export_dump(&store.pins, scope, &records),
+            _ => {
+                let now = store.user_now(view.user)?.map(|(raw, _)| raw);
+                crate::export::export(&store.pins, scope, now.as_deref(), &records, format)
+            }
+        }
+    }
+
+    /// The active facts `scope` sees, in the order they were stored. Superseded facts are on no
+    /// read path; the exports and [`decisions`](Memory::decisions) show them and what replaced
+    /// them.
+    pub fn facts<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        let store = self.shared.lock_store();
+        let Some((view, _)) = resolve(&store, scope)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).map(Fact::from).collect())
+    }
+
+    /// The conflict pass over the user's active facts, in the order they were stored (facts only
+    /// meet facts of the same agent), then salience decay if [`Config::decay`] is set (ENGINE
+    /// §7), then condensing old episodic notes if [`Config::condense`] is set (see
+    /// [`condense`](Memory::condense)). With an agent in `scope`, only that agent's records are
+    /// consolidated; without, every agent's and the shared ones. On a store built by `add` the
+    /// pass changes nothing; running `consolidate` twice equals running it once. Every change is
+    /// logged at the user's logical now. Without condensing it needs no model: a store opened
+    /// with [`open_stored`](Memory::open_stored) consolidates too.
+    pub fn consolidate<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<ConsolidateReport> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        let mut report = ConsolidateReport::default();
+        {
+            let mut store = self.shared.lock_store();
+            let Some((view, _)) = resolve(&store, scope)? else {
+                return Ok(report);
+            };
+            let user = view.user;
+            let now = store.user_now(user)?;
+            let at = logical_now(&store, user)?;
+            let tx = store.begin()?;
+            let agents = match scope.agent {
+                Some(a) => vec![Some(a.to_owned())],
+                None => write::fact_agents(&tx, user)?,
+            };
+            for agent in &agents {
+                let mut kept: Vec<crate::store::ActiveFact> = Vec::new();
+                let mut dates: Vec<String> = Vec::new();
+                for fact in write::active_facts(&tx, user, agent.as_deref())? {
+                    let date = date_of(fact.round_day);
+                    let (active, n) =
+                        settle(&tx, user, &at, &fact.row, &date, fact.ts_unix, &mut kept, &mut dates)?;
+                    report.superseded += n;
+                    if active {
+                        kept.push(fact);
+                        dates.push(date);
+                    }
+                }
+                if let (Some(decay), Some((_, now_unix))) = (self.shared.config.decay, &now) {
+                    for fact in &kept {
+                        let days = (now_unix - fact.ts_unix) as f64 / 86_400.0;
+                        let target = decay.apply(fact.row.initial_salience, days);
+                        if target < fact.row.salience {
+                            write::set_salience(&tx, fact.row.id, target)?;
+                            let detail = serde_json::json!({ "from": fact.row.salience, "to": target, "days": days.floor() });
+                            write::log(
+                                &tx,
+                                user,
+                                agent.as_deref(),
+                                &at,
+                                "fact.decayed",
+                                &fact.row.key,
+                                None,
+                                &detail.to_string(),
+                            )?;
+                            report.decayed += 1;
+                        }
+                    }
+                }
+            }
+            if report.superseded + report.decayed > 0 {
+                write::touch_user(&tx, user, None)?;
+            }
+            tx.commit()?;
+            drop(store);
+            self.shared.drop_views(user);
+        }
+        if let Some(condense) = self.shared.config.condense {
+            report.condensed = self.condense(scope, condense)?.condensed;
+        }
+        Ok(report)
+    }
+
+    /// The decisions `scope` sees, in logical order (an unknown user has none).
+    pub fn decisions<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Decision>> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        let store = self.shared.lock_store();
+        let Some((view, _)) = resolve(&store, scope)? else {
+            return Ok(Vec::new());
+        };
+        Ok(store
+            .decisions(view)?
+            .into_iter()
+            .map(|d| Decision { at: d.at, kind: d.kind, record: d.record, other: d.other, detail: d.detail })
+            .collect())
+    }
+
+    /// Removes every record of `user_id` (rounds, facts, notes, their vectors and words, the queue
+    /// and the decision log), keeping one decision that records the deletion. Unknown users are a
+    /// no-op.
+    pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
+        check_user(user_id)?;
+        let mut store = self.shared.lock_store();
+        let Some((user, _)) = store.user(user_id)? else {
+            return Ok(ForgetReport { rounds: 0, notes: 0 });
+        };
+        let at = logical_now(&store, user)?;
+        let tx = store.begin()?;
+        let notes = write::forget_notes(&tx, user)?;
+        let rounds = write::forget_user(&tx, user)?;
+        let detail = serde_json::json!({ "rounds": rounds, "notes": notes }).to_string();
+        write::log(&tx, user, None, &at, "user.forgotten", user_id, None, &detail)?;
+        write::touch_user(&tx, user, None)?;
+        tx.commit()?;
+        drop(store);
+        self.shared.drop_views(user);
+        Ok(ForgetReport { rounds, notes })
+    }
+
+    /// Loads a JSONL dump made by [`export`](Memory::export) with [`ExportFormat::Jsonl`] into
+    /// the store at `path`, creating it with the dump's pins if it does not exist. An existing
+    /// store must have the same pins, and the dump's users must have no records there yet.
+    /// Everything is checked before anything is written.
+    pub fn import(path: impl AsRef<Path>, dump: &str, config: Config) -> Result<crate::export::ImportReport> {
+        config.validate()?;
+        crate::export::import(path.as_ref(), dump, &config)
+    }
+}
+
+impl From<RoundRow> for StoredRound {
+    fn from(r: RoundRow) -> StoredRound {
+        StoredRound { key: r.key, session: r.session, ts: r.ts, turns: r.turns, agent: r.agent }
+    }
+}

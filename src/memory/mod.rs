@@ -1,0 +1,389 @@
+//! `Memory`: the public face of the engine. Write path, read path and export meet here; SQL
+//! stays in `store`, scoring in `rank`, formatting in `render`.
+
+mod add;
+mod admin;
+mod notes;
+mod read;
+mod transfer;
+mod types;
+mod view;
+mod worker;
+
+pub use notes::{CondenseReport, TransferReport, MAX_NOTES_PER_CALL};
+pub use types::*;
+pub(crate) use view::note_id;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::conflict::{conflict, newer, screen, Rule, Statement};
+use crate::embed::vector::cosine;
+use crate::embed::{Embedder, EmbedderPins};
+use crate::error::{Error, Result};
+use crate::extract::{Extractor, ExtractorPins};
+use crate::lexical::Bm25;
+use crate::notes::{Filter, Note, Relevance};
+use crate::rank::{self, Index};
+use crate::render::{self, RenderRound};
+use crate::round::{form_rounds, normalized_key, Message, Turn};
+use crate::store::{write, FactRow, OpenMode, Pins, RoundRow, Store, View};
+use crate::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
+use view::CachedView;
+
+/// A memory store: one SQLite file, one embedder, one configuration.
+///
+/// `Memory` is `Send + Sync`; calls from several threads are serialized on the store.
+///
+/// ```
+/// use mnemon::{Config, HashingEmbedder, Memory, Message};
+/// # let dir = tempfile::tempdir().unwrap();
+/// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+/// memory.add(&[
+///     Message::user("I just adopted a beagle named Toby.", "2026-03-01T10:00:00"),
+///     Message::assistant("Congratulations! Beagles love long walks.", "2026-03-01T10:00:05"),
+/// ], "alice")?;
+/// let context = memory.get_context("What is my dog called?", "alice")?;
+/// assert!(context.text.contains("Toby"));
+/// assert_eq!(context.rounds.len(), 1);
+/// # Ok::<(), mnemon::Error>(())
+/// ```
+pub struct Memory {
+    shared: Arc<Shared>,
+    /// The background extraction worker, when there is an extractor and
+    /// [`Config::background_extraction`] is on.
+    worker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What the caller's threads and the extraction worker share.
+struct Shared {
+    store: Mutex<Store>,
+    embedder: Option<Arc<dyn Embedder>>,
+    extractor: Option<Arc<dyn Extractor>>,
+    config: Config,
+    /// Views in memory, by user row id and agent.
+    index: Mutex<HashMap<(i64, Option<String>), CachedView>>,
+    /// Held while the extraction queue is being drained: one drainer at a time.
+    drain: Mutex<()>,
+    /// The worker's wake-up and stop signals.
+    signal: Mutex<WorkerSignal>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct WorkerSignal {
+    stop: bool,
+    wake: bool,
+}
+
+pub(crate) fn check_user(user_id: &str) -> Result<()> {
+    check_name(user_id, "user_id")
+}
+
+/// A user or agent name: 1 to 256 bytes, not blank, no control character.
+fn check_name(name: &str, field: &str) -> Result<()> {
+    if name.trim().is_empty() {
+        return Err(Error::input(field, "is empty"));
+    }
+    if name.len() > 256 {
+        return Err(Error::input(field, "is longer than 256 bytes"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(Error::input(field, "contains a control character"));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_scope(scope: Scope<'_>) -> Result<()> {
+    check_user(scope.user)?;
+    scope.agent.map_or(Ok(()), |a| check_name(a, "agent"))
+}
+
+/// Key of a round: sortable ts, then 12 hex digits of blake3 over session and text (and the
+/// agent, for an agent's round; shared rounds keep the keys they always had).
+pub(crate) fn round_key(ts: &Timestamp, session: &str, text: &str, agent: Option<&str>) -> String {
+    let mut h = blake3::Hasher::new();
+    h.update(session.as_bytes());
+    h.update(&[0]);
+    h.update(text.as_bytes());
+    if let Some(a) = agent {
+        // 0xff never occurs in UTF-8: no text can end the way an agent's suffix begins.
+        h.update(&[0xff]);
+        h.update(a.as_bytes());
+    }
+    format!("{}#{}", ts.sortable(), &h.finalize().to_hex()[..12])
+}
+
+/// The scope's view in `store` and the user's write counter, if the user exists.
+fn resolve<'s>(store: &Store, scope: Scope<'s>) -> Result<Option<(View<'s>, i64)>> {
+    Ok(store.user(scope.user)?.map(|(user, version)| (View { user, agent: scope.agent }, version)))
+}
+
+/// The sortable form of the user's logical now, the time a decision not tied to a record's own
+/// time is logged at (empty for a user with no timestamp yet).
+fn logical_now(store: &Store, user: i64) -> Result<String> {
+    Ok(store
+        .user_now(user)?
+        .map(|(raw, unix)| Timestamp::from_parts(raw.clone(), unix).map_or(raw, |t| t.sortable()))
+        .unwrap_or_default())
+}
+
+fn expected_pins(e: &EmbedderPins, x: Option<&ExtractorPins>, config: &Config) -> Pins {
+    let mut pins = vec![
+        ("embedder.name", e.name.clone()),
+        ("embedder.revision", e.revision.clone()),
+        ("embedder.dim", e.dim.to_string()),
+        ("embedder.template", e.template.clone()),
+        ("extractor", x.map_or_else(|| "none".to_owned(), |x| x.name.clone())),
+        ("rounds.dedup_cosine", config.dedup_cosine.to_string()),
+        ("rounds.normalizer", "v1".to_owned()),
+    ];
+    pins.extend(crate::store::NOTE_PINS.iter().map(|(k, v)| (*k, (*v).to_owned())));
+    if let Some(x) = x {
+        pins.extend([
+            ("extractor.model_blake3", x.model_blake3.clone()),
+            ("extractor.quant", x.quant.clone()),
+            ("extractor.runtime", x.runtime.clone()),
+            ("extractor.decode", x.decode.clone()),
+            ("extractor.prompt", x.prompt.clone()),
+            ("extractor.prefilter", crate::prefilter::prefilter_blake3()),
+            ("facts.verify", crate::facts::VERIFY_VERSION.to_owned()),
+            ("facts.resolver", crate::resolve::RESOLVER_VERSION.to_owned()),
+            ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
+            ("facts.conflict", crate::conflict::CONFLICT_VERSION.to_owned()),
+            ("facts.lexicons", crate::normalize::normalize_blake3()),
+        ]);
+    }
+    Pins::new(pins)
+}
+
+impl Memory {
+    /// Opens the store at `path`, creating it if needed. A store built under another embedder or
+    /// write configuration is refused with [`Error::PinMismatch`] naming every differing pin.
+    pub fn open(path: impl AsRef<Path>, embedder: impl Embedder + 'static, config: Config) -> Result<Memory> {
+        Memory::open_shared(path, Arc::new(embedder), config)
+    }
+
+    /// [`Memory::open`] with an embedder shared with other stores.
+    pub fn open_shared(
+        path: impl AsRef<Path>,
+        embedder: Arc<dyn Embedder>,
+        config: Config,
+    ) -> Result<Memory> {
+        Memory::open_with(path, embedder, None, config)
+    }
+
+    /// Opens a store that extracts facts from every round with `extractor` (ENGINE §3.5–3.6).
+    /// The extractor's pins, the pre-filter's lexicons and the verification rules are pinned: a
+    /// store built without an extractor, or with another, is refused. With
+    /// [`Config::background_extraction`] (the default) a worker thread drains the extraction queue;
+    /// rounds a previous process left queued are resumed at once.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        embedder: Arc<dyn Embedder>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Result<Memory> {
+        config.validate()?;
+        let pins = expected_pins(&embedder.pins(), extractor.as_ref().map(|x| x.pins()).as_ref(), &config);
+        let store = Store::open(path.as_ref(), &config, OpenMode::Expect(&pins))?;
+        let background = extractor.is_some() && config.background_extraction;
+        let shared = Arc::new(Shared::new(store, Some(embedder), extractor, config));
+        let worker = if background {
+            let s = Arc::clone(&shared);
+            let handle = std::thread::Builder::new()
+                .name("mnemon-extract".into())
+                .spawn(move || s.work())
+                .map_err(Error::Io)?;
+            shared.signal();
+            Some(handle)
+        } else {
+            None
+        };
+        Ok(Memory { shared, worker })
+    }
+
+    /// Opens an existing store with the pins it was built with and no models: export, import,
+    /// forget and inspection work; [`add`](Memory::add) and [`recall`](Memory::recall) return
+    /// [`Error::NoEmbedder`].
+    pub fn open_stored(path: impl AsRef<Path>, config: Config) -> Result<Memory> {
+        config.validate()?;
+        let store = Store::open(path.as_ref(), &config, OpenMode::Stored)?;
+        Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
+    }
+
+    /// Opens the store at `path` with its own pins and no models, as
+    /// [`open_stored`](Memory::open_stored) does; if there is no store there yet, creates one
+    /// with `like`'s pins (say, to [copy](Memory::copy_to) notes into a new store).
+    pub fn open_like(path: impl AsRef<Path>, like: &Memory, config: Config) -> Result<Memory> {
+        config.validate()?;
+        let path = path.as_ref();
+        let pins = like.shared.lock_store().pins.clone();
+        let mode = if path.exists() { OpenMode::Stored } else { OpenMode::Expect(&pins) };
+        let store = Store::open(path, &config, mode)?;
+        Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
+    }
+
+    /// Rounds of `user_id` (or of every user, with `None`) that wait for extraction.
+    pub fn pending(&self, user_id: Option<&str>) -> Result<usize> {
+        let store = self.shared.lock_store();
+        match user_id {
+            None => store.pending(None),
+            Some(name) => {
+                check_user(name)?;
+                match store.user(name)? {
+                    Some((user, _)) => store.pending(Some(user)),
+                    None => Ok(0),
+                }
+            }
+        }
+    }
+
+    /// Extracts every queued round, in round order, in the calling thread (taking turns with the
+    /// worker), and returns when the queue is empty. Without an extractor it is an error if any
+    /// round waits ([`Error::NoExtractor`]), else a no-op. The first failure is returned and its
+    /// round stays queued.
+    pub fn flush(&self) -> Result<()> {
+        self.shared.drain()
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// The store's pins (key → value), including `pins_hash`.
+    pub fn pins(&self) -> Result<std::collections::BTreeMap<String, String>> {
+        Ok(self.shared.lock_store().pins.with_hash())
+    }
+
+    /// SQLite, sqlite-vec and FTS5 versions of this build.
+    pub fn versions(&self) -> Result<Vec<(String, String)>> {
+        self.shared.lock_store().versions()
+    }
+
+    /// Every user with a record in the store, sorted.
+    pub fn users(&self) -> Result<Vec<String>> {
+        self.shared.lock_store().user_names()
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        if let Some(worker) = self.worker.take() {
+            {
+                let mut signal = self.shared.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                signal.stop = true;
+            }
+            self.shared.wake.notify_all();
+            // The worker stops after the round it is extracting; queued rounds stay queued.
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Shared {
+    fn new(
+        store: Store,
+        embedder: Option<Arc<dyn Embedder>>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Shared {
+        Shared {
+            store: Mutex::new(store),
+            embedder,
+            extractor,
+            config,
+            index: Mutex::default(),
+            drain: Mutex::new(()),
+            signal: Mutex::default(),
+            wake: Condvar::new(),
+        }
+    }
+
+    // A panic inside a call cannot leave the store half-written (every write is a transaction
+    // that rolls back on drop), and the index is checked against the store's write counter, so a
+    // poisoned lock is safe to take over.
+    fn lock_store(&self) -> MutexGuard<'_, Store> {
+        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock_index(&self) -> MutexGuard<'_, HashMap<(i64, Option<String>), CachedView>> {
+        self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// After one write of `user`'s records (the user's write counter was `version`): each view
+    /// of the user that was current moves to the next version, and those that see records of
+    /// `agent` get them from `push`; any other view of the user is dropped.
+    fn grow(&self, user: i64, version: i64, agent: Option<&str>, push: impl Fn(&mut CachedView)) {
+        self.lock_index().retain(|(u, view_agent), cached| {
+            if *u != user {
+                return true;
+            }
+            if cached.version != version {
+                return false;
+            }
+            cached.version = version + 1;
+            if view::sees(view_agent.as_deref(), agent) {
+                push(cached);
+            }
+            true
+        });
+    }
+
+    /// Drops every view of `user` (after a write that removes or changes records).
+    fn drop_views(&self, user: i64) {
+        self.lock_index().retain(|(u, _), _| *u != user);
+    }
+
+    /// Ranks what `view` sees for a question (see [`CachedView::rank`]), loading the view first
+    /// if it is not in memory or is stale.
+    #[allow(clippy::too_many_arguments)]
+    fn rank(
+        &self,
+        store: &Store,
+        view: View<'_>,
+        version: i64,
+        bare: &str,
+        vector: &[f32],
+        shape: &rank::Shape,
+        among: view::Among<'_>,
+        depth: usize,
+    ) -> Result<Vec<rank::Scored>> {
+        let mut index = self.lock_index();
+        let key = (view.user, view.agent.map(str::to_owned));
+        if index.get(&key).is_none_or(|c| c.version != version) {
+            tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
+            let fresh =
+                CachedView::load(store, view, version, store.pins.dim()?, self.config.rrf_k.is_some())?;
+            index.insert(key.clone(), fresh);
+        }
+        Ok(index[&key].rank(bare, vector, shape, among, depth, self.config.rrf_k))
+    }
+
+    fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {
+        self.embedder.as_ref().ok_or(Error::NoEmbedder { operation })
+    }
+
+    /// Wakes the worker.
+    fn signal(&self) {
+        self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).wake = true;
+        self.wake.notify_all();
+    }
+
+    fn stopping(&self) -> bool {
+        self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner).stop
+    }
+}
+
+/// The member closest to `vector` by cosine, and that cosine (ties to the earlier member).
+fn nearest<'a, K>(vector: &[f32], members: impl Iterator<Item = (K, &'a [f32])>) -> Option<(f32, K)> {
+    members.map(|(k, v)| (cosine(vector, v), k)).fold(None, |acc, (c, k)| match acc {
+        Some((bc, _)) if bc >= c => acc,
+        _ => Some((c, k)),
+    })
+}

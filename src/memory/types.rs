@@ -1,0 +1,547 @@
+//! The engine's public value types: reports, queries, recalled rounds, facts, contexts.
+
+use super::*;
+
+/// What an [`Memory::add`] call did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AddReport {
+    /// Keys of the rounds stored, in input order.
+    pub stored: Vec<String>,
+    /// Rounds not stored because the same session already holds them.
+    pub duplicates: Vec<Duplicate>,
+    /// Turns dropped because their content was empty or whitespace.
+    pub empty_turns_dropped: usize,
+}
+
+/// A round skipped as a duplicate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Duplicate {
+    /// The key the round would have had.
+    pub key: String,
+    /// The stored round it duplicates.
+    pub of: String,
+    /// `None` for an exact (normalized-text) duplicate, else the cosine that matched.
+    pub cosine: Option<f32>,
+}
+
+/// A question and its per-call options.
+///
+/// ```
+/// let q = mnemon::Query::new("What did I buy last week?").date("2023/05/20 (Sat) 02:21").budget(1500);
+/// assert_eq!(q.budget, Some(1500));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Query<'a> {
+    /// The question; may start with `[Current date: <ts>]`.
+    pub text: &'a str,
+    /// The question's date (overrides a prefix); anchors its time window.
+    pub date: Option<&'a str>,
+    /// Records to consider per angle (overrides [`Config::top_k`]).
+    pub top_k: Option<usize>,
+    /// Token budget for [`Memory::get_context`] (overrides [`Config::context_budget`]).
+    pub budget: Option<usize>,
+    /// More ways to ask the same thing, for [`Memory::get_context`]: each is ranked like the
+    /// question, and their records are merged, deduplicated, into one budget.
+    pub angles: &'a [&'a str],
+    /// Per-query ranking options (all off by default).
+    pub ranking: Ranking,
+}
+
+impl<'a> Query<'a> {
+    /// A question with no options.
+    pub fn new(text: &'a str) -> Query<'a> {
+        Query { text, date: None, top_k: None, budget: None, angles: &[], ranking: Ranking::default() }
+    }
+    /// Adds query angles (see [`Query::angles`](Query#structfield.angles)).
+    pub fn angles(self, angles: &'a [&'a str]) -> Query<'a> {
+        Query { angles, ..self }
+    }
+    /// Sets the ranking options.
+    pub fn ranking(self, ranking: Ranking) -> Query<'a> {
+        Query { ranking, ..self }
+    }
+    /// Sets the question's date.
+    pub fn date(self, date: &'a str) -> Query<'a> {
+        Query { date: Some(date), ..self }
+    }
+    /// Sets the number of rounds.
+    pub fn top_k(self, k: usize) -> Query<'a> {
+        Query { top_k: Some(k), ..self }
+    }
+    /// Sets the token budget.
+    pub fn budget(self, tokens: usize) -> Query<'a> {
+        Query { budget: Some(tokens), ..self }
+    }
+}
+
+impl<'a> From<&'a str> for Query<'a> {
+    fn from(text: &'a str) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+impl<'a> From<&'a String> for Query<'a> {
+    fn from(text: &'a String) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+/// The ranked rounds for a question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recall {
+    /// Best first.
+    pub rounds: Vec<RecalledRound>,
+    /// The date the question was anchored on, if any (`YYYY-MM-DD`).
+    pub anchor: Option<String>,
+    /// The question's time window, if it names one (`[start, end]`, inclusive).
+    pub window: Option<[String; 2]>,
+}
+
+/// One recalled round. Equality compares the public fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecalledRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+    /// Final score (cosine plus the time bonus).
+    pub score: f32,
+    /// Cosine between question and round.
+    pub cosine: f32,
+    /// Whether the round's date is in the question's window.
+    pub time_match: bool,
+    /// The round's active facts, in extraction order (empty without an extractor).
+    pub facts: Vec<Fact>,
+    #[serde(skip)]
+    pub(crate) id: i64,
+    #[serde(skip)]
+    pub(crate) ts_unix: i64,
+}
+
+impl PartialEq for RecalledRound {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.key,
+            &self.session,
+            &self.ts,
+            &self.turns,
+            self.score,
+            self.cosine,
+            self.time_match,
+            &self.facts,
+        ) == (
+            &other.key,
+            &other.session,
+            &other.ts,
+            &other.turns,
+            other.score,
+            other.cosine,
+            other.time_match,
+            &other.facts,
+        )
+    }
+}
+
+/// A fact extracted from a round and stored (ENGINE §3.5–3.6).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fact {
+    /// `<round key>/<n>`: its round and its place among the round's stored facts.
+    pub key: String,
+    /// One self-contained sentence.
+    pub content: String,
+    /// The excerpt of the round it comes from, with its role prefix.
+    pub raw: String,
+    /// The time mention, as it occurs in the round.
+    pub mention: Option<String>,
+    /// The mention resolved against the round's date (`YYYY-MM-DD`, `YYYY-MM` or `YYYY`).
+    pub valid_time: Option<String>,
+    /// Triple subject.
+    pub subject: Option<String>,
+    /// Triple predicate.
+    pub predicate: Option<String>,
+    /// Triple object.
+    pub object: Option<String>,
+    /// Current salience (0: superseded; only [`Memory::get`] returns such a fact).
+    pub salience: f32,
+    /// Its round's agent (`None`: shared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+impl From<FactRow> for Fact {
+    fn from(r: FactRow) -> Fact {
+        Fact {
+            key: r.key,
+            content: r.content,
+            raw: r.raw,
+            mention: r.mention,
+            valid_time: r.valid_time,
+            subject: r.subject,
+            predicate: r.predicate,
+            object: r.object,
+            salience: r.salience,
+            agent: r.agent,
+        }
+    }
+}
+
+impl Fact {
+    /// The fact as rendered under `facts:`: its sentence, then its date when resolved.
+    pub fn line(&self) -> String {
+        match &self.valid_time {
+            Some(v) => format!("{} ({v})", self.content),
+            None => self.content.clone(),
+        }
+    }
+}
+
+/// A rendered context and what went into it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Context {
+    /// The prompt-ready block (empty when nothing was recalled).
+    pub text: String,
+    /// Keys of the rounds rendered, best first.
+    pub rounds: Vec<String>,
+    /// Keys of the notes rendered, best first.
+    pub notes: Vec<String>,
+    /// `o200k_base` tokens in `text`.
+    pub tokens: usize,
+    /// Whether recalled records were left out to respect the budget.
+    pub truncated: bool,
+    /// Keys of the records (rounds and notes) left out, best first.
+    pub omitted: Vec<String>,
+}
+
+/// A stored round, as listed by [`Memory::rounds`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StoredRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+    /// The agent it is private to; `None`: shared by every agent of the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// Export formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    /// Readable Markdown: a heading per session, rounds as quoted blocks.
+    Markdown,
+    /// Plain text with every field and the decision log.
+    Text,
+    /// Lossless JSON Lines dump (pins, rounds with vectors, decisions), for [`Memory::import`].
+    Jsonl,
+}
+
+/// What [`Memory::consolidate`] changed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct ConsolidateReport {
+    /// Facts superseded by the conflict pass.
+    pub superseded: usize,
+    /// Facts whose salience decay lowered.
+    pub decayed: usize,
+    /// Episodic notes condensed (hidden behind a semantic note).
+    pub condensed: usize,
+}
+
+/// One entry of the decision log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Logical time (sortable timestamp).
+    pub at: String,
+    /// What was decided (`round.stored`, `fact.superseded`, …).
+    pub kind: String,
+    /// The record it concerns (a round or fact key, or the user).
+    pub record: String,
+    /// The other record involved (what it duplicates, what superseded it, …).
+    pub other: Option<String>,
+    /// Details as JSON.
+    pub detail: String,
+}
+
+/// What [`Memory::forget_user`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ForgetReport {
+    /// Rounds removed, with their vectors and word-index rows.
+    pub rounds: usize,
+    /// Notes removed, with their vectors and word-index rows.
+    pub notes: usize,
+}
+
+/// Whose memory a call reads or writes: a user, and optionally one of the user's agents.
+///
+/// Every record belongs to a user and, optionally, to one agent of that user. **Visibility**: a
+/// scope with an agent sees the user's shared records (written without an agent) and its own
+/// agent's records, never another agent's; a scope without an agent is the user's own and sees
+/// every record of the user. Writes land in the scope they are made in: with an agent, private
+/// to it; without, shared by all the user's agents. A `&str` is the scope of that user.
+///
+/// ```
+/// use mnemon::Scope;
+/// let s = Scope::user("alice").agent("coder");
+/// assert_eq!((s.user, s.agent), ("alice", Some("coder")));
+/// assert_eq!(Scope::from("alice"), Scope::user("alice"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Scope<'a> {
+    /// The user (1 to 256 bytes, no control character).
+    pub user: &'a str,
+    /// The agent (same rules), or `None` for the user's shared scope.
+    pub agent: Option<&'a str>,
+}
+
+impl<'a> Scope<'a> {
+    /// A user's scope.
+    pub fn user(user: &'a str) -> Scope<'a> {
+        Scope { user, agent: None }
+    }
+    /// The same user's agent `agent`.
+    pub fn agent(self, agent: &'a str) -> Scope<'a> {
+        Scope { agent: Some(agent), ..self }
+    }
+    /// Sets or clears the agent.
+    pub fn with_agent(self, agent: Option<&'a str>) -> Scope<'a> {
+        Scope { agent, ..self }
+    }
+}
+
+impl<'a> From<&'a str> for Scope<'a> {
+    fn from(user: &'a str) -> Scope<'a> {
+        Scope::user(user)
+    }
+}
+
+impl<'a> From<&'a String> for Scope<'a> {
+    fn from(user: &'a String) -> Scope<'a> {
+        Scope::user(user)
+    }
+}
+
+/// Per-query ranking options, all off by default: on the development split neither has been
+/// shown to help yet (docs/DECISIONS.md), and with both off the ranking is the engine's default.
+///
+/// ```
+/// use mnemon::{Ranking, Recency};
+/// let r = Ranking { recency: Some(Recency { alpha: 0.8, half_life_days: 30.0 }), importance: Some(0.5) };
+/// assert!(r.validate().is_ok());
+/// assert!(Ranking { importance: Some(2.0), ..Ranking::default() }.validate().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Ranking {
+    /// memex's recency term: `α · score + (1 − α) · 0.5^(age / half-life)`, the age in logical
+    /// days before the query's anchor (its date, else the scope's logical now).
+    pub recency: Option<Recency>,
+    /// Importance weighting `w` in `0..=1`: the dense score is multiplied by
+    /// `(1 − w) + 2w · importance`, neutral at importance 0.5 (rounds and facts count as 0.5).
+    pub importance: Option<f32>,
+}
+
+/// The recency term's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recency {
+    /// Weight of the similarity score, in `0..=1` (1: recency ignored).
+    pub alpha: f32,
+    /// Logical days for the recency term to halve; above 0.
+    pub half_life_days: f32,
+}
+
+impl Ranking {
+    /// Checks every option; the error names the first bad field.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(r) = self.recency {
+            if !r.alpha.is_finite() || !(0.0..=1.0).contains(&r.alpha) {
+                return Err(Error::input("ranking.recency.alpha", "must be a number in 0..=1"));
+            }
+            if !r.half_life_days.is_finite() || r.half_life_days <= 0.0 {
+                return Err(Error::input("ranking.recency.half_life_days", "must be a number above 0"));
+            }
+        }
+        if let Some(w) = self.importance {
+            if !w.is_finite() || !(0.0..=1.0).contains(&w) {
+                return Err(Error::input("ranking.importance", "must be a number in 0..=1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A search over notes and its options ([`Memory::search`]).
+///
+/// ```
+/// use mnemon::{Filter, Search};
+/// let s = Search::new("what does the user eat?").limit(5).min_score(0.5)
+///     .filter(Filter { tags_any: vec!["food".into()], ..Filter::default() });
+/// assert_eq!(s.limit, 5);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search<'a> {
+    /// The query; may start with `[Current date: <ts>]`.
+    pub text: &'a str,
+    /// The query's date (anchors "last week" and the recency term).
+    pub date: Option<&'a str>,
+    /// Which notes may match.
+    pub filter: Filter,
+    /// Hits to return, 1 to 1000. Default 10.
+    pub limit: usize,
+    /// Drop hits scoring below this, in `0..=1`.
+    pub min_score: Option<f32>,
+    /// Ranking options.
+    pub ranking: Ranking,
+}
+
+impl<'a> Search<'a> {
+    /// A search with no filter, 10 hits.
+    pub fn new(text: &'a str) -> Search<'a> {
+        Search {
+            text,
+            date: None,
+            filter: Filter::default(),
+            limit: 10,
+            min_score: None,
+            ranking: Ranking::default(),
+        }
+    }
+    /// Sets the filter.
+    pub fn filter(self, filter: Filter) -> Search<'a> {
+        Search { filter, ..self }
+    }
+    /// Sets the number of hits.
+    pub fn limit(self, limit: usize) -> Search<'a> {
+        Search { limit, ..self }
+    }
+    /// Sets the lowest score kept.
+    pub fn min_score(self, min_score: f32) -> Search<'a> {
+        Search { min_score: Some(min_score), ..self }
+    }
+    /// Sets the query's date.
+    pub fn date(self, date: &'a str) -> Search<'a> {
+        Search { date: Some(date), ..self }
+    }
+    /// Sets the ranking options.
+    pub fn ranking(self, ranking: Ranking) -> Search<'a> {
+        Search { ranking, ..self }
+    }
+}
+
+/// One note found by [`Memory::search`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// The note.
+    pub note: Note,
+    /// Relevance in `0..=1`: the fused score over its best possible value (first in both the
+    /// dense and the word ranking scores 1), or the dense score with fusion off.
+    pub score: f32,
+    /// The label of `score`.
+    pub relevance: Relevance,
+    /// Cosine between the query and the note.
+    pub cosine: f32,
+}
+
+/// What [`Memory::search`] found, best first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Found {
+    /// Hits, best first (ties to the older note).
+    pub hits: Vec<Hit>,
+    /// The date the query was anchored on, if any (`YYYY-MM-DD`).
+    pub anchor: Option<String>,
+    /// The query's time window, if it names one.
+    pub window: Option<[String; 2]>,
+}
+
+/// A listing request ([`Memory::list`]): newest first, a page at a time.
+///
+/// ```
+/// let l = mnemon::List { limit: 20, ..Default::default() };
+/// assert!(l.cursor.is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct List {
+    /// Which notes to list.
+    pub filter: Filter,
+    /// Notes per page, 1 to 1000. Default 50.
+    pub limit: usize,
+    /// Where the previous page ended ([`Page::next`]); `None` starts at the newest note.
+    pub cursor: Option<String>,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { filter: Filter::default(), limit: 50, cursor: None }
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Page {
+    /// Newest first (by `ts`, then key).
+    pub notes: Vec<Note>,
+    /// The cursor of the next page; `None` on the last page. Stable: notes stored after the
+    /// listing began with an older `ts` than the cursor still appear on later pages, and no note
+    /// appears twice.
+    pub next: Option<String>,
+}
+
+/// How many records a scope sees ([`Memory::count`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// Notes on read paths.
+    pub notes: usize,
+    /// Notes per kind (every kind listed).
+    pub kinds: std::collections::BTreeMap<String, usize>,
+    /// Notes hidden by condensing.
+    pub condensed: usize,
+    /// Conversation rounds.
+    pub rounds: usize,
+    /// Active facts.
+    pub facts: usize,
+}
+
+/// What [`Memory::remember`] did with each note, in input order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct RememberReport {
+    /// One entry per note given.
+    pub notes: Vec<Remembered>,
+}
+
+/// What happened to one note given to [`Memory::remember`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Remembered {
+    /// The key of the note that holds it: the new note, or the one it duplicates.
+    pub key: String,
+    /// `false` when a note with the same normalized content was already there (in the scope,
+    /// or shared), or earlier in the same call.
+    pub stored: bool,
+}
+
+/// A record removed by [`Memory::delete`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Deleted {
+    /// Its key.
+    pub key: String,
+    /// `note`, `round` or `fact`.
+    pub record: &'static str,
+    /// Facts removed with a round.
+    pub facts: Vec<String>,
+}
+
+/// A record by key ([`Memory::get`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "record", rename_all = "lowercase")]
+pub enum Record {
+    /// A direct memory.
+    Note(Note),
+    /// A conversation round.
+    Round(StoredRound),
+    /// A fact extracted from a round (superseded ones too, with their salience 0).
+    Fact(Fact),
+}

@@ -1,0 +1,204 @@
+//! A scope's records held in memory for ranking: every round, active fact and note the scope
+//! sees, as vectors ([`Index`]) and words ([`Bm25`]), one ranking over all three kinds.
+//!
+//! A view is valid while its user's write counter is `version`. A round's entries (its own
+//! vector and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
+//! so that the two kinds never share an owner and ties still go to the older record of a kind.
+//! A ranking can be restricted to one kind, or to the notes a filter keeps, by masking entries
+//! and word documents; the word statistics stay those of everything the scope sees.
+
+use std::collections::HashMap;
+
+use super::*;
+use crate::notes::NoteFilter;
+use crate::rank::Shape;
+use crate::store::NoteMeta;
+
+/// Set in the owner of a note's entries; rounds are owned by their row id.
+pub(crate) const NOTE_BIT: i64 = 1 << 48;
+/// A note's row id from its owner.
+pub(crate) fn note_id(owner: i64) -> Option<i64> {
+    (owner & NOTE_BIT != 0).then_some(owner & !NOTE_BIT)
+}
+
+/// What a view entry or word document stands for when it is not a note.
+const NOT_A_NOTE: u32 = u32::MAX;
+
+/// The records a ranking considers.
+#[derive(Clone, Copy)]
+pub(super) enum Among<'f> {
+    /// Rounds (with their facts): [`Memory::recall`].
+    Rounds,
+    /// The notes a filter keeps: [`Memory::search`].
+    Notes(&'f NoteFilter),
+    /// Everything: [`Memory::get_context`].
+    All,
+}
+
+/// What a filter needs of a note, with tags as numbers.
+struct NoteEntry {
+    kind: crate::notes::NoteKind,
+    tags: Vec<u32>,
+    ts_unix: i64,
+    tokens: i64,
+}
+
+/// A scope's records in memory.
+pub(super) struct CachedView {
+    pub(super) version: i64,
+    index: Index,
+    /// Built only when fusion is on.
+    words: Option<Bm25>,
+    /// The note (a slot in `notes`) of each index entry, or [`NOT_A_NOTE`].
+    entry_note: Vec<u32>,
+    /// The same for each word document.
+    doc_note: Vec<u32>,
+    notes: Vec<NoteEntry>,
+    tags: HashMap<String, u32>,
+}
+
+impl CachedView {
+    /// Reads every record `view` sees from the store.
+    pub(super) fn load(
+        store: &Store,
+        view: View<'_>,
+        version: i64,
+        dim: usize,
+        fusion: bool,
+    ) -> Result<CachedView> {
+        let mut words = fusion.then(Bm25::default);
+        if let Some(w) = &mut words {
+            for (id, text) in store.user_texts(view)?.into_iter().chain(store.user_fact_texts(view)?) {
+                w.push(id, &text);
+            }
+        }
+        let mut index = Index::new(store.user_vectors(view)?, dim);
+        index.extend(store.user_fact_vectors(view)?);
+        let mut cached = CachedView {
+            version,
+            entry_note: vec![NOT_A_NOTE; index.len()],
+            doc_note: vec![NOT_A_NOTE; words.as_ref().map_or(0, |w| w.ids().len())],
+            index,
+            words,
+            notes: Vec::new(),
+            tags: HashMap::new(),
+        };
+        let (metas, data) = store.note_vectors(view)?;
+        let texts = if fusion { store.note_texts(view)? } else { Vec::new() };
+        for (i, meta) in metas.iter().enumerate() {
+            let text = texts.get(i).map(|n| crate::notes::word_text(n.title.as_deref(), &n.content, &n.tags));
+            cached.push_note(meta, &data[i * dim..(i + 1) * dim], text.as_deref());
+        }
+        Ok(cached)
+    }
+
+    /// Adds a record of round `round`: its own vector and text (salience 1), or a fact's.
+    pub(super) fn push_round(&mut self, round: i64, day: i32, salience: f32, vector: &[f32], text: &str) {
+        self.index.push(round, day, salience, vector);
+        self.entry_note.push(NOT_A_NOTE);
+        if let Some(words) = &mut self.words {
+            words.push(round, text);
+            self.doc_note.push(NOT_A_NOTE);
+        }
+    }
+
+    /// Adds a note; `text` is its word text (needed when fusion is on).
+    pub(super) fn push_note(&mut self, meta: &NoteMeta, vector: &[f32], text: Option<&str>) {
+        let slot = self.notes.len() as u32;
+        let mut tags: Vec<u32> = Vec::with_capacity(meta.tags.len());
+        for t in &meta.tags {
+            let next = self.tags.len() as u32;
+            tags.push(*self.tags.entry(t.clone()).or_insert(next));
+        }
+        self.notes.push(NoteEntry { kind: meta.kind, tags, ts_unix: meta.ts_unix, tokens: meta.tokens });
+        let owner = NOTE_BIT | meta.id;
+        self.index.push_weighted(owner, meta.day, 1.0, meta.importance, vector);
+        self.entry_note.push(slot);
+        if let (Some(words), Some(text)) = (&mut self.words, text) {
+            words.push(owner, text);
+            self.doc_note.push(slot);
+        }
+    }
+
+    /// Which note slots `filter` keeps.
+    fn kept_notes(&self, filter: &NoteFilter) -> Vec<bool> {
+        let ids = |tags: &[String]| -> Vec<Option<u32>> {
+            tags.iter().map(|t| self.tags.get(t).copied()).collect()
+        };
+        let (any, all) = (ids(&filter.tags_any), ids(&filter.tags_all));
+        self.notes
+            .iter()
+            .map(|n| {
+                (filter.kinds.is_empty() || filter.kinds.contains(&n.kind))
+                    && filter.after.is_none_or(|a| n.ts_unix > a)
+                    && filter.before.is_none_or(|b| n.ts_unix < b)
+                    && filter.min_tokens.is_none_or(|m| n.tokens >= m)
+                    && filter.max_tokens.is_none_or(|m| n.tokens <= m)
+                    && (any.is_empty() || any.iter().any(|t| t.is_some_and(|t| n.tags.contains(&t))))
+                    && all.iter().all(|t| t.is_some_and(|t| n.tags.contains(&t)))
+            })
+            .collect()
+    }
+
+    /// The entry and document masks for `among` (`None`: everything).
+    fn masks(&self, among: Among<'_>) -> (Option<Vec<bool>>, Option<Vec<bool>>) {
+        let by =
+            |slots: &[u32], keep: &dyn Fn(u32) -> bool| slots.iter().map(|&s| keep(s)).collect::<Vec<bool>>();
+        match among {
+            Among::All => (None, None),
+            // Without notes, every entry is a round's: no mask, exactly the plain ranking.
+            Among::Rounds if self.notes.is_empty() => (None, None),
+            Among::Rounds => {
+                let keep = |s: u32| s == NOT_A_NOTE;
+                (Some(by(&self.entry_note, &keep)), Some(by(&self.doc_note, &keep)))
+            }
+            Among::Notes(filter) => {
+                let kept = self.kept_notes(filter);
+                let keep = |s: u32| s != NOT_A_NOTE && kept[s as usize];
+                (Some(by(&self.entry_note, &keep)), Some(by(&self.doc_note, &keep)))
+            }
+        }
+    }
+
+    /// The top `depth` owners among `among` for a question (`bare`, embedded as `vector`):
+    /// the dense ranking alone, or (with `rrf`) fused with the word ranking.
+    pub(super) fn rank(
+        &self,
+        bare: &str,
+        vector: &[f32],
+        shape: &Shape,
+        among: Among<'_>,
+        depth: usize,
+        rrf: Option<u32>,
+    ) -> Vec<rank::Scored> {
+        let (entries, docs) = self.masks(among);
+        let (entries, docs) = (entries.as_deref(), docs.as_deref());
+        match rrf {
+            None => self.index.top_k_shaped(vector, shape, depth, entries),
+            Some(rrf) => {
+                let dense = self.index.top_k_shaped(vector, shape, rank::FUSION_DEPTH, entries);
+                // An owner's lexical rank is its best document's (a round's text or a fact's).
+                let mut seen = std::collections::HashSet::new();
+                let lexical: Vec<i64> = self
+                    .words
+                    .as_ref()
+                    .map(|w| {
+                        w.top_masked(bare, rank::FUSION_DEPTH, docs)
+                            .into_iter()
+                            .map(|(id, _)| id)
+                            .filter(|id| seen.insert(*id))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                rank::fuse(&dense, &lexical, rrf, depth, |id| {
+                    self.index.score_of_shaped(id, vector, shape, entries)
+                })
+            }
+        }
+    }
+}
+
+/// Whether a view of `view_agent` sees a record written by `agent`.
+pub(super) fn sees(view_agent: Option<&str>, agent: Option<&str>) -> bool {
+    view_agent.is_none() || agent.is_none() || view_agent == agent
+}

@@ -1,0 +1,327 @@
+//! The extraction queue's drain: one round per transaction, facts verified, deduplicated and
+//! settled against the user's active facts.
+
+use super::*;
+
+/// What the worker does with one queued round.
+enum Step {
+    /// The queue is empty.
+    Empty,
+    /// A round was handled.
+    Done,
+}
+
+impl Shared {
+    /// The worker: waits for a signal, drains the queue, until told to stop. A failure leaves its
+    /// round queued and waits for the next signal (the next `add`); `flush` reports it.
+    pub(super) fn work(&self) {
+        loop {
+            {
+                let mut signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                while !signal.stop && !signal.wake {
+                    signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                if signal.stop {
+                    return;
+                }
+                signal.wake = false;
+            }
+            if let Err(e) = self.drain() {
+                tracing::warn!(error = %e, "background extraction stopped; the round stays queued");
+            }
+        }
+    }
+
+    /// Extracts queued rounds in round order until the queue is empty (or the worker is told to
+    /// stop).
+    pub(super) fn drain(&self) -> Result<()> {
+        let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        loop {
+            if self.stopping() {
+                return Ok(());
+            }
+            match self.extract_next()? {
+                Step::Empty => return Ok(()),
+                Step::Done => {}
+            }
+        }
+    }
+
+    /// Extracts the first queued round and stores its facts, in one transaction.
+    fn extract_next(&self) -> Result<Step> {
+        let (round_id, user) = match self.lock_store().next_queued()? {
+            None => return Ok(Step::Empty),
+            Some(next) => next,
+        };
+        let Some(extractor) = self.extractor.as_ref() else {
+            let pending = self.lock_store().pending(None)?;
+            return Err(Error::NoExtractor { operation: "extraction", pending });
+        };
+        let embedder = self.embedder("extraction")?;
+        let round = self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id])?.remove(0);
+        let agent = round.agent.as_deref();
+        let ts = Timestamp::parse(&round.ts)?;
+        let at = ts.sortable();
+
+        // The model runs outside every lock.
+        let skipped = crate::prefilter::skip(&round.turns);
+        let (facts, notes, truncated) = match skipped {
+            Some(_) => (Vec::new(), Vec::new(), false),
+            None => {
+                let extraction = extractor.extract(&round.turns)?;
+                let (kept, notes) = crate::facts::verify(&extraction.facts, &round.turns, ts.date());
+                (kept, notes, extraction.truncated)
+            }
+        };
+        let texts: Vec<String> = facts.iter().map(|f| crate::facts::embed_text(&f.fact)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = if refs.is_empty() { Vec::new() } else { embedder.embed_documents(&refs)? };
+        if vectors.len() != facts.len() {
+            return Err(Error::Embedder(format!("expected {} fact vectors", facts.len())));
+        }
+
+        let mut store = self.lock_store();
+        let tx = store.begin()?;
+        if !write::is_queued(&tx, round_id)? {
+            // Forgotten while the model ran.
+            return Ok(Step::Done);
+        }
+        let version = write::user_version(&tx, user)?;
+        if let Some(rule) = skipped {
+            let detail = serde_json::json!({ "rule": rule.name() }).to_string();
+            write::log(&tx, user, agent, &at, "round.prefiltered", &round.key, None, &detail)?;
+        }
+        let mut existing = write::active_facts(&tx, user, agent)?;
+        let mut dates: Vec<String> = existing.iter().map(|f| date_of(f.round_day)).collect();
+        let round_date = date_of(round.day);
+        let mut added: Vec<FactRow> = Vec::new();
+        let mut added_vectors: Vec<&[f32]> = Vec::new();
+        let (mut duplicates, mut superseded) = (0, 0);
+        for (verified, vector) in facts.iter().zip(&vectors) {
+            let f = &verified.fact;
+            let norm_key = normalized_key(&f.content);
+            let candidate = format!("{}/{}", round.key, added.len() + 1);
+            if let Some(of) = write::exact_fact_duplicate(&tx, user, agent, &round.session, &norm_key)? {
+                write::log(
+                    &tx,
+                    user,
+                    agent,
+                    &at,
+                    "fact.duplicate",
+                    &candidate,
+                    Some(&of),
+                    r#"{"match":"exact"}"#,
+                )?;
+                duplicates += 1;
+                continue;
+            }
+            let mut row = FactRow {
+                id: 0,
+                round_id,
+                key: candidate,
+                session: round.session.clone(),
+                day: crate::facts::fact_day(verified.valid_time.as_deref(), round.day),
+                norm_key,
+                content: f.content.clone(),
+                raw: f.raw.clone(),
+                mention: f.when.clone(),
+                valid_time: verified.valid_time.clone(),
+                subject: f.subject.clone(),
+                predicate: f.predicate.clone(),
+                object: f.object.clone(),
+                salience: f.salience,
+                initial_salience: f.salience,
+                pair_key: None,
+                supersedes: None,
+                superseded_by: None,
+                agent: round.agent.clone(),
+            };
+            row.pair_key = statement(&row, &round_date, round.ts_unix).normal().map(|n| n.pair_key());
+            // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
+            // unless a screen keeps the two apart (ENGINE §5).
+            let best = nearest(vector, existing.iter().enumerate().map(|(i, a)| (i, a.vector.as_slice())));
+            if let Some((cos, i)) = best.filter(|(c, _)| *c >= self.config.fact_dedup_cosine) {
+                let old = &existing[i];
+                let apart = screen(
+                    &statement(&row, &round_date, round.ts_unix),
+                    &statement(&old.row, &dates[i], old.ts_unix),
+                );
+                match apart {
+                    None => {
+                        let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
+                        write::log(
+                            &tx,
+                            user,
+                            agent,
+                            &at,
+                            "fact.merged",
+                            &row.key,
+                            Some(&old.row.key),
+                            &detail,
+                        )?;
+                        duplicates += 1;
+                        continue;
+                    }
+                    Some(why) => {
+                        let detail = serde_json::json!({ "screen": why, "cosine": cos }).to_string();
+                        write::log(
+                            &tx,
+                            user,
+                            agent,
+                            &at,
+                            "fact.kept-apart",
+                            &row.key,
+                            Some(&old.row.key),
+                            &detail,
+                        )?;
+                    }
+                }
+            }
+            row.id = write::insert_fact(&tx, user, &row, vector)?;
+            write::log(&tx, user, agent, &at, "fact.stored", &row.key, Some(&round.key), "{}")?;
+
+            // Supersession: the new fact against every active fact it conflicts with.
+            let (active, n) =
+                settle(&tx, user, &at, &row, &round_date, round.ts_unix, &mut existing, &mut dates)?;
+            superseded += n;
+            if !active {
+                continue;
+            }
+            existing.push(crate::store::ActiveFact {
+                row: row.clone(),
+                round_day: round.day,
+                ts_unix: round.ts_unix,
+                vector: vector.clone(),
+            });
+            dates.push(round_date.clone());
+            added.push(row);
+            added_vectors.push(vector);
+        }
+        if skipped.is_none() {
+            let dropped = notes.iter().filter(|n| **n == Some(crate::facts::Note::Ungrounded)).count();
+            let cleared = notes.iter().filter(|n| **n == Some(crate::facts::Note::MentionNotInRound)).count();
+            let detail = serde_json::json!({
+                "stored": added.len(),
+                "duplicates": duplicates,
+                "superseded": superseded,
+                "ungrounded": dropped,
+                "mentions_cleared": cleared,
+                "truncated": truncated,
+            })
+            .to_string();
+            write::log(&tx, user, agent, &at, "round.extracted", &round.key, None, &detail)?;
+        }
+        write::dequeue(&tx, round_id)?;
+        write::touch_user(&tx, user, None)?;
+        tx.commit()?;
+        drop(store);
+
+        if superseded > 0 {
+            // A superseded fact must leave the views: they are rebuilt on the next read.
+            self.drop_views(user);
+        } else {
+            self.grow(user, version, agent, |view| {
+                for (row, v) in added.iter().zip(&added_vectors) {
+                    view.push_round(
+                        round_id,
+                        row.day,
+                        row.salience,
+                        v,
+                        &format!("{}\n{}", row.raw, row.content),
+                    );
+                }
+            });
+        }
+        Ok(Step::Done)
+    }
+}
+
+/// Runs the conflict rules for `row` (stored and active) against `existing` (the user's other
+/// active facts, in id order, with their rounds' dates in `dates`): supersedes each fact it beats,
+/// or hides `row` at once when it reports an older state than one of them (it is kept, never
+/// dropped). Every supersession is logged at `at`. Returns whether `row` is still active and how
+/// many facts were superseded; superseded facts leave `existing`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn settle(
+    tx: &crate::store::Tx<'_>,
+    user: i64,
+    at: &str,
+    row: &FactRow,
+    date: &str,
+    ts_unix: i64,
+    existing: &mut Vec<crate::store::ActiveFact>,
+    dates: &mut Vec<String>,
+) -> Result<(bool, usize)> {
+    let new = statement(row, date, ts_unix);
+    let key = |r: &FactRow, date: &str, ts: i64| {
+        r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
+    };
+    let Some(new_key) = key(row, date, ts_unix) else { return Ok((true, 0)) };
+    let mut losers = Vec::new();
+    let mut lost_to = None;
+    for (i, old) in existing.iter().enumerate() {
+        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
+        if key(&old.row, &dates[i], old.ts_unix).as_deref() != Some(new_key.as_str()) {
+            continue;
+        }
+        let old_statement = statement(&old.row, &dates[i], old.ts_unix);
+        if let Some(rule) = conflict(&new, &old_statement) {
+            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                losers.push((i, rule));
+            } else {
+                lost_to = Some((i, rule));
+                break;
+            }
+        }
+    }
+    let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
+        write::supersede(tx, user, &loser.key, &winner.key)?;
+        let detail = serde_json::json!({
+            "rule": rule.name(),
+            "key": winner.pair_key,
+            "old": loser.object,
+            "new": winner.object,
+        })
+        .to_string();
+        write::log(
+            tx,
+            user,
+            row.agent.as_deref(),
+            at,
+            "fact.superseded",
+            &loser.key,
+            Some(&winner.key),
+            &detail,
+        )
+    };
+    if let Some((i, rule)) = lost_to {
+        supersede(row, &existing[i].row, rule)?;
+        return Ok((false, 1));
+    }
+    for (i, rule) in losers.iter().rev() {
+        supersede(&existing[*i].row, row, *rule)?;
+        existing.remove(*i);
+        dates.remove(*i);
+    }
+    Ok((true, losers.len()))
+}
+
+/// A day number as `YYYY-MM-DD`.
+pub(super) fn date_of(day: i32) -> String {
+    chrono::NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()
+}
+
+/// A stored fact as the conflict rules see it.
+pub(super) fn statement<'a>(row: &'a FactRow, session_date: &'a str, ts_unix: i64) -> Statement<'a> {
+    Statement {
+        id: row.id,
+        content: &row.content,
+        subject: row.subject.as_deref(),
+        predicate: row.predicate.as_deref(),
+        object: row.object.as_deref(),
+        valid_time: row.valid_time.as_deref(),
+        session_date,
+        ts_unix,
+        by_user: row.raw.trim_start().starts_with("user:"),
+    }
+}

@@ -1,0 +1,462 @@
+//! Notes (direct memories): row reads under the visibility rule, filtered and paged lists,
+//! counts, and the writes used inside a caller's transaction.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use super::rows::{blob_vector, vector_blob};
+use super::{visible, Store, View};
+use crate::error::{Error, Result};
+use crate::notes::{NoteFilter, NoteKind};
+
+/// A stored note.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct NoteRow {
+    pub id: i64,
+    pub key: String,
+    pub agent: Option<String>,
+    pub kind: NoteKind,
+    pub title: Option<String>,
+    pub content: String,
+    /// As given (trimmed, first of repeats).
+    pub tags: Vec<String>,
+    /// Canonical JSON text of an object.
+    pub metadata: String,
+    pub importance: f32,
+    pub ts: String,
+    pub ts_unix: i64,
+    pub day: i32,
+    pub updated: String,
+    pub updated_unix: i64,
+    pub tokens: i64,
+    pub norm_key: String,
+    pub condensed_into: Option<String>,
+    /// Space-separated keys, oldest first.
+    pub condenses: Option<String>,
+}
+
+/// What the in-memory index needs of a note besides its vector: enough to apply a filter.
+#[derive(Debug, Clone)]
+pub(crate) struct NoteMeta {
+    pub id: i64,
+    pub day: i32,
+    pub importance: f32,
+    pub kind: NoteKind,
+    /// Lowercase.
+    pub tags: Vec<String>,
+    pub ts_unix: i64,
+    pub tokens: i64,
+}
+
+const NOTE_COLUMNS: &str =
+    "id, note_key, agent, kind, title, content, tags, metadata, importance, ts, ts_unix, day, \
+     updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses";
+
+/// The filter's conditions on `notes n`, its values bound as `?3`–`?10` (see `notes_page`).
+const FILTER_SQL: &str = "(?3 OR n.condensed_into IS NULL) \
+     AND (?4 IS NULL OR n.ts_unix > ?4) AND (?5 IS NULL OR n.ts_unix < ?5) \
+     AND (?6 IS NULL OR n.tokens >= ?6) AND (?7 IS NULL OR n.tokens <= ?7) \
+     AND (?8 IS NULL OR n.kind IN (SELECT value FROM json_each(?8))) \
+     AND (?9 IS NULL OR EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id \
+          AND t.tag IN (SELECT value FROM json_each(?9)))) \
+     AND (?10 IS NULL OR (SELECT count(*) FROM note_tags t WHERE t.note_id = n.id \
+          AND t.tag IN (SELECT value FROM json_each(?10))) = json_array_length(?10))";
+
+/// A stored value the store wrote itself but cannot read back (a hand-edited file).
+fn unreadable(column: usize, what: String) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
+}
+
+fn parse_kind(kind: &str, column: usize) -> rusqlite::Result<NoteKind> {
+    NoteKind::parse(kind, "kind").map_err(|e| unreadable(column, e.to_string()))
+}
+
+fn parse_tags(tags: &str, column: usize) -> rusqlite::Result<Vec<String>> {
+    serde_json::from_str(tags).map_err(|e| unreadable(column, format!("note tags: {e}")))
+}
+
+fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteRow> {
+    Ok(NoteRow {
+        id: r.get(0)?,
+        key: r.get(1)?,
+        agent: r.get(2)?,
+        kind: parse_kind(&r.get::<_, String>(3)?, 3)?,
+        title: r.get(4)?,
+        content: r.get(5)?,
+        tags: parse_tags(&r.get::<_, String>(6)?, 6)?,
+        metadata: r.get(7)?,
+        importance: r.get::<_, f64>(8)? as f32,
+        ts: r.get(9)?,
+        ts_unix: r.get(10)?,
+        day: r.get(11)?,
+        updated: r.get(12)?,
+        updated_unix: r.get(13)?,
+        tokens: r.get(14)?,
+        norm_key: r.get(15)?,
+        condensed_into: r.get(16)?,
+        condenses: r.get(17)?,
+    })
+}
+
+impl Store {
+    fn notes_where(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<NoteRow>> {
+        let mut stmt = self.conn.prepare_cached(sql)?;
+        let rows = stmt.query_map(args, note_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The note with this key, if the view sees it (condensed notes included).
+    pub(crate) fn note_by_key(&self, view: View<'_>, key: &str) -> Result<Option<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND note_key = ?3 AND {}",
+            visible("agent", 2)
+        );
+        Ok(self.notes_where(&sql, params![view.user, view.agent, key])?.pop())
+    }
+
+    /// Notes with these ids that the view sees, in the order of `ids`.
+    pub(crate) fn notes_by_id(&self, view: View<'_>, ids: &[i64]) -> Result<Vec<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND id = ?3 AND {}",
+            visible("agent", 2)
+        );
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.notes_where(&sql, params![view.user, view.agent, id])?.pop() {
+                Some(n) => out.push(n),
+                None => {
+                    return Err(Error::Corrupt {
+                        path: self.path.clone(),
+                        reason: format!("note id {id} is indexed but missing"),
+                    })
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// One page of the notes the view sees that pass `filter`, newest first (by `ts`, then key
+    /// descending), starting after `cursor` (the `(ts_unix, key)` of the last note of the
+    /// previous page).
+    pub(crate) fn notes_page(
+        &self,
+        view: View<'_>,
+        filter: &NoteFilter,
+        cursor: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<NoteRow>> {
+        let sql = format!(
+            "SELECT {} FROM notes n WHERE n.user_id = ?1 AND {} AND {FILTER_SQL} \
+             AND (?11 IS NULL OR n.ts_unix < ?11 OR (n.ts_unix = ?11 AND n.note_key < ?12)) \
+             ORDER BY n.ts_unix DESC, n.note_key DESC LIMIT ?13",
+            NOTE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect::<Vec<_>>().join(", "),
+            visible("n.agent", 2)
+        );
+        let list = |v: Vec<&str>| (!v.is_empty()).then(|| serde_json::to_string(&v).unwrap_or_default());
+        let f = filter;
+        self.notes_where(
+            &sql,
+            params![
+                view.user,
+                view.agent,
+                f.include_condensed,
+                f.after,
+                f.before,
+                f.min_tokens,
+                f.max_tokens,
+                list(f.kinds.iter().map(|k| k.as_str()).collect()),
+                list(f.tags_any.iter().map(String::as_str).collect()),
+                list(f.tags_all.iter().map(String::as_str).collect()),
+                cursor.map(|c| c.0),
+                cursor.map(|c| c.1),
+                limit as i64
+            ],
+        )
+    }
+
+    /// Every note the view sees, condensed ones included, oldest first (by `ts`, then key).
+    pub(crate) fn all_notes(&self, view: View<'_>) -> Result<Vec<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} ORDER BY ts_unix, note_key",
+            visible("agent", 2)
+        );
+        self.notes_where(&sql, params![view.user, view.agent])
+    }
+
+    /// The visible notes on read paths (not condensed) per kind, and the condensed ones.
+    pub(crate) fn note_counts(&self, view: View<'_>) -> Result<(Vec<(NoteKind, usize)>, usize)> {
+        let sql = format!(
+            "SELECT kind, condensed_into IS NOT NULL, count(*) FROM notes WHERE user_id = ?1 AND {} \
+             GROUP BY kind, condensed_into IS NOT NULL ORDER BY kind",
+            visible("agent", 2)
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let rows = stmt.query_map(params![view.user, view.agent], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)?))
+        })?;
+        let (mut kinds, mut condensed) = (Vec::new(), 0);
+        for row in rows {
+            let (kind, hidden, n) = row?;
+            if hidden {
+                condensed += n as usize;
+            } else {
+                kinds.push((parse_kind(&kind, 0)?, n as usize));
+            }
+        }
+        Ok((kinds, condensed))
+    }
+
+    /// The visible, not condensed notes' index entries: what a filter needs and each vector, in
+    /// id order.
+    pub(crate) fn note_vectors(&self, view: View<'_>) -> Result<(Vec<NoteMeta>, Vec<f32>)> {
+        let sql = format!(
+            "SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding \
+             FROM notes n JOIN note_vectors v ON v.rowid = n.id \
+             WHERE n.user_id = ?1 AND {} AND n.condensed_into IS NULL ORDER BY n.id",
+            visible("n.agent", 2)
+        );
+        let mut stmt = self.conn.prepare(&sql)?;
+        let mut rows = stmt.query(params![view.user, view.agent])?;
+        let (mut metas, mut data) = (Vec::new(), Vec::new());
+        while let Some(r) = rows.next()? {
+            metas.push(NoteMeta {
+                id: r.get(0)?,
+                day: r.get(1)?,
+                importance: r.get::<_, f64>(2)? as f32,
+                kind: parse_kind(&r.get::<_, String>(3)?, 3)?,
+                tags: parse_tags(&r.get::<_, String>(4)?, 4)?.iter().map(|t| t.to_lowercase()).collect(),
+                ts_unix: r.get(5)?,
+                tokens: r.get(6)?,
+            });
+            data.extend(blob_vector(&r.get::<_, Vec<u8>>(7)?));
+        }
+        Ok((metas, data))
+    }
+
+    /// The word-indexed text of the visible, not condensed notes, `(id, title, content, tags)` in
+    /// id order.
+    pub(crate) fn note_texts(&self, view: View<'_>) -> Result<Vec<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} AND condensed_into IS NULL ORDER BY id",
+            visible("agent", 2)
+        );
+        self.notes_where(&sql, params![view.user, view.agent])
+    }
+
+    /// The agents (and `None`, shared) the user's notes belong to, shared first.
+    pub(crate) fn note_agents(&self, user_id: i64) -> Result<Vec<Option<String>>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT agent FROM notes WHERE user_id = ?1 ORDER BY agent IS NOT NULL, agent",
+        )?;
+        let rows = stmt.query_map([user_id], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// The episodic notes on read paths written in exactly this agent's scope (`None`: the
+    /// shared ones), oldest first (by `ts`, then key).
+    pub(crate) fn episodic_notes(&self, user_id: i64, agent: Option<&str>) -> Result<Vec<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND agent IS ?2 AND kind = 'episodic' \
+             AND condensed_into IS NULL ORDER BY ts_unix, note_key"
+        );
+        self.notes_where(&sql, params![user_id, agent])
+    }
+
+    /// The stored vector of note `id`.
+    pub(crate) fn note_vector(&self, id: i64) -> Result<Vec<f32>> {
+        let blob: Vec<u8> = self
+            .conn
+            .query_row("SELECT embedding FROM note_vectors WHERE rowid = ?1", [id], |r| r.get(0))
+            .optional()?
+            .ok_or_else(|| Error::Corrupt {
+                path: self.path.clone(),
+                reason: format!("note id {id} has no vector"),
+            })?;
+        Ok(blob_vector(&blob))
+    }
+}
+
+/// Note writes inside one transaction (`conn` is the open transaction).
+pub(crate) mod write {
+    use super::*;
+
+    /// Whether the user already has a note with this key (in any scope).
+    pub(crate) fn note_key_taken(conn: &Connection, user_id: i64, key: &str) -> Result<bool> {
+        Ok(conn
+            .prepare_cached("SELECT 1 FROM notes WHERE user_id = ?1 AND note_key = ?2")?
+            .query_row(params![user_id, key], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    /// The key of a note on read paths with the same normalized content that is at least as
+    /// widely visible as a new note of `agent` (shared, or the same agent's), if any.
+    pub(crate) fn duplicate_note(
+        conn: &Connection,
+        user_id: i64,
+        agent: Option<&str>,
+        norm_key: &str,
+    ) -> Result<Option<String>> {
+        Ok(conn
+            .prepare_cached(
+                "SELECT note_key FROM notes WHERE user_id = ?1 AND norm_key = ?3 AND condensed_into IS NULL \
+                 AND (agent IS NULL OR agent = ?2) ORDER BY id LIMIT 1",
+            )?
+            .query_row(params![user_id, agent, norm_key], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn tags_json(tags: &[String]) -> String {
+        serde_json::to_string(tags).unwrap_or_default()
+    }
+
+    fn insert_tags(conn: &Connection, id: i64, tags: &[String]) -> Result<()> {
+        let mut stmt =
+            conn.prepare_cached("INSERT OR IGNORE INTO note_tags(note_id, tag) VALUES (?1, ?2)")?;
+        for t in tags {
+            stmt.execute(params![id, t.to_lowercase()])?;
+        }
+        Ok(())
+    }
+
+    fn fts(conn: &Connection, op: Option<&str>, n: &NoteRow) -> Result<()> {
+        match op {
+            Some(op) => conn
+                .prepare_cached(
+                    "INSERT INTO note_fts(note_fts, rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4, ?5)",
+                )?
+                .execute(params![op, n.id, n.title, n.content, tags_json(&n.tags)])?,
+            None => conn
+                .prepare_cached("INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)")?
+                .execute(params![n.id, n.title, n.content, tags_json(&n.tags)])?,
+        };
+        Ok(())
+    }
+
+    /// Stores a note with its tags, vector and words; returns its id.
+    pub(crate) fn insert_note(conn: &Connection, user_id: i64, n: &NoteRow, vector: &[f32]) -> Result<i64> {
+        conn.prepare_cached(
+            "INSERT INTO notes(user_id, agent, note_key, kind, title, content, tags, metadata, importance, ts, \
+             ts_unix, day, updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        )?
+        .execute(params![
+            user_id,
+            n.agent,
+            n.key,
+            n.kind.as_str(),
+            n.title,
+            n.content,
+            tags_json(&n.tags),
+            n.metadata,
+            f64::from(n.importance),
+            n.ts,
+            n.ts_unix,
+            n.day,
+            n.updated,
+            n.updated_unix,
+            n.tokens,
+            n.norm_key,
+            n.condensed_into,
+            n.condenses
+        ])?;
+        let id = conn.last_insert_rowid();
+        insert_tags(conn, id, &n.tags)?;
+        conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, user_id, vector_blob(vector)])?;
+        fts(conn, None, &NoteRow { id, ..n.clone() })?;
+        Ok(id)
+    }
+
+    /// Replaces note `old`'s fields with `new`'s (same id and key), and its vector when given.
+    pub(crate) fn update_note(
+        conn: &Connection,
+        user_id: i64,
+        old: &NoteRow,
+        new: &NoteRow,
+        vector: Option<&[f32]>,
+    ) -> Result<()> {
+        fts(conn, Some("delete"), old)?;
+        conn.prepare_cached(
+            "UPDATE notes SET kind = ?2, title = ?3, content = ?4, tags = ?5, metadata = ?6, importance = ?7, \
+             updated_ts = ?8, updated_unix = ?9, tokens = ?10, norm_key = ?11 WHERE id = ?1",
+        )?
+        .execute(params![
+            old.id,
+            new.kind.as_str(),
+            new.title,
+            new.content,
+            tags_json(&new.tags),
+            new.metadata,
+            f64::from(new.importance),
+            new.updated,
+            new.updated_unix,
+            new.tokens,
+            new.norm_key
+        ])?;
+        conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([old.id])?;
+        insert_tags(conn, old.id, &new.tags)?;
+        if let Some(v) = vector {
+            conn.prepare_cached("DELETE FROM note_vectors WHERE rowid = ?1")?.execute([old.id])?;
+            conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
+                .execute(params![old.id, user_id, vector_blob(v)])?;
+        }
+        fts(conn, None, &NoteRow { id: old.id, ..new.clone() })?;
+        Ok(())
+    }
+
+    /// Removes a note, its tags, vector and words.
+    pub(crate) fn delete_note(conn: &Connection, n: &NoteRow) -> Result<()> {
+        fts(conn, Some("delete"), n)?;
+        conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([n.id])?;
+        conn.prepare_cached("DELETE FROM note_vectors WHERE rowid = ?1")?.execute([n.id])?;
+        conn.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([n.id])?;
+        Ok(())
+    }
+
+    /// Hides note `id` behind the note `into` that condenses it.
+    pub(crate) fn condense_note(conn: &Connection, id: i64, into: &str) -> Result<()> {
+        conn.prepare_cached("UPDATE notes SET condensed_into = ?2 WHERE id = ?1")?
+            .execute(params![id, into])?;
+        Ok(())
+    }
+
+    /// Brings back the notes a deleted summary condensed; returns their keys.
+    pub(crate) fn uncondense(conn: &Connection, user_id: i64, summary: &str) -> Result<Vec<String>> {
+        let keys: Vec<String> = conn
+            .prepare_cached(
+                "SELECT note_key FROM notes WHERE user_id = ?1 AND condensed_into = ?2 ORDER BY id",
+            )?
+            .query_map(params![user_id, summary], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        conn.prepare_cached(
+            "UPDATE notes SET condensed_into = NULL WHERE user_id = ?1 AND condensed_into = ?2",
+        )?
+        .execute(params![user_id, summary])?;
+        Ok(keys)
+    }
+
+    /// Sets the keys a summary condenses.
+    pub(crate) fn set_condenses(conn: &Connection, id: i64, condenses: Option<&str>) -> Result<()> {
+        conn.prepare_cached("UPDATE notes SET condenses = ?2 WHERE id = ?1")?
+            .execute(params![id, condenses])?;
+        Ok(())
+    }
+
+    /// Removes every note of the user with its tags, vectors and words.
+    pub(crate) fn forget_notes(conn: &Connection, user_id: i64) -> Result<usize> {
+        conn.execute(
+            "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
+             SELECT 'delete', id, title, content, tags FROM notes WHERE user_id = ?1",
+            [user_id],
+        )?;
+        conn.execute(
+            "DELETE FROM note_tags WHERE note_id IN (SELECT id FROM notes WHERE user_id = ?1)",
+            [user_id],
+        )?;
+        conn.execute(
+            "DELETE FROM note_vectors WHERE rowid IN (SELECT id FROM notes WHERE user_id = ?1)",
+            [user_id],
+        )?;
+        Ok(conn.execute("DELETE FROM notes WHERE user_id = ?1", [user_id])?)
+    }
+}
