@@ -222,6 +222,13 @@ fn note_dates(n: &NoteRow) -> String {
     }
 }
 
+/// Notes oldest first (by `ts`, then key), as people read them.
+fn chronological(notes: &[NoteRow]) -> Vec<NoteRow> {
+    let mut sorted = notes.to_vec();
+    sorted.sort_by(|a, b| a.ts_unix.cmp(&b.ts_unix).then(a.key.cmp(&b.key)));
+    sorted
+}
+
 /// The notes section of a Markdown export.
 fn notes_markdown(out: &mut String, notes: &[NoteRow]) {
     let _ = writeln!(out, "## Notes\n");
@@ -322,7 +329,7 @@ pub(crate) fn export(
                 now.unwrap_or("none")
             );
             if !notes.is_empty() {
-                notes_markdown(&mut out, notes);
+                notes_markdown(&mut out, &chronological(notes));
             }
             out.push_str(&render::render(&views, Style::Markdown));
         }
@@ -357,7 +364,7 @@ pub(crate) fn export(
                 );
             }
             if !notes.is_empty() {
-                notes_text(&mut out, notes);
+                notes_text(&mut out, &chronological(notes));
             }
             let _ = writeln!(out, "\ndecisions:");
             // Numbered per user, so a user's export does not depend on other users' writes.

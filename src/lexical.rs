@@ -147,11 +147,6 @@ impl Bm25 {
         self.total_len += u64::from(len);
     }
 
-    /// The id of each document, in the order they were added.
-    pub(crate) fn ids(&self) -> &[i64] {
-        &self.ids
-    }
-
     /// Rounds matching any term of `query`, best first by BM25 (ties to the lower id), at most
     /// `depth`: `(round id, score)`.
     #[cfg(test)]

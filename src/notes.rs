@@ -146,7 +146,7 @@ impl NewNote {
             ts: fields.string("ts")?.ok_or_else(|| Error::input(fields.name("ts"), "missing"))?,
             title: fields.string("title")?,
             tags: fields.tags()?.unwrap_or_default(),
-            metadata: fields.get("metadata").cloned(),
+            metadata: fields.metadata()?,
             kind: fields.kind()?,
             importance: fields.number("importance")?,
         })
@@ -189,7 +189,7 @@ impl NoteUpdate {
                 Some(_) => Some(fields.string("title")?),
             },
             tags: fields.tags()?,
-            metadata: fields.get("metadata").cloned(),
+            metadata: fields.metadata()?,
             kind: fields.kind()?,
             importance: fields.number("importance")?,
         })
@@ -605,6 +605,18 @@ impl<'v> Fields<'v> {
             Some(other) => {
                 Err(Error::input(self.name(field), format!("expected a number, found {}", json_kind(other))))
             }
+        }
+    }
+
+    /// A metadata object (a JSON object, or absent or null).
+    fn metadata(&self) -> Result<Option<Value>> {
+        match self.obj.get("metadata") {
+            None | Some(Value::Null) => Ok(None),
+            Some(v @ Value::Object(_)) => Ok(Some(v.clone())),
+            Some(other) => Err(Error::input(
+                self.name("metadata"),
+                format!("expected a JSON object, found {}", json_kind(other)),
+            )),
         }
     }
 

@@ -327,13 +327,13 @@ impl Index {
 /// Candidates each list contributes to a fusion.
 pub(crate) const FUSION_DEPTH: usize = 100;
 
-/// Reciprocal-rank fusion of the dense ranking (best first) and the lexical ranking (round ids,
-/// best first): `Σ 1 / (k + rank)` over the lists a round appears in. Returns the top `top` with
-/// the fused value as `score`, ties to the lower id; `dense_of` gives the dense score of a round
-/// found only lexically.
+/// Reciprocal-rank fusion of the dense ranking (best first) and lexical rankings (owner ids,
+/// best first; one per record kind, each with its own word statistics): `Σ 1 / (k + rank)` over
+/// the lists an owner appears in. Returns the top `top` with the fused value as `score`, ties to
+/// the lower id; `dense_of` gives the dense score of an owner found only lexically.
 pub(crate) fn fuse(
     dense: &[Scored],
-    lexical: &[i64],
+    lexical: &[Vec<i64>],
     k: u32,
     top: usize,
     dense_of: impl Fn(i64) -> Option<Scored>,
@@ -342,7 +342,7 @@ pub(crate) fn fuse(
     for (rank, s) in dense.iter().enumerate() {
         fused.entry(s.id).or_insert((0.0, *s)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
     }
-    for (rank, id) in lexical.iter().enumerate() {
+    for (rank, id) in lexical.iter().flat_map(|list| list.iter().enumerate()) {
         let Some(base) = fused.get(id).map(|e| e.1).or_else(|| dense_of(*id)) else { continue };
         fused.entry(*id).or_insert((0.0, base)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
     }
@@ -370,14 +370,16 @@ mod tests {
     fn fusion_rewards_rounds_that_both_lists_rank_high() {
         let s = |id, c| Scored { id, score: c, cosine: c, time_match: false };
         let dense = [s(1, 0.9), s(2, 0.8), s(3, 0.7)];
-        let got = fuse(&dense, &[3, 9], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
+        let got = fuse(&dense, &[vec![3, 9]], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
         let ids: Vec<i64> = got.iter().map(|x| x.id).collect();
         // 3: 1/63 + 1/61; 1: 1/61; 2 (dense only) and 9 (lexical only) tie at 1/62: the lower id first.
         assert_eq!(ids, vec![3, 1, 2]);
         assert!((got[0].score - (1.0 / 63.0 + 1.0 / 61.0) as f32).abs() < 1e-7);
         assert_eq!(got[0].cosine, 0.7);
-        let ids: Vec<i64> =
-            fuse(&dense, &[3, 9], 60, 4, |id| (id == 9).then(|| s(9, 0.1))).iter().map(|x| x.id).collect();
+        let ids: Vec<i64> = fuse(&dense, &[vec![3, 9]], 60, 4, |id| (id == 9).then(|| s(9, 0.1)))
+            .iter()
+            .map(|x| x.id)
+            .collect();
         assert_eq!(ids, vec![3, 1, 2, 9]);
     }
 
@@ -513,6 +515,77 @@ mod tests {
                 brute.sort_by(better);
                 brute.truncate(k);
                 proptest::prop_assert_eq!(got, brute);
+            }
+        }
+
+        #[test]
+        fn a_masked_shaped_scan_equals_brute_force_over_the_kept_entries(
+            seed in 0u64..1_000, n in 1usize..300, k in 1usize..30, extra in 0usize..100,
+            w in proptest::option::of(0.0f32..=1.0), alpha in proptest::option::of(0.0f32..=1.0),
+            keep_every in 1usize..5,
+        ) {
+            let dim = 48;
+            let rows: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            let mut index = Index::new(
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: (0..n as i32).map(|i| 700_000 + i % 40).collect(),
+                    saliences: vec![1.0; n],
+                    data: rows.concat(),
+                },
+                dim,
+            );
+            // Extra records: some for existing rounds (facts), some owners of their own (notes).
+            let mut entries: Vec<(i64, i32, f32, f32, Vec<f32>)> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as i64 + 1, 700_000 + i as i32 % 40, 1.0, 0.5, v.clone()))
+                .collect();
+            for j in 0..extra as u64 {
+                let owner = if j % 2 == 0 { (j * 7 + seed) as i64 % n as i64 + 1 } else { (1 << 48) + j as i64 };
+                let (day, sal, imp) = (700_000 + (j % 50) as i32, [1.0, 0.5][(j % 2) as usize], (j % 11) as f32 / 10.0);
+                let v = unit(seed * 7000 + 17 + j, dim);
+                index.push_weighted(owner, day, sal, imp, &v);
+                entries.push((owner, day, sal, imp, v));
+            }
+            let mask: Vec<bool> = (0..entries.len()).map(|i| i % keep_every == 0).collect();
+            let shape = Shape {
+                window: Some((700_010, 700_020)),
+                time_weight: 0.05,
+                importance: w,
+                recency: alpha.map(|a| (a, std::f64::consts::LN_2 / 30.0, 700_045)),
+            };
+            let query = unit(seed + 3, dim);
+            let got = index.top_k_shaped(&query, &shape, k, Some(&mask));
+            let mut all: Vec<Scored> = entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask[*i])
+                .map(|(_, (owner, day, sal, imp, v))| {
+                    let c = cosine(&query, v);
+                    let m = (700_010..=700_020).contains(day);
+                    let mut s = score(c, m, 0.05) * sal;
+                    if let Some(w) = w {
+                        s *= (1.0 - w) + 2.0 * w * imp;
+                    }
+                    if let Some(a) = alpha {
+                        let age = f64::from((700_045 - day).max(0));
+                        s = a * s + (1.0 - a) * (-(std::f64::consts::LN_2 / 30.0) * age).exp() as f32;
+                    }
+                    Scored { id: *owner, score: s, cosine: c, time_match: m }
+                })
+                .collect();
+            all.sort_by(better);
+            let mut brute: Vec<Scored> = Vec::new();
+            for s in all {
+                if !brute.iter().any(|b| b.id == s.id) {
+                    brute.push(s);
+                }
+            }
+            brute.truncate(k);
+            proptest::prop_assert_eq!(&got, &brute);
+            for s in &got {
+                proptest::prop_assert_eq!(index.score_of_shaped(s.id, &query, &shape, Some(&mask)), Some(*s));
             }
         }
     }

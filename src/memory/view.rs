@@ -4,8 +4,10 @@
 //! A view is valid while its user's write counter is `version`. A round's entries (its own
 //! vector and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
 //! so that the two kinds never share an owner and ties still go to the older record of a kind.
-//! A ranking can be restricted to one kind, or to the notes a filter keeps, by masking entries
-//! and word documents; the word statistics stay those of everything the scope sees.
+//! Words are indexed per kind ([`Bm25`] over rounds and their facts, another over notes), so each
+//! kind keeps its own word statistics: notes never move a round's word ranking, and fusion takes
+//! one word ranking per kind. A ranking can be restricted to one kind, or to the notes a filter
+//! keeps, by masking entries and note documents (the statistics stay those of the whole kind).
 
 use std::collections::HashMap;
 
@@ -21,7 +23,7 @@ pub(crate) fn note_id(owner: i64) -> Option<i64> {
     (owner & NOTE_BIT != 0).then_some(owner & !NOTE_BIT)
 }
 
-/// What a view entry or word document stands for when it is not a note.
+/// What a view entry stands for when it is not a note.
 const NOT_A_NOTE: u32 = u32::MAX;
 
 /// The records a ranking considers.
@@ -47,12 +49,12 @@ struct NoteEntry {
 pub(super) struct CachedView {
     pub(super) version: i64,
     index: Index,
-    /// Built only when fusion is on.
+    /// Rounds' and facts' words; built only when fusion is on.
     words: Option<Bm25>,
+    /// Notes' words, document `i` being note slot `i`; built only when fusion is on.
+    note_words: Option<Bm25>,
     /// The note (a slot in `notes`) of each index entry, or [`NOT_A_NOTE`].
     entry_note: Vec<u32>,
-    /// The same for each word document.
-    doc_note: Vec<u32>,
     notes: Vec<NoteEntry>,
     tags: HashMap<String, u32>,
 }
@@ -77,9 +79,9 @@ impl CachedView {
         let mut cached = CachedView {
             version,
             entry_note: vec![NOT_A_NOTE; index.len()],
-            doc_note: vec![NOT_A_NOTE; words.as_ref().map_or(0, |w| w.ids().len())],
             index,
             words,
+            note_words: fusion.then(Bm25::default),
             notes: Vec::new(),
             tags: HashMap::new(),
         };
@@ -98,7 +100,6 @@ impl CachedView {
         self.entry_note.push(NOT_A_NOTE);
         if let Some(words) = &mut self.words {
             words.push(round, text);
-            self.doc_note.push(NOT_A_NOTE);
         }
     }
 
@@ -114,9 +115,8 @@ impl CachedView {
         let owner = NOTE_BIT | meta.id;
         self.index.push_weighted(owner, meta.day, 1.0, meta.importance, vector);
         self.entry_note.push(slot);
-        if let (Some(words), Some(text)) = (&mut self.words, text) {
+        if let (Some(words), Some(text)) = (&mut self.note_words, text) {
             words.push(owner, text);
-            self.doc_note.push(slot);
         }
     }
 
@@ -140,28 +140,24 @@ impl CachedView {
             .collect()
     }
 
-    /// The entry and document masks for `among` (`None`: everything).
+    /// The entry mask for `among` (`None`: every entry) and, for notes, which note slots a
+    /// filter keeps.
     fn masks(&self, among: Among<'_>) -> (Option<Vec<bool>>, Option<Vec<bool>>) {
-        let by =
-            |slots: &[u32], keep: &dyn Fn(u32) -> bool| slots.iter().map(|&s| keep(s)).collect::<Vec<bool>>();
         match among {
-            Among::All => (None, None),
             // Without notes, every entry is a round's: no mask, exactly the plain ranking.
+            Among::All => (None, None),
             Among::Rounds if self.notes.is_empty() => (None, None),
-            Among::Rounds => {
-                let keep = |s: u32| s == NOT_A_NOTE;
-                (Some(by(&self.entry_note, &keep)), Some(by(&self.doc_note, &keep)))
-            }
+            Among::Rounds => (Some(self.entry_note.iter().map(|&s| s == NOT_A_NOTE).collect()), None),
             Among::Notes(filter) => {
                 let kept = self.kept_notes(filter);
-                let keep = |s: u32| s != NOT_A_NOTE && kept[s as usize];
-                (Some(by(&self.entry_note, &keep)), Some(by(&self.doc_note, &keep)))
+                let entries = self.entry_note.iter().map(|&s| s != NOT_A_NOTE && kept[s as usize]).collect();
+                (Some(entries), Some(kept))
             }
         }
     }
 
     /// The top `depth` owners among `among` for a question (`bare`, embedded as `vector`):
-    /// the dense ranking alone, or (with `rrf`) fused with the word ranking.
+    /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind.
     pub(super) fn rank(
         &self,
         bare: &str,
@@ -171,30 +167,32 @@ impl CachedView {
         depth: usize,
         rrf: Option<u32>,
     ) -> Vec<rank::Scored> {
-        let (entries, docs) = self.masks(among);
-        let (entries, docs) = (entries.as_deref(), docs.as_deref());
-        match rrf {
-            None => self.index.top_k_shaped(vector, shape, depth, entries),
-            Some(rrf) => {
-                let dense = self.index.top_k_shaped(vector, shape, rank::FUSION_DEPTH, entries);
-                // An owner's lexical rank is its best document's (a round's text or a fact's).
-                let mut seen = std::collections::HashSet::new();
-                let lexical: Vec<i64> = self
-                    .words
-                    .as_ref()
-                    .map(|w| {
-                        w.top_masked(bare, rank::FUSION_DEPTH, docs)
-                            .into_iter()
-                            .map(|(id, _)| id)
-                            .filter(|id| seen.insert(*id))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                rank::fuse(&dense, &lexical, rrf, depth, |id| {
-                    self.index.score_of_shaped(id, vector, shape, entries)
+        let (entries, kept_notes) = self.masks(among);
+        let entries = entries.as_deref();
+        let Some(rrf) = rrf else {
+            return self.index.top_k_shaped(vector, shape, depth, entries);
+        };
+        let dense = self.index.top_k_shaped(vector, shape, rank::FUSION_DEPTH, entries);
+        // An owner's word rank is its best document's (a round's text or a fact's).
+        let lexical = |words: &Option<Bm25>, mask: Option<&[bool]>| -> Vec<i64> {
+            let mut seen = std::collections::HashSet::new();
+            words
+                .as_ref()
+                .map(|w| {
+                    w.top_masked(bare, rank::FUSION_DEPTH, mask)
+                        .into_iter()
+                        .map(|(id, _)| id)
+                        .filter(|id| seen.insert(*id))
+                        .collect()
                 })
-            }
-        }
+                .unwrap_or_default()
+        };
+        let lists = match among {
+            Among::Rounds => vec![lexical(&self.words, None)],
+            Among::Notes(_) => vec![lexical(&self.note_words, kept_notes.as_deref())],
+            Among::All => vec![lexical(&self.words, None), lexical(&self.note_words, None)],
+        };
+        rank::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
     }
 }
 

@@ -173,10 +173,11 @@ impl Store {
         )
     }
 
-    /// Every note the view sees, condensed ones included, oldest first (by `ts`, then key).
+    /// Every note the view sees, condensed ones included, in the order they were stored (a dump
+    /// in this order imports to the same relative order, so ties rank the same).
     pub(crate) fn all_notes(&self, view: View<'_>) -> Result<Vec<NoteRow>> {
         let sql = format!(
-            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} ORDER BY ts_unix, note_key",
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} ORDER BY id",
             visible("agent", 2)
         );
         self.notes_where(&sql, params![view.user, view.agent])
