@@ -620,7 +620,7 @@ fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
         );
         assert_eq!(field(m.remember(&[NewNote::new("a", "yesterday")], "u")), "memories[0].ts");
         assert_eq!(field(m.remember(&[NewNote::new("a", T1).tags(["ok", " "])], "u")), "memories[0].tags[1]");
-        assert_eq!(field(m.remember(&[ok.clone()], Scope::user("u").agent(""))), "agent");
+        assert_eq!(field(m.remember(std::slice::from_ref(&ok), Scope::user("u").agent(""))), "agent");
         let json = |v: serde_json::Value| NewNote::from_json(&v, "memories[0]").unwrap_err();
         assert!(
             matches!(json(serde_json::json!({"content": "a", "ts": T1, "tags": ["x", 3]})), Error::InvalidInput { field, .. } if field == "memories[0].tags[1]")
