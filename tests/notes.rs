@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{conversation, file_bytes, hashing, temp_store};
+use common::{conversation, embedders, file_bytes, hashing, open, temp_store};
 use mnemon::extract::ScriptedExtractor;
 use mnemon::stores::Stores;
 use mnemon::{
@@ -63,240 +63,267 @@ fn seed(m: &Memory) -> Vec<String> {
 
 #[test]
 fn keys_are_deterministic_and_two_fresh_stores_export_the_same_bytes() {
-    let (a, b) = (temp_store(), temp_store());
-    let (ma, mb) = (hashing(&a.path), hashing(&b.path));
-    let (ka, kb) = (seed(&ma), seed(&mb));
-    assert_eq!(ka, kb);
-    assert!(ka.iter().all(|k| k.starts_with("n-") && k.len() == 18), "{ka:?}");
-    for m in [&ma, &mb] {
-        let change =
-            NoteUpdate { importance: Some(0.2), tags: Some(vec!["x".into()]), ..NoteUpdate::default() };
-        m.update(&ka[1], &change, T3, "alice").unwrap();
-        m.delete(&ka[0], "alice").unwrap();
-    }
-    for scope in [Scope::user("alice"), Scope::user("alice").agent("coach"), Scope::user("bob")] {
-        for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-            assert_eq!(
-                ma.export(scope, format).unwrap(),
-                mb.export(scope, format).unwrap(),
-                "{scope:?} {format:?}"
-            );
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let (a, b) = (temp_store(), temp_store());
+        let (ma, mb) = (open(&e, &a.path), open(&e, &b.path));
+        let (ka, kb) = (seed(&ma), seed(&mb));
+        assert_eq!(ka, kb);
+        assert!(ka.iter().all(|k| k.starts_with("n-") && k.len() == 18), "{ka:?}");
+        for m in [&ma, &mb] {
+            let change =
+                NoteUpdate { importance: Some(0.2), tags: Some(vec!["x".into()]), ..NoteUpdate::default() };
+            m.update(&ka[1], &change, T3, "alice").unwrap();
+            m.delete(&ka[0], "alice").unwrap();
         }
+        for scope in [Scope::user("alice"), Scope::user("alice").agent("coach"), Scope::user("bob")] {
+            for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+                assert_eq!(
+                    ma.export(scope, format).unwrap(),
+                    mb.export(scope, format).unwrap(),
+                    "{scope:?} {format:?}"
+                );
+            }
+        }
+        let q = Query::new("where does the sister live?").angles(&["running"]);
+        assert_eq!(ma.get_context(q, "alice").unwrap(), mb.get_context(q, "alice").unwrap());
+        let s = Search::new("work deploy");
+        assert_eq!(ma.search(&s, "alice").unwrap(), mb.search(&s, "alice").unwrap());
     }
-    let q = Query::new("where does the sister live?").angles(&["running"]);
-    assert_eq!(ma.get_context(q, "alice").unwrap(), mb.get_context(q, "alice").unwrap());
-    let s = Search::new("work deploy");
-    assert_eq!(ma.search(&s, "alice").unwrap(), mb.search(&s, "alice").unwrap());
 }
 
 #[test]
 fn remember_skips_repeats_that_are_at_least_as_widely_visible() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let shared =
-        m.remember(&[NewNote::new("Likes jazz.", T1), NewNote::new("likes JAZZ!", T2)], "u").unwrap();
-    assert!(shared.notes[0].stored && !shared.notes[1].stored);
-    assert_eq!(shared.notes[1].key, shared.notes[0].key);
-    // An agent's repeat of a shared note is covered by it ...
-    let agent = m.remember(&[NewNote::new("Likes jazz", T3)], Scope::user("u").agent("a")).unwrap();
-    assert_eq!((agent.notes[0].key.as_str(), agent.notes[0].stored), (shared.notes[0].key.as_str(), false));
-    // ... but a shared note is not covered by an agent's private one: other agents could not see it.
-    let private = m.remember(&[NewNote::new("Owns a cat.", T1)], Scope::user("u").agent("a")).unwrap();
-    let public = m.remember(&[NewNote::new("Owns a cat.", T1)], "u").unwrap();
-    assert!(public.notes[0].stored);
-    assert_ne!(public.notes[0].key, private.notes[0].key);
-    let log = m.decisions("u").unwrap();
-    assert_eq!(log.iter().filter(|d| d.kind == "note.duplicate").count(), 2);
-    assert_eq!(log.iter().filter(|d| d.kind == "note.stored").count(), 3);
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let shared =
+            m.remember(&[NewNote::new("Likes jazz.", T1), NewNote::new("likes JAZZ!", T2)], "u").unwrap();
+        assert!(shared.notes[0].stored && !shared.notes[1].stored);
+        assert_eq!(shared.notes[1].key, shared.notes[0].key);
+        // An agent's repeat of a shared note is covered by it ...
+        let agent = m.remember(&[NewNote::new("Likes jazz", T3)], Scope::user("u").agent("a")).unwrap();
+        assert_eq!(
+            (agent.notes[0].key.as_str(), agent.notes[0].stored),
+            (shared.notes[0].key.as_str(), false)
+        );
+        // ... but a shared note is not covered by an agent's private one: other agents could not see it.
+        let private = m.remember(&[NewNote::new("Owns a cat.", T1)], Scope::user("u").agent("a")).unwrap();
+        let public = m.remember(&[NewNote::new("Owns a cat.", T1)], "u").unwrap();
+        assert!(public.notes[0].stored);
+        assert_ne!(public.notes[0].key, private.notes[0].key);
+        let log = m.decisions("u").unwrap();
+        assert_eq!(log.iter().filter(|d| d.kind == "note.duplicate").count(), 2);
+        assert_eq!(log.iter().filter(|d| d.kind == "note.stored").count(), 3);
+    }
 }
 
 #[test]
 fn get_returns_notes_rounds_and_facts_by_key() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let k = seed(&m);
-    match m.get(&k[2], "alice").unwrap() {
-        Record::Note(n) => {
-            assert_eq!(n.kind, NoteKind::Procedural);
-            assert_eq!(n.metadata, serde_json::json!({"v": 2, "source": "runbook"}));
-            assert_eq!(n.tags, ["work", "deploy"]);
-            assert_eq!((n.ts.as_str(), n.updated.as_str()), (T3, T3));
-            assert!(n.tokens >= 8);
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let k = seed(&m);
+        match m.get(&k[2], "alice").unwrap() {
+            Record::Note(n) => {
+                assert_eq!(n.kind, NoteKind::Procedural);
+                assert_eq!(n.metadata, serde_json::json!({"v": 2, "source": "runbook"}));
+                assert_eq!(n.tags, ["work", "deploy"]);
+                assert_eq!((n.ts.as_str(), n.updated.as_str()), (T3, T3));
+                assert!(n.tokens >= 8);
+            }
+            other => panic!("{other:?}"),
         }
-        other => panic!("{other:?}"),
+        let round = m.rounds("alice").unwrap()[0].key.clone();
+        assert!(matches!(m.get(&round, "alice").unwrap(), Record::Round(r) if r.key == round));
+        assert!(
+            matches!(m.get("n-0000000000000000", "alice"), Err(Error::NotFound { key }) if key == "n-0000000000000000")
+        );
+        assert!(matches!(m.get("nonsense", "alice"), Err(Error::NotFound { .. })));
+        assert!(matches!(m.get(&k[0], "nobody"), Err(Error::NotFound { .. })));
     }
-    let round = m.rounds("alice").unwrap()[0].key.clone();
-    assert!(matches!(m.get(&round, "alice").unwrap(), Record::Round(r) if r.key == round));
-    assert!(
-        matches!(m.get("n-0000000000000000", "alice"), Err(Error::NotFound { key }) if key == "n-0000000000000000")
-    );
-    assert!(matches!(m.get("nonsense", "alice"), Err(Error::NotFound { .. })));
-    assert!(matches!(m.get(&k[0], "nobody"), Err(Error::NotFound { .. })));
 }
 
 #[test]
 fn update_changes_only_the_given_fields_and_new_content_is_embedded_again() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let k = seed(&m);
-    let before = match m.get(&k[1], "alice").unwrap() {
-        Record::Note(n) => n,
-        other => panic!("{other:?}"),
-    };
-    let change = NoteUpdate {
-        content: Some("The user's sister Ana moved to Bergen last spring.".into()),
-        ..NoteUpdate::default()
-    };
-    let after = m.update(&k[1], &change, "2026-04-01T08:00:00", "alice").unwrap();
-    assert_eq!(after.key, before.key);
-    assert_eq!(
-        (after.tags.clone(), after.importance, after.kind, after.ts.clone()),
-        (before.tags, before.importance, before.kind, before.ts)
-    );
-    assert_eq!(after.updated, "2026-04-01T08:00:00");
-    assert!(after.tokens > before.tokens);
-    // The new words and vector are what search sees; the old ones are gone.
-    let hits = m.search(&Search::new("Bergen"), "alice").unwrap().hits;
-    assert_eq!(hits[0].note.key, k[1]);
-    let oslo = m
-        .search(
-            &Search::new("Oslo").filter(Filter { tags_any: vec!["family".into()], ..Filter::default() }),
-            "alice",
-        )
-        .unwrap();
-    assert!(oslo.hits.iter().all(|h| !h.note.content.contains("Oslo")));
-    // Clearing the title, replacing tags and metadata.
-    let change = NoteUpdate {
-        title: Some(None),
-        tags: Some(vec![]),
-        metadata: Some(serde_json::json!({"checked": true})),
-        ..NoteUpdate::default()
-    };
-    let n = m.update(&k[0], &change, T3, "alice").unwrap();
-    assert_eq!((n.title, n.tags.len(), n.metadata), (None, 0, serde_json::json!({"checked": true})));
-    let log = m.decisions("alice").unwrap();
-    let updated: Vec<_> = log.iter().filter(|d| d.kind == "note.updated").collect();
-    assert_eq!(updated.len(), 2);
-    assert_eq!(updated.iter().find(|d| d.record == k[1]).unwrap().detail, r#"{"fields":["content"]}"#);
-    // The logical now moved to the update's time.
-    assert!(m.export("alice", ExportFormat::Text).unwrap().contains("logical now: 2026-04-01T08:00:00"));
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let k = seed(&m);
+        let before = match m.get(&k[1], "alice").unwrap() {
+            Record::Note(n) => n,
+            other => panic!("{other:?}"),
+        };
+        let change = NoteUpdate {
+            content: Some("The user's sister Ana moved to Bergen last spring.".into()),
+            ..NoteUpdate::default()
+        };
+        let after = m.update(&k[1], &change, "2026-04-01T08:00:00", "alice").unwrap();
+        assert_eq!(after.key, before.key);
+        assert_eq!(
+            (after.tags.clone(), after.importance, after.kind, after.ts.clone()),
+            (before.tags, before.importance, before.kind, before.ts)
+        );
+        assert_eq!(after.updated, "2026-04-01T08:00:00");
+        assert!(after.tokens > before.tokens);
+        // The new words and vector are what search sees; the old ones are gone.
+        let hits = m.search(&Search::new("Bergen"), "alice").unwrap().hits;
+        assert_eq!(hits[0].note.key, k[1]);
+        let oslo = m
+            .search(
+                &Search::new("Oslo").filter(Filter { tags_any: vec!["family".into()], ..Filter::default() }),
+                "alice",
+            )
+            .unwrap();
+        assert!(oslo.hits.iter().all(|h| !h.note.content.contains("Oslo")));
+        // Clearing the title, replacing tags and metadata.
+        let change = NoteUpdate {
+            title: Some(None),
+            tags: Some(vec![]),
+            metadata: Some(serde_json::json!({"checked": true})),
+            ..NoteUpdate::default()
+        };
+        let n = m.update(&k[0], &change, T3, "alice").unwrap();
+        assert_eq!((n.title, n.tags.len(), n.metadata), (None, 0, serde_json::json!({"checked": true})));
+        let log = m.decisions("alice").unwrap();
+        let updated: Vec<_> = log.iter().filter(|d| d.kind == "note.updated").collect();
+        assert_eq!(updated.len(), 2);
+        assert_eq!(updated.iter().find(|d| d.record == k[1]).unwrap().detail, r#"{"fields":["content"]}"#);
+        // The logical now moved to the update's time.
+        assert!(m.export("alice", ExportFormat::Text).unwrap().contains("logical now: 2026-04-01T08:00:00"));
+    }
 }
 
 #[test]
 fn list_filters_and_pages_with_a_stable_cursor() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let notes: Vec<NewNote> = (1..=9)
-        .map(|d| {
-            let kind = if d % 3 == 0 { NoteKind::Episodic } else { NoteKind::Semantic };
-            let tags: Vec<&str> = if d % 2 == 0 { vec!["even", "Num"] } else { vec!["odd", "num"] };
-            NewNote::new(format!("note {d} {}", "word ".repeat(d)), format!("2026-01-0{d}T12:00:00"))
-                .kind(kind)
-                .tags(tags)
-        })
-        .collect();
-    m.remember(&notes, "u").unwrap();
-    let contents = |f: Filter| -> Vec<String> {
-        m.list(&List { filter: f, ..List::default() }, "u")
-            .unwrap()
-            .notes
-            .iter()
-            .map(|n| n.content[..6].to_owned())
-            .collect()
-    };
-    assert_eq!(contents(Filter::default()).len(), 9);
-    assert_eq!(contents(Filter::default())[0], "note 9");
-    assert_eq!(
-        contents(Filter { tags_any: vec!["EVEN".into()], ..Filter::default() }),
-        ["note 8", "note 6", "note 4", "note 2"]
-    );
-    assert_eq!(contents(Filter { tags_all: vec!["num".into(), "odd".into()], ..Filter::default() }).len(), 5);
-    assert!(
-        contents(Filter { tags_all: vec!["num".into(), "missing".into()], ..Filter::default() }).is_empty()
-    );
-    assert_eq!(
-        contents(Filter { kinds: vec![NoteKind::Episodic], ..Filter::default() }),
-        ["note 9", "note 6", "note 3"]
-    );
-    let window = Filter {
-        after: Some("2026-01-03T12:00:00".into()),
-        before: Some("2026-01-06T12:00:00".into()),
-        ..Filter::default()
-    };
-    assert_eq!(contents(window), ["note 5", "note 4"], "after and before are strict");
-    let sizes = Filter { min_tokens: Some(5), max_tokens: Some(7), ..Filter::default() };
-    let kept = m.list(&List { filter: sizes, ..List::default() }, "u").unwrap().notes;
-    assert!(!kept.is_empty() && kept.iter().all(|n| (5..=7).contains(&n.tokens)), "{kept:?}");
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let notes: Vec<NewNote> = (1..=9)
+            .map(|d| {
+                let kind = if d % 3 == 0 { NoteKind::Episodic } else { NoteKind::Semantic };
+                let tags: Vec<&str> = if d % 2 == 0 { vec!["even", "Num"] } else { vec!["odd", "num"] };
+                NewNote::new(format!("note {d} {}", "word ".repeat(d)), format!("2026-01-0{d}T12:00:00"))
+                    .kind(kind)
+                    .tags(tags)
+            })
+            .collect();
+        m.remember(&notes, "u").unwrap();
+        let contents = |f: Filter| -> Vec<String> {
+            m.list(&List { filter: f, ..List::default() }, "u")
+                .unwrap()
+                .notes
+                .iter()
+                .map(|n| n.content[..6].to_owned())
+                .collect()
+        };
+        assert_eq!(contents(Filter::default()).len(), 9);
+        assert_eq!(contents(Filter::default())[0], "note 9");
+        assert_eq!(
+            contents(Filter { tags_any: vec!["EVEN".into()], ..Filter::default() }),
+            ["note 8", "note 6", "note 4", "note 2"]
+        );
+        assert_eq!(
+            contents(Filter { tags_all: vec!["num".into(), "odd".into()], ..Filter::default() }).len(),
+            5
+        );
+        assert!(contents(Filter { tags_all: vec!["num".into(), "missing".into()], ..Filter::default() })
+            .is_empty());
+        assert_eq!(
+            contents(Filter { kinds: vec![NoteKind::Episodic], ..Filter::default() }),
+            ["note 9", "note 6", "note 3"]
+        );
+        let window = Filter {
+            after: Some("2026-01-03T12:00:00".into()),
+            before: Some("2026-01-06T12:00:00".into()),
+            ..Filter::default()
+        };
+        assert_eq!(contents(window), ["note 5", "note 4"], "after and before are strict");
+        let sizes = Filter { min_tokens: Some(5), max_tokens: Some(7), ..Filter::default() };
+        let kept = m.list(&List { filter: sizes, ..List::default() }, "u").unwrap().notes;
+        assert!(!kept.is_empty() && kept.iter().all(|n| (5..=7).contains(&n.tokens)), "{kept:?}");
 
-    // Pages of 4; a note stored mid-way with an older ts than the cursor still shows up, once.
-    let first = m.list(&List { limit: 4, ..List::default() }, "u").unwrap();
-    assert_eq!(first.notes.len(), 4);
-    m.remember(&[NewNote::new("late arrival", "2026-01-01T06:00:00")], "u").unwrap();
-    let mut seen: Vec<String> = first.notes.iter().map(|n| n.key.clone()).collect();
-    let mut cursor = first.next;
-    while let Some(c) = cursor {
-        let page = m.list(&List { limit: 4, cursor: Some(c), ..List::default() }, "u").unwrap();
-        seen.extend(page.notes.iter().map(|n| n.key.clone()));
-        cursor = page.next;
+        // Pages of 4; a note stored mid-way with an older ts than the cursor still shows up, once.
+        let first = m.list(&List { limit: 4, ..List::default() }, "u").unwrap();
+        assert_eq!(first.notes.len(), 4);
+        m.remember(&[NewNote::new("late arrival", "2026-01-01T06:00:00")], "u").unwrap();
+        let mut seen: Vec<String> = first.notes.iter().map(|n| n.key.clone()).collect();
+        let mut cursor = first.next;
+        while let Some(c) = cursor {
+            let page = m.list(&List { limit: 4, cursor: Some(c), ..List::default() }, "u").unwrap();
+            seen.extend(page.notes.iter().map(|n| n.key.clone()));
+            cursor = page.next;
+        }
+        assert_eq!(seen.len(), 10);
+        seen.sort();
+        seen.dedup();
+        assert_eq!(seen.len(), 10, "no note twice");
+        assert!(
+            matches!(m.list(&List { cursor: Some("bogus".into()), ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "cursor")
+        );
     }
-    assert_eq!(seen.len(), 10);
-    seen.sort();
-    seen.dedup();
-    assert_eq!(seen.len(), 10, "no note twice");
-    assert!(
-        matches!(m.list(&List { cursor: Some("bogus".into()), ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "cursor")
-    );
 }
 
 #[test]
 fn search_and_list_keep_the_same_notes_for_every_filter() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let tags = ["a", "b", "c", "d"];
-    let notes: Vec<NewNote> = (0..60)
-        .map(|i| {
-            NewNote::new(
-                format!("note {i} about {}", ["rivers", "hills", "cities"][i % 3]),
-                format!("2026-02-{:02}T0{}:00:00", 1 + i % 28, i % 10),
-            )
-            .kind(NoteKind::ALL[i % 3])
-            .tags(tags.iter().enumerate().filter(|(j, _)| (i >> j) & 1 == 1).map(|(_, t)| *t))
-        })
-        .collect();
-    m.remember(&notes, "u").unwrap();
-    let filters = [
-        Filter::default(),
-        Filter { tags_any: vec!["a".into(), "D".into()], ..Filter::default() },
-        Filter { tags_all: vec!["b".into(), "c".into()], ..Filter::default() },
-        Filter { tags_any: vec!["zzz".into()], ..Filter::default() },
-        Filter { kinds: vec![NoteKind::Procedural, NoteKind::Episodic], ..Filter::default() },
-        Filter { after: Some("2026-02-10".into()), before: Some("2026-02-20".into()), ..Filter::default() },
-        Filter { min_tokens: Some(6), ..Filter::default() },
-        Filter {
-            tags_any: vec!["c".into()],
-            kinds: vec![NoteKind::Semantic],
-            max_tokens: Some(6),
-            ..Filter::default()
-        },
-    ];
-    for f in filters {
-        let mut listed: Vec<String> = m
-            .list(&List { filter: f.clone(), limit: 1000, cursor: None }, "u")
-            .unwrap()
-            .notes
-            .into_iter()
-            .map(|n| n.key)
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let tags = ["a", "b", "c", "d"];
+        let notes: Vec<NewNote> = (0..60)
+            .map(|i| {
+                NewNote::new(
+                    format!("note {i} about {}", ["rivers", "hills", "cities"][i % 3]),
+                    format!("2026-02-{:02}T0{}:00:00", 1 + i % 28, i % 10),
+                )
+                .kind(NoteKind::ALL[i % 3])
+                .tags(tags.iter().enumerate().filter(|(j, _)| (i >> j) & 1 == 1).map(|(_, t)| *t))
+            })
             .collect();
-        let mut found: Vec<String> = m
-            .search(&Search::new("rivers").filter(f.clone()).limit(1000), "u")
-            .unwrap()
-            .hits
-            .into_iter()
-            .map(|h| h.note.key)
-            .collect();
-        listed.sort();
-        found.sort();
-        assert_eq!(listed, found, "{f:?}");
+        m.remember(&notes, "u").unwrap();
+        let filters = [
+            Filter::default(),
+            Filter { tags_any: vec!["a".into(), "D".into()], ..Filter::default() },
+            Filter { tags_all: vec!["b".into(), "c".into()], ..Filter::default() },
+            Filter { tags_any: vec!["zzz".into()], ..Filter::default() },
+            Filter { kinds: vec![NoteKind::Procedural, NoteKind::Episodic], ..Filter::default() },
+            Filter {
+                after: Some("2026-02-10".into()),
+                before: Some("2026-02-20".into()),
+                ..Filter::default()
+            },
+            Filter { min_tokens: Some(6), ..Filter::default() },
+            Filter {
+                tags_any: vec!["c".into()],
+                kinds: vec![NoteKind::Semantic],
+                max_tokens: Some(6),
+                ..Filter::default()
+            },
+        ];
+        for f in filters {
+            let mut listed: Vec<String> = m
+                .list(&List { filter: f.clone(), limit: 1000, cursor: None }, "u")
+                .unwrap()
+                .notes
+                .into_iter()
+                .map(|n| n.key)
+                .collect();
+            let mut found: Vec<String> = m
+                .search(&Search::new("rivers").filter(f.clone()).limit(1000), "u")
+                .unwrap()
+                .hits
+                .into_iter()
+                .map(|h| h.note.key)
+                .collect();
+            listed.sort();
+            found.sort();
+            assert_eq!(listed, found, "{f:?}");
+        }
     }
 }
 
@@ -380,106 +407,118 @@ fn recall_returns_the_same_rounds_with_or_without_notes() {
 
 #[test]
 fn a_context_merges_query_angles_rounds_and_notes_into_one_budget() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    m.add(&conversation(), "u").unwrap();
-    m.remember(&[NewNote::new("The user is allergic to penicillin.", T1).tags(["health"])], "u").unwrap();
-    let one = m.get_context(Query::new("What is my dog's name?"), "u").unwrap();
-    let angles = ["allergies and medicine", "What is my dog's name?"];
-    let both = m.get_context(Query::new("What is my dog's name?").angles(&angles), "u").unwrap();
-    assert!(both.text.contains("penicillin") && both.text.contains("Toby"));
-    assert!(both.text.contains("relevance: "));
-    let mut rounds = both.rounds.clone();
-    rounds.sort();
-    rounds.dedup();
-    assert_eq!(rounds.len(), both.rounds.len(), "each round once");
-    assert_eq!(both.notes.len(), 1);
-    assert_eq!(both.text.matches("[Memory ").count(), 1);
-    // A budget cuts from the bottom and is reported; the block stays within it.
-    let tight = m.get_context(Query::new("What is my dog's name?").angles(&angles).budget(120), "u").unwrap();
-    assert!(tight.truncated && tight.tokens <= 120, "{} tokens", tight.tokens);
-    assert_eq!(
-        tight.rounds.len() + tight.notes.len() + tight.omitted.len(),
-        both.rounds.len() + both.notes.len()
-    );
-    assert!(one.notes.len() <= 1);
-    let too_many: Vec<&str> = vec!["x"; 17];
-    assert!(
-        matches!(m.get_context(Query::new("q").angles(&too_many), "u"), Err(Error::InvalidInput { field, .. }) if field == "angles")
-    );
-    assert!(
-        matches!(m.get_context(Query::new("q").angles(&[" "]), "u"), Err(Error::InvalidInput { field, .. }) if field == "angles[0]")
-    );
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        m.add(&conversation(), "u").unwrap();
+        m.remember(&[NewNote::new("The user is allergic to penicillin.", T1).tags(["health"])], "u").unwrap();
+        let one = m.get_context(Query::new("What is my dog's name?"), "u").unwrap();
+        let angles = ["allergies and medicine", "What is my dog's name?"];
+        let both = m.get_context(Query::new("What is my dog's name?").angles(&angles), "u").unwrap();
+        assert!(both.text.contains("penicillin") && both.text.contains("Toby"));
+        assert!(both.text.contains("relevance: "));
+        let mut rounds = both.rounds.clone();
+        rounds.sort();
+        rounds.dedup();
+        assert_eq!(rounds.len(), both.rounds.len(), "each round once");
+        assert_eq!(both.notes.len(), 1);
+        assert_eq!(both.text.matches("[Memory ").count(), 1);
+        // A budget cuts from the bottom and is reported; the block stays within it.
+        let tight =
+            m.get_context(Query::new("What is my dog's name?").angles(&angles).budget(120), "u").unwrap();
+        assert!(tight.truncated && tight.tokens <= 120, "{} tokens", tight.tokens);
+        assert_eq!(
+            tight.rounds.len() + tight.notes.len() + tight.omitted.len(),
+            both.rounds.len() + both.notes.len()
+        );
+        assert!(one.notes.len() <= 1);
+        let too_many: Vec<&str> = vec!["x"; 17];
+        assert!(
+            matches!(m.get_context(Query::new("q").angles(&too_many), "u"), Err(Error::InvalidInput { field, .. }) if field == "angles")
+        );
+        assert!(
+            matches!(m.get_context(Query::new("q").angles(&[" "]), "u"), Err(Error::InvalidInput { field, .. }) if field == "angles[0]")
+        );
+    }
 }
 
 #[test]
 fn an_agent_sees_its_own_records_and_the_shared_ones_on_every_read_path() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let k = seed(&m);
-    let coach = Scope::user("alice").agent("coach");
-    let coder = Scope::user("alice").agent("coder");
-    let (coach_note, coder_note) = (&k[3], &k[4]);
-    // get
-    assert!(m.get(coach_note, coach).is_ok() && m.get(coach_note, "alice").is_ok());
-    assert!(matches!(m.get(coach_note, coder), Err(Error::NotFound { .. })));
-    assert!(m.get(&k[0], coder).is_ok(), "shared notes are seen by every agent");
-    // list and count
-    let listed = |s: Scope<'_>| -> Vec<String> {
-        m.list(&List::default(), s).unwrap().notes.into_iter().map(|n| n.key).collect()
-    };
-    assert!(listed(coach).contains(coach_note) && !listed(coach).contains(coder_note));
-    assert!(
-        listed(Scope::user("alice")).contains(coach_note)
-            && listed(Scope::user("alice")).contains(coder_note)
-    );
-    assert_eq!(m.count(coach).unwrap().notes, 4);
-    assert_eq!(m.count(coder).unwrap().notes, 4);
-    assert_eq!(m.count("alice").unwrap().notes, 5);
-    assert_eq!(m.count(coach).unwrap().rounds, m.count(coder).unwrap().rounds + 1);
-    // search
-    let found = |s: Scope<'_>, q: &str| -> Vec<String> {
-        m.search(&Search::new(q).limit(100), s).unwrap().hits.into_iter().map(|h| h.note.content).collect()
-    };
-    assert!(found(coder, "ran km river knee").iter().all(|c| !c.contains("Ran 10 km")));
-    assert!(found(coach, "ran km river knee")[0].contains("Ran 10 km"));
-    assert!(found(Scope::user("bob"), "vegetarian deploy sister").iter().all(|c| c.contains("bees")));
-    // recall and context (an agent's round)
-    let bike = |s: Scope<'_>| {
-        m.recall(Query::new("bike stolen").top_k(100), s)
-            .unwrap()
-            .rounds
-            .iter()
-            .any(|r| r.turns[0].content.contains("bike"))
-    };
-    assert!(bike(coach) && bike(Scope::user("alice")) && !bike(coder));
-    let context = m.get_context(Query::new("bike stolen running knee").top_k(100), coder).unwrap();
-    assert!(
-        !context.text.contains("bike")
-            && !context.text.contains("Ran 10 km")
-            && !context.text.contains("bees")
-    );
-    assert!(m
-        .get_context(Query::new("bike stolen running knee").top_k(100), coach)
-        .unwrap()
-        .text
-        .contains("bike"));
-    // rounds, facts, decisions and every export
-    assert!(m.rounds(coder).unwrap().iter().all(|r| !r.turns[0].content.contains("bike")));
-    assert!(m.decisions(coder).unwrap().iter().all(|d| d.record != *coach_note));
-    assert!(m.decisions(coach).unwrap().iter().any(|d| d.record == *coach_note));
-    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-        let text = m.export(coder, format).unwrap();
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let k = seed(&m);
+        let coach = Scope::user("alice").agent("coach");
+        let coder = Scope::user("alice").agent("coder");
+        let (coach_note, coder_note) = (&k[3], &k[4]);
+        // get
+        assert!(m.get(coach_note, coach).is_ok() && m.get(coach_note, "alice").is_ok());
+        assert!(matches!(m.get(coach_note, coder), Err(Error::NotFound { .. })));
+        assert!(m.get(&k[0], coder).is_ok(), "shared notes are seen by every agent");
+        // list and count
+        let listed = |s: Scope<'_>| -> Vec<String> {
+            m.list(&List::default(), s).unwrap().notes.into_iter().map(|n| n.key).collect()
+        };
+        assert!(listed(coach).contains(coach_note) && !listed(coach).contains(coder_note));
         assert!(
-            !text.contains("bike") && !text.contains("Ran 10 km") && !text.contains("bees"),
-            "{format:?}"
+            listed(Scope::user("alice")).contains(coach_note)
+                && listed(Scope::user("alice")).contains(coder_note)
         );
-        assert!(text.contains("nextest") && text.contains("vegetarian"), "{format:?}");
+        assert_eq!(m.count(coach).unwrap().notes, 4);
+        assert_eq!(m.count(coder).unwrap().notes, 4);
+        assert_eq!(m.count("alice").unwrap().notes, 5);
+        assert_eq!(m.count(coach).unwrap().rounds, m.count(coder).unwrap().rounds + 1);
+        // search
+        let found = |s: Scope<'_>, q: &str| -> Vec<String> {
+            m.search(&Search::new(q).limit(100), s)
+                .unwrap()
+                .hits
+                .into_iter()
+                .map(|h| h.note.content)
+                .collect()
+        };
+        assert!(found(coder, "ran km river knee").iter().all(|c| !c.contains("Ran 10 km")));
+        assert!(found(coach, "ran km river knee")[0].contains("Ran 10 km"));
+        assert!(found(Scope::user("bob"), "vegetarian deploy sister").iter().all(|c| c.contains("bees")));
+        // recall and context (an agent's round)
+        let bike = |s: Scope<'_>| {
+            m.recall(Query::new("bike stolen").top_k(100), s)
+                .unwrap()
+                .rounds
+                .iter()
+                .any(|r| r.turns[0].content.contains("bike"))
+        };
+        assert!(bike(coach) && bike(Scope::user("alice")) && !bike(coder));
+        let context = m.get_context(Query::new("bike stolen running knee").top_k(100), coder).unwrap();
+        assert!(
+            !context.text.contains("bike")
+                && !context.text.contains("Ran 10 km")
+                && !context.text.contains("bees")
+        );
+        assert!(m
+            .get_context(Query::new("bike stolen running knee").top_k(100), coach)
+            .unwrap()
+            .text
+            .contains("bike"));
+        // rounds, facts, decisions and every export
+        assert!(m.rounds(coder).unwrap().iter().all(|r| !r.turns[0].content.contains("bike")));
+        assert!(m.decisions(coder).unwrap().iter().all(|d| d.record != *coach_note));
+        assert!(m.decisions(coach).unwrap().iter().any(|d| d.record == *coach_note));
+        for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+            let text = m.export(coder, format).unwrap();
+            assert!(
+                !text.contains("bike") && !text.contains("Ran 10 km") && !text.contains("bees"),
+                "{format:?}"
+            );
+            assert!(text.contains("nextest") && text.contains("vegetarian"), "{format:?}");
+        }
+        // Writes through an agent act only on what it sees.
+        assert!(matches!(m.delete(coach_note, coder), Err(Error::NotFound { .. })));
+        let change = NoteUpdate { importance: Some(1.0), ..NoteUpdate::default() };
+        assert!(matches!(m.update(coach_note, &change, T3, coder), Err(Error::NotFound { .. })));
     }
-    // Writes through an agent act only on what it sees.
-    assert!(matches!(m.delete(coach_note, coder), Err(Error::NotFound { .. })));
-    let change = NoteUpdate { importance: Some(1.0), ..NoteUpdate::default() };
-    assert!(matches!(m.update(coach_note, &change, T3, coder), Err(Error::NotFound { .. })));
 }
 
 /// Whether `needle` occurs in the store's file (after a checkpoint and VACUUM).
@@ -495,71 +534,76 @@ fn in_file(path: &std::path::Path, needle: &str) -> bool {
 
 #[test]
 fn delete_leaves_no_trace_in_any_table_the_word_index_or_a_cache() {
-    let t = temp_store();
-    let cache_path = t.dir.path().join("vectors.db");
-    let embedder: Arc<dyn Embedder> =
-        Arc::new(CachedEmbedder::open(&cache_path, Arc::new(HashingEmbedder::default())).unwrap());
-    let script = r#"{"My locker code is zqxwvmarker.": [{"content": "The user's locker code is zqxwvfact.",
-        "raw": "user: My locker code is zqxwvmarker", "when": null, "subject": "user", "predicate": "locker code is",
-        "object": "zqxwvfact", "salience": 1.0}]}"#;
-    let x = Arc::new(ScriptedExtractor::from_json("t", script).unwrap());
-    let config = Config { background_extraction: false, ..Config::default() };
-    let key;
-    let round;
-    {
-        let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config.clone()).unwrap();
-        key = m
-            .remember(
-                &[NewNote::new("The vault phrase is zqxwvnote.", T1).title("zqxwvtitle").tags(["zqxwvtag"])],
-                "u",
-            )
-            .unwrap()
-            .notes[0]
-            .key
-            .clone();
-        m.remember(&[NewNote::new("An unrelated note stays.", T1)], "u").unwrap();
-        round = m.add(&[Message::user("My locker code is zqxwvmarker.", T2)], "u").unwrap().stored[0].clone();
-        assert_eq!(m.facts("u").unwrap().len(), 1);
-        // Search once so that the vectors are in memory too.
-        assert!(!m.search(&Search::new("vault phrase"), "u").unwrap().hits.is_empty());
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let cache_path = t.dir.path().join("vectors.db");
+        let embedder: Arc<dyn Embedder> = Arc::new(CachedEmbedder::open(&cache_path, e.clone()).unwrap());
+        let script = r#"{"My locker code is zqxwvmarker.": [{"content": "The user's locker code is zqxwvfact.",
+            "raw": "user: My locker code is zqxwvmarker", "when": null, "subject": "user", "predicate": "locker code is",
+            "object": "zqxwvfact", "salience": 1.0}]}"#;
+        let x = Arc::new(ScriptedExtractor::from_json("t", script).unwrap());
+        let config = Config { background_extraction: false, ..Config::default() };
+        let key;
+        let round;
+        {
+            let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config.clone()).unwrap();
+            key = m
+                .remember(
+                    &[NewNote::new("The vault phrase is zqxwvnote.", T1)
+                        .title("zqxwvtitle")
+                        .tags(["zqxwvtag"])],
+                    "u",
+                )
+                .unwrap()
+                .notes[0]
+                .key
+                .clone();
+            m.remember(&[NewNote::new("An unrelated note stays.", T1)], "u").unwrap();
+            round =
+                m.add(&[Message::user("My locker code is zqxwvmarker.", T2)], "u").unwrap().stored[0].clone();
+            assert_eq!(m.facts("u").unwrap().len(), 1);
+            // Search once so that the vectors are in memory too.
+            assert!(!m.search(&Search::new("vault phrase"), "u").unwrap().hits.is_empty());
+        }
+        assert!(
+            in_file(&t.path, "zqxwvnote") && in_file(&t.path, "zqxwvmarker") && in_file(&t.path, "zqxwvfact")
+        );
+        let cached = |text: &str| {
+            let conn = rusqlite::Connection::open(&cache_path).unwrap();
+            let n: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
+            let probe = CachedEmbedder::open(&cache_path, e.clone()).unwrap();
+            probe.embed_documents(&[text]).unwrap();
+            let after: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
+            after == n // the probe hit: the text was cached
+        };
+        assert!(cached("zqxwvtitle\nThe vault phrase is zqxwvnote."));
+        assert!(cached("user: My locker code is zqxwvmarker."));
+        {
+            let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config).unwrap();
+            assert_eq!(m.delete(&key, "u").unwrap().record, "note");
+            let deleted = m.delete(&round, "u").unwrap();
+            assert_eq!((deleted.record, deleted.facts.len()), ("round", 1));
+            assert!(m
+                .search(&Search::new("vault phrase zqxwvnote"), "u")
+                .unwrap()
+                .hits
+                .iter()
+                .all(|h| !h.note.content.contains("zqxwv")));
+            let log = m.decisions("u").unwrap();
+            assert!(log.iter().any(|d| d.kind == "note.deleted" && d.record == key));
+            assert!(log.iter().any(|d| d.kind == "round.deleted" && d.record == round));
+            assert_eq!(m.count("u").unwrap().notes, 1);
+        }
+        for marker in ["zqxwvnote", "zqxwvtitle", "zqxwvtag", "zqxwvmarker", "zqxwvfact"] {
+            assert!(!in_file(&t.path, marker), "{marker} is still in the store file");
+        }
+        assert!(
+            !cached("zqxwvtitle\nThe vault phrase is zqxwvnote."),
+            "the embedding cache still holds the note"
+        );
+        assert!(!cached("user: My locker code is zqxwvmarker."), "the embedding cache still holds the round");
     }
-    assert!(
-        in_file(&t.path, "zqxwvnote") && in_file(&t.path, "zqxwvmarker") && in_file(&t.path, "zqxwvfact")
-    );
-    let cached = |text: &str| {
-        let conn = rusqlite::Connection::open(&cache_path).unwrap();
-        let n: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
-        let probe = CachedEmbedder::open(&cache_path, Arc::new(HashingEmbedder::default())).unwrap();
-        probe.embed_documents(&[text]).unwrap();
-        let after: i64 = conn.query_row("SELECT count(*) FROM vectors", [], |r| r.get(0)).unwrap();
-        after == n // the probe hit: the text was cached
-    };
-    assert!(cached("zqxwvtitle\nThe vault phrase is zqxwvnote."));
-    assert!(cached("user: My locker code is zqxwvmarker."));
-    {
-        let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config).unwrap();
-        assert_eq!(m.delete(&key, "u").unwrap().record, "note");
-        let deleted = m.delete(&round, "u").unwrap();
-        assert_eq!((deleted.record, deleted.facts.len()), ("round", 1));
-        assert!(m
-            .search(&Search::new("vault phrase zqxwvnote"), "u")
-            .unwrap()
-            .hits
-            .iter()
-            .all(|h| !h.note.content.contains("zqxwv")));
-        let log = m.decisions("u").unwrap();
-        assert!(log.iter().any(|d| d.kind == "note.deleted" && d.record == key));
-        assert!(log.iter().any(|d| d.kind == "round.deleted" && d.record == round));
-        assert_eq!(m.count("u").unwrap().notes, 1);
-    }
-    for marker in ["zqxwvnote", "zqxwvtitle", "zqxwvtag", "zqxwvmarker", "zqxwvfact"] {
-        assert!(!in_file(&t.path, marker), "{marker} is still in the store file");
-    }
-    assert!(
-        !cached("zqxwvtitle\nThe vault phrase is zqxwvnote."),
-        "the embedding cache still holds the note"
-    );
-    assert!(!cached("user: My locker code is zqxwvmarker."), "the embedding cache still holds the round");
 }
 
 #[test]
@@ -587,259 +631,292 @@ fn deleting_a_fact_drops_the_values_decisions_quote() {
 
 #[test]
 fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
-    let t = temp_store();
-    let key = {
-        let m = hashing(&t.path);
-        m.add(&conversation(), "u").unwrap();
-        m.remember(&[NewNote::new("Kept.", T1)], "u").unwrap().notes[0].key.clone()
-    };
-    let before = file_bytes(&t.path);
-    {
-        let m = hashing(&t.path);
-        let ok = NewNote::new("Fine.", T2);
-        let field = |r: mnemon::Result<mnemon::RememberReport>| match r {
-            Err(Error::InvalidInput { field, .. }) | Err(Error::EmptyMemory { field }) => field,
-            other => panic!("{other:?}"),
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let key = {
+            let m = open(&e, &t.path);
+            m.add(&conversation(), "u").unwrap();
+            m.remember(&[NewNote::new("Kept.", T1)], "u").unwrap().notes[0].key.clone()
         };
-        assert!(
-            matches!(m.remember(&[ok.clone(), NewNote::new("  \n ", T1)], "u"), Err(Error::EmptyMemory { field }) if field == "memories[1].content")
-        );
-        let big = "x".repeat(mnemon::MAX_NOTE_BYTES + 1);
-        assert_eq!(field(m.remember(&[ok.clone(), NewNote::new(big, T1)], "u")), "memories[1].content");
-        assert_eq!(
-            field(m.remember(&[NewNote::new("a", T1).metadata(serde_json::json!([1, 2]))], "u")),
-            "memories[0].metadata"
-        );
-        assert_eq!(
-            field(m.remember(&[NewNote::new("a", T1).importance(1.5)], "u")),
-            "memories[0].importance"
-        );
-        assert_eq!(
-            field(m.remember(&[NewNote::new("a", T1).importance(f32::NAN)], "u")),
-            "memories[0].importance"
-        );
-        assert_eq!(field(m.remember(&[NewNote::new("a", "yesterday")], "u")), "memories[0].ts");
-        assert_eq!(field(m.remember(&[NewNote::new("a", T1).tags(["ok", " "])], "u")), "memories[0].tags[1]");
-        assert_eq!(field(m.remember(std::slice::from_ref(&ok), Scope::user("u").agent(""))), "agent");
-        let json = |v: serde_json::Value| NewNote::from_json(&v, "memories[0]").unwrap_err();
-        assert!(
-            matches!(json(serde_json::json!({"content": "a", "ts": T1, "tags": ["x", 3]})), Error::InvalidInput { field, .. } if field == "memories[0].tags[1]")
-        );
-        assert!(
-            matches!(json(serde_json::json!({"content": "a", "ts": T1, "kind": "dream"})), Error::InvalidInput { field, .. } if field == "memories[0].kind")
-        );
-        assert!(
-            matches!(json(serde_json::json!({"content": "a", "ts": T1, "metadata": "x"})), Error::InvalidInput { field, .. } if field == "memories[0].metadata")
-        );
-        assert!(
-            matches!(json(serde_json::json!({"content": "a", "ts": T1, "colour": "red"})), Error::InvalidInput { field, .. } if field == "memories[0].colour")
-        );
-        assert!(
-            matches!(json(serde_json::json!({"ts": T1})), Error::InvalidInput { field, .. } if field == "memories[0].content")
-        );
-        let none = NoteUpdate::default();
-        assert!(
-            matches!(m.update(&key, &none, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "update")
-        );
-        let empty = NoteUpdate { content: Some(" ".into()), ..NoteUpdate::default() };
-        assert!(
-            matches!(m.update(&key, &empty, T2, "u"), Err(Error::EmptyMemory { field }) if field == "content")
-        );
-        let imp = NoteUpdate { importance: Some(-0.1), ..NoteUpdate::default() };
-        assert!(
-            matches!(m.update(&key, &imp, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "importance")
-        );
-        let fine = NoteUpdate { importance: Some(0.1), ..NoteUpdate::default() };
-        assert!(
-            matches!(m.update(&key, &fine, "2020-01-01", "u"), Err(Error::InvalidInput { field, .. }) if field == "ts")
-        );
-        assert!(matches!(m.update("n-00000000000000aa", &fine, T2, "u"), Err(Error::NotFound { .. })));
-        assert!(matches!(m.delete("n-00000000000000aa", "u"), Err(Error::NotFound { .. })));
-        assert!(matches!(m.delete("2023-05-20T02:21:00#000000000000", "u"), Err(Error::NotFound { .. })));
-        let bad_filter = Filter { tags_any: vec![String::new()], ..Filter::default() };
-        assert!(
-            matches!(m.list(&List { filter: bad_filter, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "filter.tags_any[0]")
-        );
-        assert!(
-            matches!(m.list(&List { limit: 0, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "limit")
-        );
+        let before = file_bytes(&t.path);
+        {
+            let m = open(&e, &t.path);
+            let ok = NewNote::new("Fine.", T2);
+            let field = |r: mnemon::Result<mnemon::RememberReport>| match r {
+                Err(Error::InvalidInput { field, .. }) | Err(Error::EmptyMemory { field }) => field,
+                other => panic!("{other:?}"),
+            };
+            assert!(
+                matches!(m.remember(&[ok.clone(), NewNote::new("  \n ", T1)], "u"), Err(Error::EmptyMemory { field }) if field == "memories[1].content")
+            );
+            let big = "x".repeat(mnemon::MAX_NOTE_BYTES + 1);
+            assert_eq!(field(m.remember(&[ok.clone(), NewNote::new(big, T1)], "u")), "memories[1].content");
+            assert_eq!(
+                field(m.remember(&[NewNote::new("a", T1).metadata(serde_json::json!([1, 2]))], "u")),
+                "memories[0].metadata"
+            );
+            assert_eq!(
+                field(m.remember(&[NewNote::new("a", T1).importance(1.5)], "u")),
+                "memories[0].importance"
+            );
+            assert_eq!(
+                field(m.remember(&[NewNote::new("a", T1).importance(f32::NAN)], "u")),
+                "memories[0].importance"
+            );
+            assert_eq!(field(m.remember(&[NewNote::new("a", "yesterday")], "u")), "memories[0].ts");
+            assert_eq!(
+                field(m.remember(&[NewNote::new("a", T1).tags(["ok", " "])], "u")),
+                "memories[0].tags[1]"
+            );
+            assert_eq!(field(m.remember(std::slice::from_ref(&ok), Scope::user("u").agent(""))), "agent");
+            let json = |v: serde_json::Value| NewNote::from_json(&v, "memories[0]").unwrap_err();
+            assert!(
+                matches!(json(serde_json::json!({"content": "a", "ts": T1, "tags": ["x", 3]})), Error::InvalidInput { field, .. } if field == "memories[0].tags[1]")
+            );
+            assert!(
+                matches!(json(serde_json::json!({"content": "a", "ts": T1, "kind": "dream"})), Error::InvalidInput { field, .. } if field == "memories[0].kind")
+            );
+            assert!(
+                matches!(json(serde_json::json!({"content": "a", "ts": T1, "metadata": "x"})), Error::InvalidInput { field, .. } if field == "memories[0].metadata")
+            );
+            assert!(
+                matches!(json(serde_json::json!({"content": "a", "ts": T1, "colour": "red"})), Error::InvalidInput { field, .. } if field == "memories[0].colour")
+            );
+            assert!(
+                matches!(json(serde_json::json!({"ts": T1})), Error::InvalidInput { field, .. } if field == "memories[0].content")
+            );
+            let none = NoteUpdate::default();
+            assert!(
+                matches!(m.update(&key, &none, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "update")
+            );
+            let empty = NoteUpdate { content: Some(" ".into()), ..NoteUpdate::default() };
+            assert!(
+                matches!(m.update(&key, &empty, T2, "u"), Err(Error::EmptyMemory { field }) if field == "content")
+            );
+            let imp = NoteUpdate { importance: Some(-0.1), ..NoteUpdate::default() };
+            assert!(
+                matches!(m.update(&key, &imp, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "importance")
+            );
+            let fine = NoteUpdate { importance: Some(0.1), ..NoteUpdate::default() };
+            assert!(
+                matches!(m.update(&key, &fine, "2020-01-01", "u"), Err(Error::InvalidInput { field, .. }) if field == "ts")
+            );
+            assert!(matches!(m.update("n-00000000000000aa", &fine, T2, "u"), Err(Error::NotFound { .. })));
+            assert!(matches!(m.delete("n-00000000000000aa", "u"), Err(Error::NotFound { .. })));
+            assert!(matches!(m.delete("2023-05-20T02:21:00#000000000000", "u"), Err(Error::NotFound { .. })));
+            let bad_filter = Filter { tags_any: vec![String::new()], ..Filter::default() };
+            assert!(
+                matches!(m.list(&List { filter: bad_filter, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "filter.tags_any[0]")
+            );
+            assert!(
+                matches!(m.list(&List { limit: 0, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "limit")
+            );
+        }
+        assert_eq!(file_bytes(&t.path), before);
     }
-    assert_eq!(file_bytes(&t.path), before);
 }
 
 #[test]
 fn a_failure_inside_remember_rolls_everything_back() {
-    let t = temp_store();
-    {
-        hashing(&t.path).remember(&[NewNote::new("Kept.", T1)], "u").unwrap();
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        {
+            open(&e, &t.path).remember(&[NewNote::new("Kept.", T1)], "u").unwrap();
+        }
+        let conn = rusqlite::Connection::open(&t.path).unwrap();
+        conn.execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON notes WHEN NEW.content LIKE '%POISON%' \
+             BEGIN SELECT RAISE(ABORT, 'poisoned note'); END;",
+        )
+        .unwrap();
+        drop(conn);
+        let before = file_bytes(&t.path);
+        {
+            let m = open(&e, &t.path);
+            let notes =
+                [NewNote::new("fine one", T2), NewNote::new("fine two", T2), NewNote::new("POISON", T2)];
+            assert!(m.remember(&notes, "u").is_err());
+            assert!(m
+                .search(&Search::new("fine one"), "u")
+                .unwrap()
+                .hits
+                .iter()
+                .all(|h| !h.note.content.starts_with("fine")));
+        }
+        assert_eq!(file_bytes(&t.path), before);
     }
-    let conn = rusqlite::Connection::open(&t.path).unwrap();
-    conn.execute_batch(
-        "CREATE TRIGGER poison BEFORE INSERT ON notes WHEN NEW.content LIKE '%POISON%' \
-         BEGIN SELECT RAISE(ABORT, 'poisoned note'); END;",
-    )
-    .unwrap();
-    drop(conn);
-    let before = file_bytes(&t.path);
-    {
-        let m = hashing(&t.path);
-        let notes = [NewNote::new("fine one", T2), NewNote::new("fine two", T2), NewNote::new("POISON", T2)];
-        assert!(m.remember(&notes, "u").is_err());
-        assert!(m
-            .search(&Search::new("fine one"), "u")
-            .unwrap()
-            .hits
-            .iter()
-            .all(|h| !h.note.content.starts_with("fine")));
-    }
-    assert_eq!(file_bytes(&t.path), before);
 }
 
 #[test]
 fn notes_export_in_all_three_formats_and_a_dump_imports_losslessly() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let k = seed(&m);
-    let md = m.export("alice", ExportFormat::Markdown).unwrap();
-    assert!(md.contains("## Notes") && md.contains("### Diet") && md.contains("`food`, `Health`"));
-    assert!(md.contains(r#"metadata: `{"source":"runbook","v":2}`"#));
-    let text = m.export("alice", ExportFormat::Text).unwrap();
-    assert!(text.contains(&format!("  {} kind procedural importance 0.5", k[2])));
-    let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
-    assert_eq!(dump.matches(r#""kind":"note""#).count(), 5);
-    let copy = temp_store();
-    let report = Memory::import(&copy.path, &dump, Config::default()).unwrap();
-    assert_eq!(report.notes, 5);
-    let restored = hashing(&copy.path);
-    for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-        assert_eq!(
-            restored.export("alice", format).unwrap(),
-            m.export("alice", format).unwrap(),
-            "{format:?}"
-        );
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let k = seed(&m);
+        let md = m.export("alice", ExportFormat::Markdown).unwrap();
+        assert!(md.contains("## Notes") && md.contains("### Diet") && md.contains("`food`, `Health`"));
+        assert!(md.contains(r#"metadata: `{"source":"runbook","v":2}`"#));
+        let text = m.export("alice", ExportFormat::Text).unwrap();
+        assert!(text.contains(&format!("  {} kind procedural importance 0.5", k[2])));
+        let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
+        assert_eq!(dump.matches(r#""kind":"note""#).count(), 5);
+        let copy = temp_store();
+        let report = Memory::import(&copy.path, &dump, Config::default()).unwrap();
+        assert_eq!(report.notes, 5);
+        let restored = open(&e, &copy.path);
+        for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
+            assert_eq!(
+                restored.export("alice", format).unwrap(),
+                m.export("alice", format).unwrap(),
+                "{format:?}"
+            );
+        }
+        let s = Search::new("sister Oslo");
+        assert_eq!(restored.search(&s, "alice").unwrap(), m.search(&s, "alice").unwrap());
+        let tampered = dump.replacen(&k[0], "n-XYZ", 1);
+        assert!(matches!(
+            Memory::import(&temp_store().path, &tampered, Config::default()),
+            Err(Error::Import { .. })
+        ));
     }
-    let s = Search::new("sister Oslo");
-    assert_eq!(restored.search(&s, "alice").unwrap(), m.search(&s, "alice").unwrap());
-    let tampered = dump.replacen(&k[0], "n-XYZ", 1);
-    assert!(matches!(
-        Memory::import(&temp_store().path, &tampered, Config::default()),
-        Err(Error::Import { .. })
-    ));
 }
 
 #[test]
 fn condensing_hides_the_oldest_episodic_notes_behind_one_semantic_note() {
-    let t = temp_store();
-    let m = hashing(&t.path);
-    let days: Vec<NewNote> = (1..=7)
-        .map(|d| {
-            NewNote::new(format!("Day {d}: walked {d} km. Rained later."), format!("2026-01-0{d}T20:00:00"))
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        let days: Vec<NewNote> = (1..=7)
+            .map(|d| {
+                NewNote::new(
+                    format!("Day {d}: walked {d} km. Rained later."),
+                    format!("2026-01-0{d}T20:00:00"),
+                )
                 .kind(NoteKind::Episodic)
                 .tags([format!("walk{}", d % 2)])
-        })
-        .collect();
-    let keys = keys(&m.remember(&days, "u").unwrap());
-    m.remember(&[NewNote::new("A standing fact.", T1)], "u").unwrap();
-    let report = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
-    assert_eq!(report.condensed, 5);
-    assert_eq!(report.notes.len(), 2, "batches of 3 then 2");
-    let again = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
-    assert_eq!(again.condensed, 0, "twice = once");
-    let counts = m.count("u").unwrap();
-    assert_eq!((counts.notes, counts.condensed, counts.kinds["episodic"]), (5, 5, 2));
-    let summary = match m.get(&report.notes[0], "u").unwrap() {
-        Record::Note(n) => n,
-        other => panic!("{other:?}"),
-    };
-    assert_eq!(summary.kind, NoteKind::Semantic);
-    assert_eq!(summary.condenses, keys[..3]);
-    assert_eq!(summary.content, "- 2026-01-01: Day 1: walked 1 km.\n- 2026-01-02: Day 2: walked 2 km.\n- 2026-01-03: Day 3: walked 3 km.");
-    assert_eq!(summary.ts, "2026-01-03T20:00:00");
-    assert_eq!(summary.tags, ["walk1", "walk0"]);
-    assert!(
-        matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.as_deref() == Some(report.notes[0].as_str()))
-    );
-    assert!(m
-        .search(&Search::new("walked km").limit(100), "u")
-        .unwrap()
-        .hits
-        .iter()
-        .all(|h| h.note.condensed_into.is_none()));
-    let hidden = Filter { include_condensed: true, ..Filter::default() };
-    assert_eq!(m.list(&List { filter: hidden, ..List::default() }, "u").unwrap().notes.len(), 10);
-    let log = m.decisions("u").unwrap();
-    assert_eq!(log.iter().filter(|d| d.kind == "note.condensed").count(), 5);
-    // Deleting an original rewrites its summary without it; deleting a summary restores the rest.
-    m.delete(&keys[1], "u").unwrap();
-    let rebuilt = match m.get(&report.notes[0], "u").unwrap() {
-        Record::Note(n) => n,
-        other => panic!("{other:?}"),
-    };
-    assert!(!rebuilt.content.contains("Day 2") && rebuilt.content.contains("Day 3"));
-    assert_eq!(rebuilt.condenses, [keys[0].clone(), keys[2].clone()]);
-    m.delete(&report.notes[0], "u").unwrap();
-    assert!(matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.is_none()));
-    assert_eq!(m.count("u").unwrap().kinds["episodic"], 4);
-    // Through consolidate, with Config::condense.
-    let with = Memory::open(
-        &t.path,
-        HashingEmbedder::default(),
-        Config { condense: Some(Condense { keep: 1, batch: 10 }), ..Config::default() },
-    )
-    .unwrap();
-    drop(m);
-    assert_eq!(with.consolidate("u").unwrap().condensed, 3);
+            })
+            .collect();
+        let keys = keys(&m.remember(&days, "u").unwrap());
+        m.remember(&[NewNote::new("A standing fact.", T1)], "u").unwrap();
+        let report = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
+        assert_eq!(report.condensed, 5);
+        assert_eq!(report.notes.len(), 2, "batches of 3 then 2");
+        let again = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
+        assert_eq!(again.condensed, 0, "twice = once");
+        let counts = m.count("u").unwrap();
+        assert_eq!((counts.notes, counts.condensed, counts.kinds["episodic"]), (5, 5, 2));
+        let summary = match m.get(&report.notes[0], "u").unwrap() {
+            Record::Note(n) => n,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(summary.kind, NoteKind::Semantic);
+        assert_eq!(summary.condenses, keys[..3]);
+        assert_eq!(summary.content, "- 2026-01-01: Day 1: walked 1 km.\n- 2026-01-02: Day 2: walked 2 km.\n- 2026-01-03: Day 3: walked 3 km.");
+        assert_eq!(summary.ts, "2026-01-03T20:00:00");
+        assert_eq!(summary.tags, ["walk1", "walk0"]);
+        assert!(
+            matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.as_deref() == Some(report.notes[0].as_str()))
+        );
+        assert!(m
+            .search(&Search::new("walked km").limit(100), "u")
+            .unwrap()
+            .hits
+            .iter()
+            .all(|h| h.note.condensed_into.is_none()));
+        let hidden = Filter { include_condensed: true, ..Filter::default() };
+        assert_eq!(m.list(&List { filter: hidden, ..List::default() }, "u").unwrap().notes.len(), 10);
+        let log = m.decisions("u").unwrap();
+        assert_eq!(log.iter().filter(|d| d.kind == "note.condensed").count(), 5);
+        // Deleting an original rewrites its summary without it; deleting a summary restores the rest.
+        m.delete(&keys[1], "u").unwrap();
+        let rebuilt = match m.get(&report.notes[0], "u").unwrap() {
+            Record::Note(n) => n,
+            other => panic!("{other:?}"),
+        };
+        assert!(!rebuilt.content.contains("Day 2") && rebuilt.content.contains("Day 3"));
+        assert_eq!(rebuilt.condenses, [keys[0].clone(), keys[2].clone()]);
+        m.delete(&report.notes[0], "u").unwrap();
+        assert!(matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.is_none()));
+        assert_eq!(m.count("u").unwrap().kinds["episodic"], 4);
+        // Through consolidate, with Config::condense.
+        let with = Memory::open_shared(
+            &t.path,
+            e.clone(),
+            Config { condense: Some(Condense { keep: 1, batch: 10 }), ..Config::default() },
+        )
+        .unwrap();
+        drop(m);
+        assert_eq!(with.consolidate("u").unwrap().condensed, 3);
+    }
 }
 
 #[test]
 fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
-    let (a, b, c) = (temp_store(), temp_store(), temp_store());
-    let (project, global) = (hashing(&a.path), hashing(&b.path));
-    let k = seed(&project);
-    let copied = project.copy_to(&[&k[0], &k[3]], "alice", &global).unwrap();
-    assert_eq!(copied.copied, [k[0].clone(), k[3].clone()]);
-    let again = project.copy_to(&[&k[0]], "alice", &global).unwrap();
-    assert_eq!((again.copied.len(), again.present.len()), (0, 1));
-    // The same bytes: the vector was reused, the agent kept.
-    let vector = |path: &std::path::Path, key: &str| -> Vec<u8> {
-        let conn = rusqlite::Connection::open(path).unwrap();
-        conn.query_row(
-            "SELECT v.embedding FROM notes n JOIN note_vectors v ON v.rowid = n.id WHERE n.note_key = ?1",
-            [key],
-            |r| r.get(0),
-        )
-        .unwrap()
-    };
-    assert_eq!(vector(&a.path, &k[3]), vector(&b.path, &k[3]));
-    assert!(matches!(global.get(&k[3], Scope::user("alice").agent("coder")), Err(Error::NotFound { .. })));
-    let moved = project.move_to(&[&k[1]], "alice", &global).unwrap();
-    assert_eq!(moved.removed, [k[1].clone()]);
-    assert!(matches!(project.get(&k[1], "alice"), Err(Error::NotFound { .. })));
-    assert!(project.decisions("alice").unwrap().iter().any(|d| d.kind == "note.moved" && d.record == k[1]));
-    assert!(global.decisions("alice").unwrap().iter().any(|d| d.kind == "note.copied" && d.record == k[1]));
-    // Merged reads across both stores: each note once.
-    let both = Stores { local: &project, global: &global };
-    let page = both.list(&List { limit: 100, ..List::default() }, "alice").unwrap();
-    let mut keys: Vec<&str> = page.notes.iter().map(|n| n.key.as_str()).collect();
-    keys.sort();
-    keys.dedup();
-    assert_eq!(keys.len(), page.notes.len());
-    assert_eq!(page.notes.len(), 5);
-    // Another embedder: refused, naming the pins, and nothing is written.
-    let other = Memory::open(&c.path, HashingEmbedder::new(64).unwrap(), Config::default()).unwrap();
-    drop(other);
-    let other = Memory::open_stored(&c.path, Config::default()).unwrap();
-    let before = other.export("alice", ExportFormat::Text).is_err();
-    match project.copy_to(&[&k[0]], "alice", &other) {
-        Err(Error::PinMismatch { differences }) => {
-            assert!(differences.iter().any(|d| d.key == "embedder.dim"))
+    for (name, e) in embedders() {
+        eprintln!("embedder {name}");
+        let (a, b, c) = (temp_store(), temp_store(), temp_store());
+        let (project, global) = (open(&e, &a.path), open(&e, &b.path));
+        let k = seed(&project);
+        let copied = project.copy_to(&[&k[0], &k[3]], "alice", &global).unwrap();
+        assert_eq!(copied.copied, [k[0].clone(), k[3].clone()]);
+        let again = project.copy_to(&[&k[0]], "alice", &global).unwrap();
+        assert_eq!((again.copied.len(), again.present.len()), (0, 1));
+        // The same bytes: the vector was reused, the agent kept.
+        let vector = |path: &std::path::Path, key: &str| -> Vec<u8> {
+            let conn = rusqlite::Connection::open(path).unwrap();
+            conn.query_row(
+                "SELECT v.embedding FROM notes n JOIN note_vectors v ON v.rowid = n.id WHERE n.note_key = ?1",
+                [key],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(vector(&a.path, &k[3]), vector(&b.path, &k[3]));
+        assert!(matches!(
+            global.get(&k[3], Scope::user("alice").agent("coder")),
+            Err(Error::NotFound { .. })
+        ));
+        let moved = project.move_to(&[&k[1]], "alice", &global).unwrap();
+        assert_eq!(moved.removed, [k[1].clone()]);
+        assert!(matches!(project.get(&k[1], "alice"), Err(Error::NotFound { .. })));
+        assert!(project
+            .decisions("alice")
+            .unwrap()
+            .iter()
+            .any(|d| d.kind == "note.moved" && d.record == k[1]));
+        assert!(global
+            .decisions("alice")
+            .unwrap()
+            .iter()
+            .any(|d| d.kind == "note.copied" && d.record == k[1]));
+        // Merged reads across both stores: each note once.
+        let both = Stores { local: &project, global: &global };
+        let page = both.list(&List { limit: 100, ..List::default() }, "alice").unwrap();
+        let mut keys: Vec<&str> = page.notes.iter().map(|n| n.key.as_str()).collect();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), page.notes.len());
+        assert_eq!(page.notes.len(), 5);
+        // Another embedder: refused, naming the pins, and nothing is written.
+        let other = Memory::open(&c.path, HashingEmbedder::new(64).unwrap(), Config::default()).unwrap();
+        drop(other);
+        let other = Memory::open_stored(&c.path, Config::default()).unwrap();
+        let before = other.export("alice", ExportFormat::Text).is_err();
+        match project.copy_to(&[&k[0]], "alice", &other) {
+            Err(Error::PinMismatch { differences }) => {
+                assert!(differences.iter().any(|d| d.key == "embedder.dim"))
+            }
+            other => panic!("{other:?}"),
         }
-        other => panic!("{other:?}"),
+        assert!(before && other.export("alice", ExportFormat::Text).is_err(), "no user was created");
+        assert!(
+            matches!(project.copy_to(&["2023-05-20T02:21:00#abc"], "alice", &global), Err(Error::InvalidInput { field, .. }) if field == "keys[0]")
+        );
     }
-    assert!(before && other.export("alice", ExportFormat::Text).is_err(), "no user was created");
-    assert!(
-        matches!(project.copy_to(&["2023-05-20T02:21:00#abc"], "alice", &global), Err(Error::InvalidInput { field, .. }) if field == "keys[0]")
-    );
 }
 
 #[test]

@@ -3,21 +3,11 @@
 
 mod common;
 
+use common::minilm;
+
 use mnemon::embed::vector::cosine;
 use mnemon::{Config, Embedder, Error, ExportFormat, Memory, Message, OnnxConfig, OnnxEmbedder, Query};
 use std::sync::{Arc, OnceLock};
-
-fn minilm() -> Arc<OnnxEmbedder> {
-    static E: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
-    E.get_or_init(|| {
-        let dir = mnemon::models::default_dir();
-        match OnnxEmbedder::new(OnnxConfig::from_dir(&dir)) {
-            Ok(e) => Arc::new(e),
-            Err(e) => panic!("MiniLM is not installed in {}: {e}", dir.display()),
-        }
-    })
-    .clone()
-}
 
 const PAIRS: [(&str, &str); 8] = [
     ("I moved to Lisbon last spring.", "Last spring I relocated to Lisbon."),

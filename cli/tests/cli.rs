@@ -341,3 +341,156 @@ fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
     let e = fails(&["context", "--db", s(&db), "--user", "u", "--embedder", "hashing", "Who is Toby?"]);
     assert!(e.contains("extractor"), "{e}");
 }
+
+/// Runs mnemon with `MNEMON_DATA` set to `data`.
+fn in_data(data: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .env("MNEMON_DATA", data)
+        .args(args)
+        .output()
+        .expect("run mnemon")
+}
+
+fn ok_in(data: &Path, args: &[&str]) -> serde_json::Value {
+    let out = in_data(data, args);
+    assert!(out.status.success(), "mnemon {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: not JSON ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+#[test]
+fn notes_through_the_cli_with_project_and_global_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let project = dir.path().join("my-app");
+    std::fs::create_dir(&project).unwrap();
+    let p = s(&project);
+    let h = ["--embedder", "hashing"];
+    let with = |args: &[&str]| -> Vec<String> { args.iter().chain(&h).map(|a| a.to_string()).collect() };
+    let run = |args: &[&str]| ok_in(&data, &with(args).iter().map(String::as_str).collect::<Vec<_>>());
+
+    // remember: one from the arguments (stamped now when no --ts), many from a file.
+    let out = in_data(
+        &data,
+        &["remember", "--store", p, "--tag", "food", "--embedder", "hashing", "The user is vegetarian."],
+    );
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("stamped "), "the stamp it used is printed");
+    let file = dir.path().join("notes.jsonl");
+    std::fs::write(
+        &file,
+        r#"{"content": "Deploy with make release.", "ts": "2026-03-01T10:00:00", "kind": "procedural", "tags": ["work"]}
+{"content": "Ran 5 km.", "ts": "2026-03-02T10:00:00", "kind": "episodic", "importance": 0.2}
+"#,
+    )
+    .unwrap();
+    let stored = run(&["remember", "--store", p, "--file", s(&file)]);
+    let deploy = stored["notes"][0]["key"].as_str().unwrap().to_owned();
+    assert_eq!(stored["notes"].as_array().unwrap().len(), 2);
+    // The project directory maps to one stable file under MNEMON_DATA.
+    let stores: Vec<_> = std::fs::read_dir(data.join("projects")).unwrap().collect();
+    assert_eq!(stores.len(), 1);
+
+    let got = ok_in(&data, &["get", "--store", p, &deploy]);
+    assert_eq!((got["record"].as_str(), got["kind"].as_str()), (Some("note"), Some("procedural")));
+    let listed = ok_in(&data, &["list", "--store", p, "--tag-any", "WORK"]);
+    assert_eq!(listed["notes"].as_array().unwrap().len(), 1);
+    let listed =
+        ok_in(&data, &["list", "--store", p, "--kind", "episodic", "--kind", "semantic", "--limit", "1"]);
+    assert_eq!(listed["notes"].as_array().unwrap().len(), 1);
+    let next = listed["next"].as_str().unwrap().to_owned();
+    let rest =
+        ok_in(&data, &["list", "--store", p, "--kind", "episodic", "--kind", "semantic", "--cursor", &next]);
+    assert_eq!(rest["notes"].as_array().unwrap().len(), 1);
+    assert!(rest["next"].is_null());
+    assert_eq!(ok_in(&data, &["count", "--store", p])["notes"], 3);
+
+    let found = run(&["search", "--store", p, "--min-score", "0.5", "how do I deploy?"]);
+    assert_eq!(found["hits"][0]["note"]["key"].as_str(), Some(deploy.as_str()));
+    assert_eq!(found["hits"][0]["relevance"].as_str(), Some("high"));
+    let updated = run(&[
+        "update",
+        "--store",
+        p,
+        "--ts",
+        "2026-04-01T00:00:00",
+        "--content",
+        "Deploy with make ship.",
+        &deploy,
+    ]);
+    assert_eq!(
+        (updated["content"].as_str(), updated["updated"].as_str()),
+        (Some("Deploy with make ship."), Some("2026-04-01T00:00:00"))
+    );
+
+    // context with query angles: notes and rounds in one block.
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let db = data.join("projects").join(stores[0].as_ref().unwrap().file_name());
+    ok(&["ingest", "--db", s(&db), "--user", "default", "--embedder", "hashing", s(&chat)]);
+    let out = in_data(
+        &data,
+        &with(&["context", "--store", p, "--query", "how do I deploy", "What is my dog's name?"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
+    let block = String::from_utf8_lossy(&out.stdout);
+    assert!(block.contains("Toby") && block.contains("make ship") && block.contains("[Memory "), "{block}");
+
+    // copy and move between the project and the global store.
+    let copied = ok_in(&data, &["copy", "--from", p, "--to", "global", &deploy]);
+    assert_eq!(copied["copied"][0].as_str(), Some(deploy.as_str()));
+    assert!(data.join("global.db").exists());
+    let all = ok_in(&data, &["list", "--store", p, "--scope", "all"]);
+    assert_eq!(all["notes"].as_array().unwrap().len(), 3, "the copied note once");
+    let veg =
+        run(&["search", "--store", p, "vegetarian"])["hits"][0]["note"]["key"].as_str().unwrap().to_owned();
+    let moved = ok_in(&data, &["move", "--from", p, "--to", "global", &veg]);
+    assert_eq!(moved["removed"][0].as_str(), Some(veg.as_str()));
+    assert_eq!(ok_in(&data, &["list", "--scope", "global"])["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(ok_in(&data, &["count", "--store", p])["notes"], 2);
+
+    // delete, then the key is gone; bad input names the field and exits non-zero.
+    let deleted = run(&["delete", "--store", p, &deploy]);
+    assert_eq!(deleted["record"].as_str(), Some("note"));
+    let gone = in_data(&data, &["get", "--store", p, &deploy]);
+    assert!(!gone.status.success() && String::from_utf8_lossy(&gone.stderr).contains("not found"));
+    let bad = in_data(&data, &["remember", "--store", p, "--embedder", "hashing", "--importance", "3", "x"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("memories[0].importance"));
+    let bad = in_data(&data, &["remember", "--store", p, "--embedder", "hashing", "--metadata", "[1]", "x"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("memories[0].metadata"));
+    let bad = in_data(&data, &["list", "--store", "nowhere/at/all"]);
+    assert!(!bad.status.success() && String::from_utf8_lossy(&bad.stderr).contains("store"));
+}
+
+#[test]
+fn an_agent_sees_only_its_own_and_the_shared_notes_through_the_cli() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let d = s(&db);
+    let h = ["--embedder", "hashing", "--ts", "2026-01-01T00:00:00"];
+    let remember = |extra: &[&str], text: &str| {
+        let mut args = vec!["remember", "--db", d];
+        args.extend(extra);
+        args.extend(h);
+        args.push(text);
+        ok(&args);
+    };
+    remember(&[], "shared note about tea");
+    remember(&["--agent", "a"], "agent a note about tea");
+    remember(&["--agent", "b"], "agent b note about tea");
+    let contents = |agent: Option<&str>| -> Vec<String> {
+        let mut args = vec!["list", "--db", d];
+        if let Some(a) = agent {
+            args.extend(["--agent", a]);
+        }
+        let v: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        v["notes"].as_array().unwrap().iter().map(|n| n["content"].as_str().unwrap().to_owned()).collect()
+    };
+    assert_eq!(contents(Some("a")).len(), 2);
+    assert!(contents(Some("a")).iter().all(|c| !c.contains("agent b")));
+    assert_eq!(contents(None).len(), 3);
+    let md = ok(&["export", "--db", d, "--user", "default", "--agent", "b"]);
+    assert!(md.contains("agent b note") && !md.contains("agent a note"));
+}

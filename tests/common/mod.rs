@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use mnemon::{Config, HashingEmbedder, Memory, Message};
+use std::sync::{Arc, OnceLock};
+
+use mnemon::{Config, Embedder, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder};
 
 pub struct TempStore {
     pub dir: tempfile::TempDir,
@@ -14,6 +16,31 @@ pub fn temp_store() -> TempStore {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store.db");
     TempStore { dir, path }
+}
+
+/// MiniLM through the real ONNX Runtime, loaded once per test binary. Needs
+/// `scripts/fetch-models.sh` (the README's test command runs it); without the files the tests
+/// that use it fail with the fix.
+pub fn minilm() -> Arc<OnnxEmbedder> {
+    static E: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
+    E.get_or_init(|| {
+        let dir = mnemon::models::default_dir();
+        match OnnxEmbedder::new(OnnxConfig::from_dir(&dir)) {
+            Ok(e) => Arc::new(e),
+            Err(e) => panic!("MiniLM is not installed in {}: {e}", dir.display()),
+        }
+    })
+    .clone()
+}
+
+/// The two embedders the operations are tested on: the hashing test double and MiniLM.
+pub fn embedders() -> Vec<(&'static str, Arc<dyn Embedder>)> {
+    vec![("hashing", Arc::new(HashingEmbedder::default())), ("minilm", minilm())]
+}
+
+/// A store with this embedder and the default configuration.
+pub fn open(embedder: &Arc<dyn Embedder>, path: &Path) -> Memory {
+    Memory::open_shared(path, embedder.clone(), Config::default()).unwrap()
 }
 
 pub fn hashing(path: &Path) -> Memory {
