@@ -7,7 +7,6 @@ use common::minilm;
 
 use mnemon::embed::vector::cosine;
 use mnemon::{Config, Embedder, Error, ExportFormat, Memory, Message, OnnxConfig, OnnxEmbedder, Query};
-use std::sync::{Arc, OnceLock};
 
 const PAIRS: [(&str, &str); 8] = [
     ("I moved to Lisbon last spring.", "Last spring I relocated to Lisbon."),
