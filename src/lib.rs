@@ -17,8 +17,35 @@
 //! - Export ([`Memory::export`]): Markdown, plain text, or a lossless JSONL dump for
 //!   [`Memory::import`].
 //!
+//! - Notes ([`Memory::remember`], [`Memory::search`], [`Memory::list`], …): direct memories an
+//!   agent states outright, with tags, metadata, a [`NoteKind`] and an importance; keyed
+//!   deterministically, filtered, scored in `0..=1` with [`Relevance`] labels, and ranked with the
+//!   rounds in [`Memory::get_context`].
+//! - Scopes ([`Scope`]): every record belongs to a user and optionally to one of the user's
+//!   agents; an agent sees its own records and the user's shared ones.
+//!
 //! Stores are pinned: the embedder's identity and the write settings are hashed into the file's
 //! `meta` table, and a store refuses to open under another configuration.
+//!
+//! ```
+//! use mnemon::{Config, Filter, HashingEmbedder, Memory, NewNote, NoteKind, Query, Scope, Search};
+//! # let dir = tempfile::tempdir().unwrap();
+//! let memory = Memory::open(dir.path().join("memory.db"), HashingEmbedder::default(), Config::default())?;
+//! let coach = Scope::user("alice").agent("coach");
+//! let report = memory.remember(&[
+//!     NewNote::new("The user is training for a half marathon in May.", "2026-03-01T10:00:00").tags(["running"]),
+//!     NewNote::new("Ran 12 km, knee fine.", "2026-03-02T19:00:00").kind(NoteKind::Episodic),
+//! ], coach)?;
+//! let running = Filter { tags_any: vec!["running".into()], ..Filter::default() };
+//! let found = memory.search(&Search::new("what is she training for?").filter(running), coach)?;
+//! assert!(found.hits[0].note.content.contains("half marathon"));
+//! let angles = ["recent runs"];
+//! let block = memory.get_context(Query::new("How is her training going?").angles(&angles).budget(800), coach)?;
+//! assert_eq!(block.notes.len(), 2);
+//! assert!(memory.search(&Search::new("training"), Scope::user("alice").agent("coder"))?.hits.is_empty());
+//! memory.delete(&report.notes[1].key, coach)?;
+//! # Ok::<(), mnemon::Error>(())
+//! ```
 //!
 //! ## Models
 //!

@@ -1,4 +1,5 @@
-//! `mnemon bench`: ingest and recall speed on synthetic rounds, printed as a table.
+//! `mnemon bench`: ingest and recall speed on synthetic rounds (or, with `--notes`, remember,
+//! list and search speed on synthetic notes), printed as a table.
 //!
 //! Timing lives here, in the binary, never in the library.
 #![allow(clippy::disallowed_methods)]
@@ -7,7 +8,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use mnemon::{Config, Embedder, EmbedderPins, Memory, Message, Query};
+use mnemon::{
+    Config, Embedder, EmbedderPins, Filter, List, Memory, Message, NewNote, NoteKind, Query, Search,
+};
 use mnemon_eval::metrics::percentile;
 
 use crate::anyhow_lite::{Context as _, Fail};
@@ -30,6 +33,10 @@ pub struct Args {
     /// Rounds per add() call (one session each).
     #[arg(long, default_value_t = 10)]
     session_rounds: usize,
+    /// Measure notes (remember, list and search, with and without filters) instead of rounds;
+    /// sizes are then in notes.
+    #[arg(long)]
+    notes: bool,
     #[command(flatten)]
     fusion: FusionArgs,
 }
@@ -249,7 +256,88 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// p50 and p95 of `f` over `queries`, in milliseconds.
+fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) -> Result<(f64, f64), Fail> {
+    let mut times = Vec::with_capacity(queries.len());
+    for q in queries {
+        let t = Instant::now();
+        std::hint::black_box(f(q)?);
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok((percentile(&times, 0.5), percentile(&times, 0.95)))
+}
+
+/// Notes: 12 words each, two of 24 tags, the three kinds in turn, one every 10 minutes from
+/// 2024-01-01. The filter keeps one tag, two kinds and the last three quarters of the time span:
+/// about 4 % of the notes.
+fn run_notes(args: &Args) -> Result<(), Fail> {
+    let embedder = args.embed.build()?;
+    println!("embedder: {} ({} dims), notes", embedder.pins().name, embedder.pins().dim);
+    println!("| notes | remember notes/s | index load (ms) | search p50 / p95 (ms) | search, filtered p50 / p95 (ms) | list p50 / p95 (ms) | list, filtered p50 / p95 (ms) | peak RSS (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for &size in &args.sizes {
+        let mut words = Words(size as u64 + 7);
+        let start =
+            chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default().and_time(chrono::NaiveTime::MIN);
+        let at = |i: usize| {
+            (start + chrono::Duration::minutes(10 * i as i64)).format("%Y-%m-%dT%H:%M:%S").to_string()
+        };
+        let notes: Vec<NewNote> = (0..size)
+            .map(|i| {
+                NewNote::new(words.sentence(12), at(i))
+                    .tags([format!("t{}", i % 24), format!("t{}", (i * 7 + 3) % 24)])
+                    .kind(NoteKind::ALL[i % 3])
+                    .importance((i % 10) as f32 / 10.0)
+            })
+            .collect();
+        let dir = tempfile::tempdir().context("temp dir")?;
+        let memory = Memory::open_shared(
+            dir.path().join("bench.db"),
+            embedder.clone(),
+            Config { rrf_k: args.fusion.rrf_k(), ..Config::default() },
+        )?;
+        let t = Instant::now();
+        for chunk in notes.chunks(mnemon::MAX_NOTES_PER_CALL) {
+            memory.remember(chunk, "bench")?;
+        }
+        let remember_s = t.elapsed().as_secs_f64();
+        let filter = Filter {
+            tags_any: vec!["t5".into()],
+            kinds: vec![NoteKind::Episodic, NoteKind::Semantic],
+            after: Some(at(size / 4)),
+            ..Filter::default()
+        };
+        let queries: Vec<String> = (0..args.queries).map(|_| words.sentence(6)).collect();
+        let t = Instant::now();
+        memory.search(&Search::new("warm up the index"), "bench")?;
+        let load_ms = t.elapsed().as_secs_f64() * 1e3;
+        let search = timed(&queries, |q| memory.search(&Search::new(q), "bench"))?;
+        let filtered = timed(&queries, |q| memory.search(&Search::new(q).filter(filter.clone()), "bench"))?;
+        let list = timed(&queries, |_| memory.list(&List::default(), "bench"))?;
+        let listed =
+            timed(&queries, |_| memory.list(&List { filter: filter.clone(), ..List::default() }, "bench"))?;
+        println!(
+            "| {size} | {:.0} | {load_ms:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.0} |",
+            size as f64 / remember_s,
+            search.0,
+            search.1,
+            filtered.0,
+            filtered.1,
+            list.0,
+            list.1,
+            listed.0,
+            listed.1,
+            peak_rss_mib()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: &Args) -> Result<(), Fail> {
+    if args.notes {
+        return run_notes(args);
+    }
     let base = args.embed.build()?;
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
     println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | sqlite-vec KNN p50 (ms) | peak RSS (MiB) |");

@@ -260,7 +260,10 @@ impl Memory {
         let mut store = self.shared.lock_store();
         let not_found = || Error::NotFound { key: key.to_owned() };
         let (view, _) = resolve(&store, scope)?.ok_or_else(not_found)?;
-        let old = store.note_by_key(view, key)?.ok_or_else(not_found)?;
+        let dim = store.pins.dim()?;
+        // Read, embed and write under the write lock: the row cannot change in between.
+        let tx = store.begin()?;
+        let old = write::note_by_key(&tx, view.user, view.agent, key)?.ok_or_else(not_found)?;
         if ts.unix_seconds() < old.ts_unix {
             return Err(Error::input("ts", format!("is before the note's own ts {}", old.ts)));
         }
@@ -279,12 +282,10 @@ impl Memory {
         new.importance = importance.unwrap_or(new.importance);
         new.updated = ts.raw().to_owned();
         new.updated_unix = ts.unix_seconds();
-        // The store stays locked while the one note is embedded: the row cannot change meanwhile.
         let vector = match embedder {
-            Some(e) => Some(self.embed_locked(e, &store, &embed_text(new.title.as_deref(), &new.content))?),
+            Some(e) => Some(embed_one(e, dim, &embed_text(new.title.as_deref(), &new.content))?),
             None => None,
         };
-        let tx = store.begin()?;
         write::update_note(&tx, view.user, &old, &new, vector.as_deref())?;
         let detail = serde_json::json!({ "fields": change.fields() }).to_string();
         write::log(&tx, view.user, old.agent.as_deref(), &ts.sortable(), "note.updated", key, None, &detail)?;
@@ -293,16 +294,6 @@ impl Memory {
         drop(store);
         self.shared.drop_views(view.user);
         Ok(new.into())
-    }
-
-    /// Embeds one text while the caller holds the store.
-    fn embed_locked(&self, embedder: &Arc<dyn Embedder>, store: &Store, text: &str) -> Result<Vec<f32>> {
-        let v = embedder.embed_documents(&[text])?.pop().unwrap_or_default();
-        let dim = store.pins.dim()?;
-        if v.len() != dim {
-            return Err(Error::Embedder(format!("expected a vector of dimension {dim}")));
-        }
-        Ok(v)
     }
 
     /// Removes the record `key` that `scope` sees, with everything that holds its content: its
@@ -331,18 +322,16 @@ impl Memory {
         let mut evict_turns: Option<Vec<Turn>> = None;
         let deleted;
         if key.starts_with("n-") {
-            let note = store.note_by_key(view, key)?.ok_or_else(not_found)?;
-            // A summary losing one of its originals is rebuilt from the rest before the write.
-            let rebuilt = match &note.condensed_into {
-                Some(summary) => Some(self.rebuild_summary(&store, view, summary, Some(key))?),
-                None => None,
-            };
+            let dim = store.pins.dim()?;
             let tx = store.begin()?;
-            write::delete_note(&tx, &note)?;
-            write::log(&tx, view.user, note.agent.as_deref(), &at, "note.deleted", key, None, "{}")?;
-            if let Some(rebuilt) = rebuilt {
+            let note = write::note_by_key(&tx, view.user, view.agent, key)?.ok_or_else(not_found)?;
+            // A summary losing one of its originals is rebuilt from the rest.
+            if let Some(summary) = &note.condensed_into {
+                let rebuilt = self.rebuild_summary(&tx, dim, view.user, summary, key)?;
                 apply_rebuilt(&tx, view.user, &at, rebuilt)?;
             }
+            write::delete_note(&tx, &note)?;
+            write::log(&tx, view.user, note.agent.as_deref(), &at, "note.deleted", key, None, "{}")?;
             for original in write::uncondense(&tx, view.user, key)? {
                 write::log(
                     &tx,
@@ -371,23 +360,18 @@ impl Memory {
             deleted = Deleted { key: key.to_owned(), record: "fact", facts: Vec::new() };
         } else {
             let round = store.round_by_key(view, key)?.ok_or_else(not_found)?;
-            let facts = store.all_facts(View { user: view.user, agent: None })?;
             let tx = store.begin()?;
             let removed = write::delete_round(&tx, &round)?;
             for f in &removed {
-                write::redact_decisions(&tx, view.user, f)?;
+                write::redact_decisions(&tx, view.user, &f.key)?;
             }
             let detail = serde_json::json!({ "facts": removed.len() }).to_string();
             write::log(&tx, view.user, round.agent.as_deref(), &at, "round.deleted", key, None, &detail)?;
             write::touch_user(&tx, view.user, None)?;
             tx.commit()?;
             evict.push(round.text.clone());
-            evict.extend(
-                facts
-                    .iter()
-                    .filter(|f| removed.contains(&f.key))
-                    .map(|f| crate::facts::embed_text_of(&f.raw, &f.content)),
-            );
+            evict.extend(removed.iter().map(|f| crate::facts::embed_text_of(&f.raw, &f.content)));
+            let removed: Vec<String> = removed.into_iter().map(|f| f.key).collect();
             evict_turns = Some(round.turns.clone());
             deleted = Deleted { key: key.to_owned(), record: "round", facts: removed };
         }
@@ -519,8 +503,11 @@ impl Memory {
                 let originals = &episodic[..n];
                 let summary = summarize(originals);
                 let ts = Timestamp::parse(&originals[n - 1].ts)?;
-                let vector =
-                    self.embed_locked(embedder, &store, &embed_text(Some(&summary.title), &summary.content))?;
+                let vector = embed_one(
+                    embedder,
+                    store.pins.dim()?,
+                    &embed_text(Some(&summary.title), &summary.content),
+                )?;
                 let tx = store.begin()?;
                 let mut attempt = 0;
                 let key = loop {
@@ -581,25 +568,22 @@ impl Memory {
     }
 
     /// The summary `summary` rebuilt from its originals but `without`, with its new vector
-    /// (`None` content: no original is left and the summary goes).
+    /// (`new: None`: no original is left and the summary goes).
     fn rebuild_summary(
         &self,
-        store: &Store,
-        view: View<'_>,
+        tx: &crate::store::Tx<'_>,
+        dim: usize,
+        user: i64,
         summary: &str,
-        without: Option<&str>,
+        without: &str,
     ) -> Result<Rebuilt> {
-        let row = store.note_by_key(View { user: view.user, agent: None }, summary)?.ok_or_else(|| {
-            Error::Corrupt {
-                path: store.path.clone(),
-                reason: format!("condensed into {summary}, which is missing"),
-            }
-        })?;
+        let row = write::note_by_key(tx, user, None, summary)?
+            .ok_or_else(|| Error::NotFound { key: summary.to_owned() })?;
         let keys: Vec<&str> =
-            row.condenses.as_deref().unwrap_or_default().split(' ').filter(|k| Some(*k) != without).collect();
+            row.condenses.as_deref().unwrap_or_default().split(' ').filter(|k| *k != without).collect();
         let mut originals = Vec::new();
         for k in &keys {
-            if let Some(o) = store.note_by_key(View { user: view.user, agent: None }, k)? {
+            if let Some(o) = write::note_by_key(tx, user, None, k)? {
                 originals.push(o);
             }
         }
@@ -607,8 +591,8 @@ impl Memory {
             return Ok(Rebuilt { old: row, new: None });
         }
         let s = summarize(&originals);
-        let embedder = self.shared.embedder("delete")?;
-        let vector = self.embed_locked(embedder, store, &embed_text(Some(&s.title), &s.content))?;
+        let vector =
+            embed_one(self.shared.embedder("delete")?, dim, &embed_text(Some(&s.title), &s.content))?;
         let mut new = row.clone();
         new.tokens = render::count_tokens(&s.content) as i64;
         new.norm_key = normalized_key(&s.content);
@@ -619,6 +603,15 @@ impl Memory {
         new.condenses = Some(keys.join(" "));
         Ok(Rebuilt { old: row, new: Some((new, vector)) })
     }
+}
+
+/// Embeds one text as a document, checking its dimension.
+fn embed_one(embedder: &Arc<dyn Embedder>, dim: usize, text: &str) -> Result<Vec<f32>> {
+    let v = embedder.embed_documents(&[text])?.pop().unwrap_or_default();
+    if v.len() != dim {
+        return Err(Error::Embedder(format!("expected a vector of dimension {dim}")));
+    }
+    Ok(v)
 }
 
 /// A summary note rebuilt after one of its originals was deleted.

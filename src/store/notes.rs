@@ -319,18 +319,37 @@ pub(crate) mod write {
         Ok(())
     }
 
-    fn fts(conn: &Connection, op: Option<&str>, n: &NoteRow) -> Result<()> {
-        match op {
-            Some(op) => conn
-                .prepare_cached(
-                    "INSERT INTO note_fts(note_fts, rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4, ?5)",
-                )?
-                .execute(params![op, n.id, n.title, n.content, tags_json(&n.tags)])?,
-            None => conn
-                .prepare_cached("INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)")?
-                .execute(params![n.id, n.title, n.content, tags_json(&n.tags)])?,
-        };
+    fn fts_insert(conn: &Connection, n: &NoteRow) -> Result<()> {
+        conn.prepare_cached("INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)")?
+            .execute(params![n.id, n.title, n.content, tags_json(&n.tags)])?;
         Ok(())
+    }
+
+    /// Removes note `id`'s words, with the values stored in its row (an external-content FTS5
+    /// table needs exactly those; a caller's copy could be stale).
+    fn fts_delete(conn: &Connection, id: i64) -> Result<()> {
+        conn.prepare_cached(
+            "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
+             SELECT 'delete', id, title, content, tags FROM notes WHERE id = ?1",
+        )?
+        .execute([id])?;
+        Ok(())
+    }
+
+    /// The note with this key that a view of `agent` sees (condensed ones included), read inside
+    /// the caller's transaction.
+    pub(crate) fn note_by_key(
+        conn: &Connection,
+        user_id: i64,
+        agent: Option<&str>,
+        key: &str,
+    ) -> Result<Option<NoteRow>> {
+        let sql = format!(
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND note_key = ?3 AND {}",
+            visible("agent", 2)
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        Ok(stmt.query_row(params![user_id, agent, key], note_from_row).optional()?)
     }
 
     /// Stores a note with its tags, vector and words; returns its id.
@@ -364,7 +383,7 @@ pub(crate) mod write {
         insert_tags(conn, id, &n.tags)?;
         conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
             .execute(params![id, user_id, vector_blob(vector)])?;
-        fts(conn, None, &NoteRow { id, ..n.clone() })?;
+        fts_insert(conn, &NoteRow { id, ..n.clone() })?;
         Ok(id)
     }
 
@@ -376,7 +395,7 @@ pub(crate) mod write {
         new: &NoteRow,
         vector: Option<&[f32]>,
     ) -> Result<()> {
-        fts(conn, Some("delete"), old)?;
+        fts_delete(conn, old.id)?;
         conn.prepare_cached(
             "UPDATE notes SET kind = ?2, title = ?3, content = ?4, tags = ?5, metadata = ?6, importance = ?7, \
              updated_ts = ?8, updated_unix = ?9, tokens = ?10, norm_key = ?11 WHERE id = ?1",
@@ -401,13 +420,13 @@ pub(crate) mod write {
             conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
                 .execute(params![old.id, user_id, vector_blob(v)])?;
         }
-        fts(conn, None, &NoteRow { id: old.id, ..new.clone() })?;
+        fts_insert(conn, &NoteRow { id: old.id, ..new.clone() })?;
         Ok(())
     }
 
     /// Removes a note, its tags, vector and words.
     pub(crate) fn delete_note(conn: &Connection, n: &NoteRow) -> Result<()> {
-        fts(conn, Some("delete"), n)?;
+        fts_delete(conn, n.id)?;
         conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([n.id])?;
         conn.prepare_cached("DELETE FROM note_vectors WHERE rowid = ?1")?.execute([n.id])?;
         conn.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([n.id])?;

@@ -668,21 +668,21 @@ pub(crate) mod write {
         Ok(())
     }
 
-    /// Removes a round with its facts, vectors, words and queue entry; returns its facts' keys.
-    pub(crate) fn delete_round(conn: &Connection, round: &RoundRow) -> Result<Vec<String>> {
-        let facts: Vec<(i64, String)> = conn
-            .prepare_cached("SELECT id, fact_key FROM facts WHERE round_id = ?1 ORDER BY id")?
-            .query_map([round.id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    /// Removes a round with its facts, vectors, words and queue entry; returns its facts.
+    pub(crate) fn delete_round(conn: &Connection, round: &RoundRow) -> Result<Vec<FactRow>> {
+        let facts: Vec<FactRow> = conn
+            .prepare_cached(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 ORDER BY id"))?
+            .query_map([round.id], fact_from_row)?
             .collect::<rusqlite::Result<_>>()?;
-        for (id, _) in &facts {
-            delete_fact(conn, *id)?;
+        for f in &facts {
+            delete_fact(conn, f.id)?;
         }
         conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round.id])?;
         conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
             .execute(params![round.id, round.text])?;
         conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([round.id])?;
         conn.prepare_cached("DELETE FROM rounds WHERE id = ?1")?.execute([round.id])?;
-        Ok(facts.into_iter().map(|f| f.1).collect())
+        Ok(facts)
     }
 
     /// Drops the values a decision's detail quotes (a supersession's old and new objects) from
