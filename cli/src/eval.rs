@@ -57,6 +57,8 @@ pub enum Command {
         #[command(flatten)]
         fusion: FusionArgs,
         #[command(flatten)]
+        ranking: crate::notes::RankingArgs,
+        #[command(flatten)]
         embed: EmbedArgs,
         #[command(flatten)]
         qa: Box<QaArgs>,
@@ -157,6 +159,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             jobs,
             budget,
             fusion,
+            ranking,
             embed,
             qa,
         } => {
@@ -173,6 +176,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
                 qa: qa.config()?,
                 extractor: embed.build_extractor()?,
+                ranking: ranking.ranking(),
             };
             let per_job = EmbedArgs { threads: (embed.threads / jobs).max(1), ..embed.clone() };
             let bar = ProgressBar::new(0).with_style(

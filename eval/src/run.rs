@@ -52,6 +52,8 @@ pub struct RunConfig {
     pub qa: Option<QaConfig>,
     /// Extract facts from every round at ingest (inline, so the ingest time includes it).
     pub extractor: Option<Arc<dyn Extractor>>,
+    /// Per-query ranking options (recency, importance), off by default.
+    pub ranking: mnemon::Ranking,
 }
 
 /// Measured speed.
@@ -199,6 +201,8 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "lexical": cfg.engine.rrf_k.map(|_| mnemon::LEXICAL_SCHEME),
             "retrieved_depth": KS[KS.len() - 1],
         },
+        // Only when an option is on, so default runs keep the pins they always had.
+        "ranking": (cfg.ranking != mnemon::Ranking::default()).then(|| format!("{:?}", cfg.ranking)),
         "qa": cfg.qa.as_ref().map(QaConfig::pins),
     })
 }
@@ -373,8 +377,12 @@ fn run_haystack(
                     .collect(),
             );
         }
-        let query =
-            Query { date: q.date.as_deref(), top_k: Some(KS[KS.len() - 1]), ..Query::new(&q.question) };
+        let query = Query {
+            date: q.date.as_deref(),
+            top_k: Some(KS[KS.len() - 1]),
+            ranking: cfg.ranking,
+            ..Query::new(&q.question)
+        };
         let started = Instant::now();
         let recall = memory.recall(query, &haystack.user)?;
         let ms = started.elapsed().as_secs_f64() * 1e3;

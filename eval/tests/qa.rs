@@ -134,6 +134,7 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
             retries: (3, Duration::from_millis(1)),
         }),
         extractor: None,
+        ranking: mnemon::Ranking::default(),
     }
 }
 

@@ -21,6 +21,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         command_line: "test".into(),
         qa: None,
         extractor: None,
+        ranking: mnemon::Ranking::default(),
     }
 }
 
