@@ -26,6 +26,8 @@ impl From<BenchmarkArg> for Benchmark {
     }
 }
 
+// Parsed once per process: the size of the largest variant costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Command {
     /// Ingest every selected haystack into a fresh store, recall each question, score the ranks;
