@@ -31,11 +31,22 @@ pub const EXPECTED: [(&str, &str); 3] = [
 /// The models folder: `$MNEMON_MODELS`, else `$XDG_CACHE_HOME/mnemon/models`, else
 /// `$HOME/.cache/mnemon/models`, else `./.mnemon-models`.
 pub fn default_dir() -> PathBuf {
+    dir_from_env(
+        "MNEMON_MODELS",
+        ("XDG_CACHE_HOME", "mnemon/models"),
+        ".cache/mnemon/models",
+        ".mnemon-models",
+    )
+}
+
+/// `$own`, else `$xdg.0/xdg.1`, else `$HOME/home`, else `fallback` (relative to the working
+/// directory); empty variables count as unset.
+pub(crate) fn dir_from_env(own: &str, xdg: (&str, &str), home: &str, fallback: &str) -> PathBuf {
     let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("MNEMON_MODELS")
-        .or_else(|| var("XDG_CACHE_HOME").map(|c| c.join("mnemon/models")))
-        .or_else(|| var("HOME").map(|h| h.join(".cache/mnemon/models")))
-        .unwrap_or_else(|| PathBuf::from(".mnemon-models"))
+    var(own)
+        .or_else(|| var(xdg.0).map(|c| c.join(xdg.1)))
+        .or_else(|| var("HOME").map(|h| h.join(home)))
+        .unwrap_or_else(|| PathBuf::from(fallback))
 }
 
 /// Fails with [`Error::ModelUnavailable`] unless `path` is a readable, non-empty file.

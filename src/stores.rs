@@ -19,11 +19,12 @@ use crate::notes::Note;
 /// The folder of project and global stores: `$MNEMON_DATA`, else `$XDG_DATA_HOME/mnemon`, else
 /// `$HOME/.local/share/mnemon`, else `./.mnemon-data`.
 pub fn data_dir() -> PathBuf {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
-    var("MNEMON_DATA")
-        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("mnemon")))
-        .or_else(|| var("HOME").map(|h| h.join(".local/share/mnemon")))
-        .unwrap_or_else(|| PathBuf::from(".mnemon-data"))
+    crate::models::dir_from_env(
+        "MNEMON_DATA",
+        ("XDG_DATA_HOME", "mnemon"),
+        ".local/share/mnemon",
+        ".mnemon-data",
+    )
 }
 
 /// The global store's file in `data`.

@@ -6,13 +6,9 @@ use super::*;
 impl Memory {
     /// Every round `scope` sees, oldest first (an unknown user has none).
     pub fn rounds<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<StoredRound>> {
-        let scope = scope.into();
-        check_scope(scope)?;
-        let store = self.shared.lock_store();
-        let Some((view, _)) = resolve(&store, scope)? else {
-            return Ok(Vec::new());
-        };
-        Ok(store.all_rounds(view)?.into_iter().map(StoredRound::from).collect())
+        self.reading(scope.into(), |store, view| {
+            Ok(store.all_rounds(view)?.into_iter().map(StoredRound::from).collect())
+        })
     }
 
     /// Everything `scope` sees, in the given format: notes, then rounds with their facts, then
@@ -52,13 +48,9 @@ impl Memory {
     /// read path; the exports and [`decisions`](Memory::decisions) show them and what replaced
     /// them.
     pub fn facts<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
-        let scope = scope.into();
-        check_scope(scope)?;
-        let store = self.shared.lock_store();
-        let Some((view, _)) = resolve(&store, scope)? else {
-            return Ok(Vec::new());
-        };
-        Ok(store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).map(Fact::from).collect())
+        self.reading(scope.into(), |store, view| {
+            Ok(store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).map(Fact::from).collect())
+        })
     }
 
     /// The conflict pass over the user's active facts, in the order they were stored (facts only
@@ -136,17 +128,19 @@ impl Memory {
 
     /// The decisions `scope` sees, in logical order (an unknown user has none).
     pub fn decisions<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Decision>> {
-        let scope = scope.into();
-        check_scope(scope)?;
-        let store = self.shared.lock_store();
-        let Some((view, _)) = resolve(&store, scope)? else {
-            return Ok(Vec::new());
-        };
-        Ok(store
-            .decisions(view)?
-            .into_iter()
-            .map(|d| Decision { at: d.at, kind: d.kind, record: d.record, other: d.other, detail: d.detail })
-            .collect())
+        self.reading(scope.into(), |store, view| {
+            Ok(store
+                .decisions(view)?
+                .into_iter()
+                .map(|d| Decision {
+                    at: d.at,
+                    kind: d.kind,
+                    record: d.record,
+                    other: d.other,
+                    detail: d.detail,
+                })
+                .collect())
+        })
     }
 
     /// Removes every record of `user_id` (rounds, facts, notes, their vectors and words, the queue

@@ -228,6 +228,21 @@ impl Memory {
         Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
     }
 
+    /// A read in `scope` (checked): `f` with the store and the scope's view, or the empty answer
+    /// for a user with no record.
+    fn reading<T: Default>(
+        &self,
+        scope: Scope<'_>,
+        f: impl FnOnce(&Store, View<'_>) -> Result<T>,
+    ) -> Result<T> {
+        check_scope(scope)?;
+        let store = self.shared.lock_store();
+        match resolve(&store, scope)? {
+            Some((view, _)) => f(&store, view),
+            None => Ok(T::default()),
+        }
+    }
+
     /// Rounds of `user_id` (or of every user, with `None`) that wait for extraction.
     pub fn pending(&self, user_id: Option<&str>) -> Result<usize> {
         let store = self.shared.lock_store();

@@ -5,7 +5,7 @@ use super::*;
 use crate::config::Condense;
 use crate::notes::{
     check_content, check_importance, check_metadata, check_tags, check_title, embed_text, note_key, rename,
-    word_text, NewNote, NoteKind, NoteUpdate,
+    word_text, Checked, NewNote, NoteKind, NoteUpdate,
 };
 use crate::store::{NoteMeta, NoteRow};
 
@@ -130,34 +130,8 @@ impl Memory {
                 report.notes.push(Remembered { key: of, stored: false });
                 continue;
             }
-            let mut attempt = 0;
-            let key = loop {
-                let key = note_key(scope.user, agent, ts, &c.content, attempt);
-                if !write::note_key_taken(&tx, user, &key)? {
-                    break key;
-                }
-                attempt += 1;
-            };
-            let mut row = NoteRow {
-                id: 0,
-                key: key.clone(),
-                agent: agent.map(str::to_owned),
-                kind: c.kind,
-                title: c.title.clone(),
-                content: c.content.clone(),
-                tags: c.tags.clone(),
-                metadata: c.metadata.clone(),
-                importance: c.importance,
-                ts: ts.raw().to_owned(),
-                ts_unix: ts.unix_seconds(),
-                day: day_number(ts.date()),
-                updated: ts.raw().to_owned(),
-                updated_unix: ts.unix_seconds(),
-                tokens: render::count_tokens(&c.content) as i64,
-                norm_key,
-                condensed_into: None,
-                condenses: None,
-            };
+            let key = free_key(&tx, user, scope, ts, &c.content)?;
+            let mut row = new_row(&key, agent, c, ts);
             row.id = write::insert_note(&tx, user, &row, vector)?;
             let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
             write::log(&tx, user, agent, &at, "note.stored", &key, None, &detail)?;
@@ -410,18 +384,16 @@ impl Memory {
         }
         let filter = list.filter.resolve("filter")?;
         let cursor = list.cursor.as_deref().map(parse_cursor).transpose()?;
-        let store = self.shared.lock_store();
-        let Some((view, _)) = resolve(&store, scope)? else {
-            return Ok(Page { notes: Vec::new(), next: None });
-        };
-        let mut rows = store.notes_page(view, &filter, cursor, list.limit + 1)?;
-        let next = if rows.len() > list.limit {
-            rows.truncate(list.limit);
-            rows.last().map(|n| format!("{}:{}", n.ts_unix, n.key))
-        } else {
-            None
-        };
-        Ok(Page { notes: rows.into_iter().map(Note::from).collect(), next })
+        self.reading(scope, |store, view| {
+            let mut rows = store.notes_page(view, &filter, cursor, list.limit + 1)?;
+            let next = if rows.len() > list.limit {
+                rows.truncate(list.limit);
+                rows.last().map(|n| format!("{}:{}", n.ts_unix, n.key))
+            } else {
+                None
+            };
+            Ok(Page { notes: rows.into_iter().map(Note::from).collect(), next })
+        })
     }
 
     /// How many records `scope` sees: notes per kind, condensed notes, rounds and active facts.
@@ -509,33 +481,19 @@ impl Memory {
                     &embed_text(Some(&summary.title), &summary.content),
                 )?;
                 let tx = store.begin()?;
-                let mut attempt = 0;
-                let key = loop {
-                    let key = note_key(scope.user, agent.as_deref(), &ts, &summary.content, attempt);
-                    if !write::note_key_taken(&tx, view.user, &key)? {
-                        break key;
-                    }
-                    attempt += 1;
-                };
-                let row = NoteRow {
-                    id: 0,
-                    key: key.clone(),
-                    agent: agent.clone(),
-                    kind: NoteKind::Semantic,
-                    title: Some(summary.title.clone()),
-                    tokens: render::count_tokens(&summary.content) as i64,
-                    norm_key: normalized_key(&summary.content),
+                let checked = Checked {
                     content: summary.content,
+                    title: Some(summary.title),
                     tags: summary.tags,
                     metadata: "{}".to_owned(),
+                    kind: NoteKind::Semantic,
                     importance: summary.importance,
-                    ts: ts.raw().to_owned(),
-                    ts_unix: ts.unix_seconds(),
-                    day: day_number(ts.date()),
-                    updated: ts.raw().to_owned(),
-                    updated_unix: ts.unix_seconds(),
-                    condensed_into: None,
+                };
+                let key =
+                    free_key(&tx, view.user, scope.with_agent(agent.as_deref()), &ts, &checked.content)?;
+                let row = NoteRow {
                     condenses: Some(originals.iter().map(|o| o.key.as_str()).collect::<Vec<_>>().join(" ")),
+                    ..new_row(&key, agent.as_deref(), &checked, &ts)
                 };
                 write::insert_note(&tx, view.user, &row, &vector)?;
                 let at = ts.sortable();
@@ -602,6 +560,49 @@ impl Memory {
         new.importance = s.importance;
         new.condenses = Some(keys.join(" "));
         Ok(Rebuilt { old: row, new: Some((new, vector)) })
+    }
+}
+
+/// The key of a new note: derived from its scope, time and content, with `-2`, `-3`… when a note
+/// whose content changed since holds the plain one.
+fn free_key(
+    tx: &crate::store::Tx<'_>,
+    user: i64,
+    scope: Scope<'_>,
+    ts: &Timestamp,
+    content: &str,
+) -> Result<String> {
+    let mut attempt = 0;
+    loop {
+        let key = note_key(scope.user, scope.agent, ts, content, attempt);
+        if !write::note_key_taken(tx, user, &key)? {
+            return Ok(key);
+        }
+        attempt += 1;
+    }
+}
+
+/// A new note's row from its checked fields, stated at `ts`.
+fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestamp) -> NoteRow {
+    NoteRow {
+        id: 0,
+        key: key.to_owned(),
+        agent: agent.map(str::to_owned),
+        kind: c.kind,
+        title: c.title.clone(),
+        content: c.content.clone(),
+        tags: c.tags.clone(),
+        metadata: c.metadata.clone(),
+        importance: c.importance,
+        ts: ts.raw().to_owned(),
+        ts_unix: ts.unix_seconds(),
+        day: day_number(ts.date()),
+        updated: ts.raw().to_owned(),
+        updated_unix: ts.unix_seconds(),
+        tokens: render::count_tokens(&c.content) as i64,
+        norm_key: normalized_key(&c.content),
+        condensed_into: None,
+        condenses: None,
     }
 }
 

@@ -481,7 +481,7 @@ impl Default for List {
 }
 
 /// One page of a listing.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Page {
     /// Newest first (by `ts`, then key).
     pub notes: Vec<Note>,
