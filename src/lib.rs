@@ -89,8 +89,8 @@ pub use memory::{
     MAX_NOTES_PER_CALL,
 };
 pub use notes::{
-    Filter, NewNote, Note, NoteKind, NoteUpdate, Relevance, MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAGS,
-    MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
+    validate_notes, Filter, NewNote, Note, NoteKind, NoteUpdate, Relevance, MAX_METADATA_BYTES,
+    MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
 };
 pub use rank::score;
 pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};

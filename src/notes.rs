@@ -505,6 +505,22 @@ impl NewNote {
     }
 }
 
+/// Checks notes as [`Memory::remember`](crate::Memory::remember) would, without storing anything;
+/// the error names the first bad field (`memories[i].field`, counting from `first`).
+///
+/// ```
+/// use mnemon::{validate_notes, NewNote};
+/// assert!(validate_notes(&[NewNote::new("ok", "2026-01-01")], 0).is_ok());
+/// let err = validate_notes(&[NewNote::new("", "2026-01-01")], 1000).unwrap_err();
+/// assert!(err.to_string().contains("memories[1000].content"));
+/// ```
+pub fn validate_notes(notes: &[NewNote], first: usize) -> Result<()> {
+    for (i, n) in notes.iter().enumerate() {
+        n.check(&format!("memories[{}]", first + i))?;
+    }
+    Ok(())
+}
+
 /// The same error, naming `field`.
 pub(crate) fn rename(e: Error, field: &str) -> Error {
     match e {

@@ -328,6 +328,72 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
 }
 
 #[test]
+fn a_listing_gives_the_same_pages_whether_it_starts_from_the_tags_or_from_the_newest_note() {
+    // "common" is on more notes than a tag-driven scan takes, "rare" on few: both plans run.
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let notes: Vec<NewNote> = (0..6_000)
+        .map(|i| {
+            let mut tags = vec!["common".to_owned()];
+            if i % 97 == 0 {
+                tags.push("rare".into());
+            }
+            tags.push(format!("k{}", i % 5));
+            NewNote::new(
+                format!("note {i}"),
+                format!("2026-01-{:02}T{:02}:{:02}:00", 1 + i % 28, i / 60 % 24, i % 60),
+            )
+            .tags(tags)
+        })
+        .collect();
+    for chunk in notes.chunks(1000) {
+        m.remember(chunk, "u").unwrap();
+    }
+    let filters = [
+        Filter { tags_any: vec!["common".into()], ..Filter::default() },
+        Filter { tags_any: vec!["rare".into()], ..Filter::default() },
+        Filter { tags_all: vec!["common".into(), "k3".into()], ..Filter::default() },
+        Filter { tags_all: vec!["rare".into(), "common".into()], ..Filter::default() },
+        Filter {
+            tags_any: vec!["rare".into(), "k1".into()],
+            after: Some("2026-01-10".into()),
+            ..Filter::default()
+        },
+    ];
+    for f in filters {
+        let mut paged: Vec<String> = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = m.list(&List { filter: f.clone(), limit: 700, cursor }, "u").unwrap();
+            paged.extend(page.notes.into_iter().map(|n| n.key));
+            cursor = page.next;
+            if cursor.is_none() {
+                break;
+            }
+        }
+        let all = m.list(&List { filter: Filter::default(), limit: 1000, cursor: None }, "u").unwrap();
+        assert_eq!(all.notes.len(), 1000);
+        let mut expected: Vec<String> = m
+            .search(&Search::new("note").filter(f.clone()).limit(1000), "u")
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.note.key)
+            .collect();
+        let mut got = paged.clone();
+        got.sort();
+        got.dedup();
+        assert_eq!(got.len(), paged.len(), "no note twice: {f:?}");
+        if expected.len() < 1000 {
+            expected.sort();
+            assert_eq!(got, expected, "{f:?}");
+        } else {
+            assert!(got.len() >= 1000, "{f:?}");
+        }
+    }
+}
+
+#[test]
 fn search_scores_lie_in_0_1_with_labels_min_score_and_ranking_options() {
     let t = temp_store();
     let m = hashing(&t.path);

@@ -327,7 +327,11 @@ pub fn run(command: Command) -> Result<(), Fail> {
                         let at = format!("{}: line {}", path.display(), i + 1);
                         let value: serde_json::Value = serde_json::from_str(line)
                             .map_err(|e| Fail::msg(format!("{at}: not JSON: {e}")))?;
-                        notes.push(NewNote::from_json(&value, &at)?);
+                        let note = NewNote::from_json(&value, &at)?;
+                        // Checked here, so that an error names the line.
+                        mnemon::validate_notes(std::slice::from_ref(&note), notes.len())
+                            .map_err(|e| Fail::msg(format!("{at}: {e}")))?;
+                        notes.push(note);
                     }
                     notes
                 }
@@ -341,8 +345,15 @@ pub fn run(command: Command) -> Result<(), Fail> {
                     importance,
                 }],
             };
+            // Every note was checked before the first write; a long file is then stored a call's
+            // worth at a time, each call one transaction.
+            mnemon::validate_notes(&notes, 0)?;
             let memory = embed.open(&target.path()?)?;
-            print_line(&memory.remember(&notes, target.scope())?)?;
+            let mut report = mnemon::RememberReport::default();
+            for chunk in notes.chunks(mnemon::MAX_NOTES_PER_CALL) {
+                report.notes.extend(memory.remember(chunk, target.scope())?.notes);
+            }
+            print_line(&report)?;
         }
         Command::Get { target, key } => print_pretty(&target.stored()?.get(&key, target.scope())?)?,
         Command::Update {

@@ -172,14 +172,16 @@ impl CachedView {
         let Some(rrf) = rrf else {
             return self.index.top_k_shaped(vector, shape, depth, entries);
         };
-        let dense = self.index.top_k_shaped(vector, shape, rank::FUSION_DEPTH, entries);
+        // Each list contributes its top 100, or as many as asked for when that is more.
+        let each = rank::FUSION_DEPTH.max(depth);
+        let dense = self.index.top_k_shaped(vector, shape, each, entries);
         // An owner's word rank is its best document's (a round's text or a fact's).
         let lexical = |words: &Option<Bm25>, mask: Option<&[bool]>| -> Vec<i64> {
             let mut seen = std::collections::HashSet::new();
             words
                 .as_ref()
                 .map(|w| {
-                    w.top_masked(bare, rank::FUSION_DEPTH, mask)
+                    w.top_masked(bare, each, mask)
                         .into_iter()
                         .map(|(id, _)| id)
                         .filter(|id| seen.insert(*id))

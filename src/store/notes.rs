@@ -51,15 +51,31 @@ const NOTE_COLUMNS: &str =
     "id, note_key, agent, kind, title, content, tags, metadata, importance, ts, ts_unix, day, \
      updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses";
 
-/// The filter's conditions on `notes n`, its values bound as `?3`–`?10` (see `notes_page`).
-const FILTER_SQL: &str = "(?3 OR n.condensed_into IS NULL) \
-     AND (?4 IS NULL OR n.ts_unix > ?4) AND (?5 IS NULL OR n.ts_unix < ?5) \
-     AND (?6 IS NULL OR n.tokens >= ?6) AND (?7 IS NULL OR n.tokens <= ?7) \
-     AND (?8 IS NULL OR n.kind IN (SELECT value FROM json_each(?8))) \
-     AND (?9 IS NULL OR EXISTS (SELECT 1 FROM note_tags t WHERE t.note_id = n.id \
-          AND t.tag IN (SELECT value FROM json_each(?9)))) \
-     AND (?10 IS NULL OR (SELECT count(*) FROM note_tags t WHERE t.note_id = n.id \
-          AND t.tag IN (SELECT value FROM json_each(?10))) = json_array_length(?10))";
+/// Above this many tagged notes (of every user) for a filter's tags, a listing walks the notes
+/// newest first and checks each one's tags; at or below it, it starts from those tagged notes and
+/// sorts them. The walk stops after a page of hits, so it wins when the tags are common and loses
+/// (scanning every note) when they are rare. Both give the same page.
+const TAG_DRIVEN_MAX: i64 = 5_000;
+
+/// An SQL condition list with its bound values, built in order.
+#[derive(Default)]
+struct Conditions {
+    sql: Vec<String>,
+    args: Vec<rusqlite::types::Value>,
+}
+
+impl Conditions {
+    /// `?N` for a new bound value.
+    fn arg(&mut self, v: impl Into<rusqlite::types::Value>) -> String {
+        self.args.push(v.into());
+        format!("?{}", self.args.len())
+    }
+
+    /// `?N, ?M, …` for a list of strings.
+    fn list(&mut self, items: &[&str]) -> String {
+        items.iter().map(|i| self.arg(i.to_string())).collect::<Vec<_>>().join(", ")
+    }
+}
 
 /// A stored value the store wrote itself but cannot read back (a hand-edited file).
 fn unreadable(column: usize, what: String) -> rusqlite::Error {
@@ -136,7 +152,8 @@ impl Store {
 
     /// One page of the notes the view sees that pass `filter`, newest first (by `ts`, then key
     /// descending), starting after `cursor` (the `(ts_unix, key)` of the last note of the
-    /// previous page).
+    /// previous page). Only the filter's conditions are in the SQL, so time bounds are index
+    /// ranges; see [`TAG_DRIVEN_MAX`] for where the scan starts.
     pub(crate) fn notes_page(
         &self,
         view: View<'_>,
@@ -144,33 +161,73 @@ impl Store {
         cursor: Option<(i64, &str)>,
         limit: usize,
     ) -> Result<Vec<NoteRow>> {
+        let mut c = Conditions::default();
+        let user = c.arg(view.user);
+        let agent = c.arg(view.agent.map(str::to_owned));
+        c.sql.push(format!("n.user_id = {user}"));
+        c.sql.push(format!("({agent} IS NULL OR n.agent IS NULL OR n.agent = {agent})"));
+        if !filter.include_condensed {
+            c.sql.push("n.condensed_into IS NULL".into());
+        }
+        if let Some(t) = filter.after {
+            let t = c.arg(t);
+            c.sql.push(format!("n.ts_unix > {t}"));
+        }
+        if let Some(t) = filter.before {
+            let t = c.arg(t);
+            c.sql.push(format!("n.ts_unix < {t}"));
+        }
+        if let Some(m) = filter.min_tokens {
+            let m = c.arg(m);
+            c.sql.push(format!("n.tokens >= {m}"));
+        }
+        if let Some(m) = filter.max_tokens {
+            let m = c.arg(m);
+            c.sql.push(format!("n.tokens <= {m}"));
+        }
+        if !filter.kinds.is_empty() {
+            let kinds: Vec<&str> = filter.kinds.iter().map(|k| k.as_str()).collect();
+            let list = c.list(&kinds);
+            c.sql.push(format!("n.kind IN ({list})"));
+        }
+        let any: Vec<&str> = filter.tags_any.iter().map(String::as_str).collect();
+        if !any.is_empty() {
+            let list = c.list(&any);
+            c.sql.push(format!("n.id IN (SELECT note_id FROM note_tags WHERE tag IN ({list}))"));
+        }
+        for tag in &filter.tags_all {
+            let t = c.arg(tag.clone());
+            c.sql.push(format!("n.id IN (SELECT note_id FROM note_tags WHERE tag = {t})"));
+        }
+        if let Some((ts, key)) = cursor {
+            let (t, k) = (c.arg(ts), c.arg(key.to_owned()));
+            c.sql.push(format!("(n.ts_unix < {t} OR (n.ts_unix = {t} AND n.note_key < {k}))"));
+        }
+        let page = c.arg(limit as i64);
+        // The tags that could start the scan: the any-list, else the first all-tag.
+        let drive: Vec<&str> =
+            if any.is_empty() { filter.tags_all.iter().take(1).map(String::as_str).collect() } else { any };
+        let from = if !drive.is_empty() && self.tagged(&drive)? <= TAG_DRIVEN_MAX {
+            let list = c.list(&drive);
+            // CROSS JOIN keeps the tag index as the outer loop.
+            format!("(SELECT DISTINCT note_id FROM note_tags WHERE tag IN ({list})) d CROSS JOIN notes n ON n.id = d.note_id")
+        } else {
+            "notes n".to_owned()
+        };
         let sql = format!(
-            "SELECT {} FROM notes n WHERE n.user_id = ?1 AND {} AND {FILTER_SQL} \
-             AND (?11 IS NULL OR n.ts_unix < ?11 OR (n.ts_unix = ?11 AND n.note_key < ?12)) \
-             ORDER BY n.ts_unix DESC, n.note_key DESC LIMIT ?13",
+            "SELECT {} FROM {from} WHERE {} ORDER BY n.ts_unix DESC, n.note_key DESC LIMIT {page}",
             NOTE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect::<Vec<_>>().join(", "),
-            visible("n.agent", 2)
+            c.sql.join(" AND ")
         );
-        let list = |v: Vec<&str>| (!v.is_empty()).then(|| serde_json::to_string(&v).unwrap_or_default());
-        let f = filter;
-        self.notes_where(
-            &sql,
-            params![
-                view.user,
-                view.agent,
-                f.include_condensed,
-                f.after,
-                f.before,
-                f.min_tokens,
-                f.max_tokens,
-                list(f.kinds.iter().map(|k| k.as_str()).collect()),
-                list(f.tags_any.iter().map(String::as_str).collect()),
-                list(f.tags_all.iter().map(String::as_str).collect()),
-                cursor.map(|c| c.0),
-                cursor.map(|c| c.1),
-                limit as i64
-            ],
-        )
+        self.notes_where(&sql, rusqlite::params_from_iter(c.args))
+    }
+
+    /// Notes (of every user) carrying any of `tags`: what a tag-driven scan would read.
+    fn tagged(&self, tags: &[&str]) -> Result<i64> {
+        let mut c = Conditions::default();
+        let list = c.list(tags);
+        let sql = format!("SELECT count(*) FROM note_tags WHERE tag IN ({list})");
+        Ok(self.conn.prepare_cached(&sql)?.query_row(rusqlite::params_from_iter(c.args), |r| r.get(0))?)
     }
 
     /// Every note the view sees, condensed ones included, in the order they were stored (a dump
