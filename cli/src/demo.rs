@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use mnemon::extract::{Extractor, ScriptedExtractor};
-use mnemon::{Config, ExportFormat, Memory, Message, Query};
+use mnemon::{Config, ExportFormat, Memory, Message, NewNote, Query, Scope, Search};
 
 use crate::anyhow_lite::{Context as _, Fail};
 use crate::EmbedArgs;
@@ -60,6 +60,36 @@ pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
             format!(" (left out: {})", context.omitted.join(", "))
         }
     );
+    // An agent's own memory: a note the "chef" agent states outright, private to it.
+    let chef = Scope::user(USER).agent("chef");
+    let note = NewNote::new(
+        "Maya cooks vegetarian on weekdays; suggest fish only at weekends.",
+        "2026-06-22T12:00:00",
+    )
+    .title("Weekday cooking")
+    .tags(["food"]);
+    let key = memory.remember(&[note], chef)?.notes.remove(0).key;
+    println!("\n== a direct memory of agent \"chef\": {key}\n");
+    for hit in memory.search(&Search::new("what does Maya cook on a Tuesday?").limit(1), chef)?.hits {
+        println!("   search as chef: {:.2} ({}) {}", hit.score, hit.relevance.as_str(), hit.note.content);
+    }
+    let other = Scope::user(USER).agent("travel");
+    println!(
+        "   notes seen by chef: {}, by another agent: {} (a note is private to the agent that made it)",
+        memory.count(chef)?.notes,
+        memory.count(other)?.notes
+    );
+    let angles = ["weekday dinner ideas"];
+    let context =
+        memory.get_context(Query::new(QUESTION).date(DATE).budget(600).top_k(5).angles(&angles), chef)?;
+    println!(
+        "\n== context for chef, with the angle {:?} (rounds: {}, notes: {}, tokens: {})\n",
+        angles[0],
+        context.rounds.len(),
+        context.notes.len(),
+        context.tokens
+    );
+    print!("{}", context.text);
     println!("\n== Markdown export\n");
     print!("{}", memory.export(USER, ExportFormat::Markdown)?);
     println!("\n== decision log (facts)\n");
