@@ -1020,3 +1020,31 @@ fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
     m.remember(&[NewNote::new("Migrated stores take notes.", "2026-07-01")], "ana").unwrap();
     assert_eq!(m.count("ana").unwrap().notes, 1);
 }
+
+#[test]
+fn forgetting_a_user_removes_their_notes_with_vectors_words_and_tags() {
+    for (_, e) in embedders() {
+        let t = temp_store();
+        let m = open(&e, &t.path);
+        seed(&m);
+        let report = m.forget_user("alice").unwrap();
+        assert_eq!(report.notes, 5);
+        assert_eq!(
+            m.count("alice").unwrap(),
+            mnemon::Counts { kinds: m.count("nobody").unwrap().kinds, ..Default::default() }
+        );
+        assert!(m.search(&Search::new("vegetarian deploy sister"), "alice").unwrap().hits.is_empty());
+        assert_eq!(m.count("bob").unwrap().notes, 1, "another user's notes stay");
+        drop(m);
+        let conn = rusqlite::Connection::open(&t.path).unwrap();
+        let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(count("SELECT count(*) FROM notes"), 1);
+        assert_eq!(count("SELECT count(*) FROM note_vectors"), 1);
+        assert_eq!(count("SELECT count(*) FROM note_tags"), 0, "bob's note has no tags");
+        assert_eq!(
+            count("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'vegetarian OR runbook OR nextest'"),
+            0
+        );
+        assert_eq!(count("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'bees'"), 1);
+    }
+}
