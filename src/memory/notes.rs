@@ -302,6 +302,8 @@ impl Memory {
             // A summary losing one of its originals is rebuilt from the rest.
             if let Some(summary) = &note.condensed_into {
                 let rebuilt = self.rebuild_summary(&tx, dim, view.user, summary, key)?;
+                // The summary's old text quoted the note: its cached vector goes too.
+                evict.push(embed_text(rebuilt.old.title.as_deref(), &rebuilt.old.content));
                 apply_rebuilt(&tx, view.user, &at, rebuilt)?;
             }
             write::delete_note(&tx, &note)?;
