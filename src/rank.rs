@@ -420,6 +420,19 @@ mod tests {
         assert_eq!(plain[0].id, 1);
     }
 
+    /// The brute-force top `k` from every scored record, already sorted best first: each owner's
+    /// first (best) record.
+    fn best_first_per_owner(all: Vec<Scored>, k: usize) -> Vec<Scored> {
+        let mut out: Vec<Scored> = Vec::new();
+        for s in all {
+            if !out.iter().any(|b| b.id == s.id) {
+                out.push(s);
+            }
+        }
+        out.truncate(k);
+        out
+    }
+
     /// A deterministic pseudo-random unit vector.
     fn unit(seed: u64, dim: usize) -> Vec<f32> {
         let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -476,13 +489,7 @@ mod tests {
                 }))
                 .collect();
             all.sort_by(better);
-            let mut brute: Vec<Scored> = Vec::new();
-            for s in all {
-                if !brute.iter().any(|b| b.id == s.id) {
-                    brute.push(s);
-                }
-            }
-            brute.truncate(k);
+            let brute = best_first_per_owner(all, k);
             proptest::prop_assert_eq!(&got, &brute);
             for s in &got {
                 proptest::prop_assert_eq!(index.score_of(s.id, &query, None, 0.05), Some(*s));
@@ -590,13 +597,7 @@ mod tests {
                 })
                 .collect();
             all.sort_by(better);
-            let mut brute: Vec<Scored> = Vec::new();
-            for s in all {
-                if !brute.iter().any(|b| b.id == s.id) {
-                    brute.push(s);
-                }
-            }
-            brute.truncate(k);
+            let brute = best_first_per_owner(all, k);
             proptest::prop_assert_eq!(&got, &brute);
             for s in &got {
                 proptest::prop_assert_eq!(index.score_of_shaped(s.id, &query, &shape, Some(&mask)), Some(*s));
