@@ -303,10 +303,13 @@ fn print_line(value: &impl serde::Serialize) -> Result<(), Fail> {
 
 /// The two stores a `--scope` reaches: the named one and/or the global one (once, when the named
 /// store is the global one).
-fn reach(target: &Target, scope: &str) -> Result<(Memory, Option<Memory>), Fail> {
+fn reach(
+    target: &Target,
+    scope: &str,
+    open: impl Fn(&PathBuf) -> Result<Memory, Fail>,
+) -> Result<(Memory, Option<Memory>), Fail> {
     let local = target.path()?;
     let global = stores::resolve(Some("global"))?;
-    let open = |p: &PathBuf| -> Result<Memory, Fail> { Ok(Memory::open_stored(p, Config::default())?) };
     let same = local == global;
     Ok(match Reach::parse(scope)? {
         Reach::Local => (open(&local)?, None),
@@ -392,7 +395,9 @@ pub fn run(command: Command) -> Result<(), Fail> {
         }
         Command::List { target, scope, filter, limit, cursor } => {
             let list = List { filter: filter.filter()?, limit, cursor };
-            let page = match reach(&target, &scope)? {
+            let stored =
+                |p: &PathBuf| -> Result<Memory, Fail> { Ok(Memory::open_stored(p, Config::default())?) };
+            let page = match reach(&target, &scope, stored)? {
                 (one, None) => one.list(&list, target.scope())?,
                 (local, Some(global)) => {
                     Stores { local: &local, global: &global }.list(&list, target.scope())?
@@ -410,17 +415,16 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 min_score,
                 ranking: ranking.ranking(),
             };
-            let local = target.path()?;
-            let global = stores::resolve(Some("global"))?;
-            let found = match Reach::parse(&scope)? {
-                Reach::Local => embed.open(&local)?.search(&search, target.scope())?,
-                Reach::Global => embed.open(&global)?.search(&search, target.scope())?,
-                Reach::All if local == global => embed.open(&local)?.search(&search, target.scope())?,
-                Reach::All => {
-                    let embedder = embed.build()?;
-                    let open = |p: &PathBuf| Memory::open_shared(p, embedder.clone(), Config::default());
-                    let (l, g) = (open(&local)?, open(&global)?);
-                    Stores { local: &l, global: &g }.search(&search, target.scope())?
+            // One embedder (and extractor) for both stores when the search reaches two.
+            let (embedder, extractor) = (embed.build()?, embed.build_extractor()?);
+            let config = Config { background_extraction: false, ..Config::default() };
+            let open = |p: &PathBuf| -> Result<Memory, Fail> {
+                Ok(Memory::open_with(p, embedder.clone(), extractor.clone(), config.clone())?)
+            };
+            let found = match reach(&target, &scope, open)? {
+                (one, None) => one.search(&search, target.scope())?,
+                (local, Some(global)) => {
+                    Stores { local: &local, global: &global }.search(&search, target.scope())?
                 }
             };
             print_pretty(&found)?;

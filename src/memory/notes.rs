@@ -42,6 +42,7 @@ fn meta_of(n: &NoteRow) -> NoteMeta {
         tags: n.tags.iter().map(|t| t.to_lowercase()).collect(),
         ts_unix: n.ts_unix,
         tokens: n.tokens,
+        words: word_text(n.title.as_deref(), &n.content, &n.tags),
     }
 }
 
@@ -119,7 +120,7 @@ impl Memory {
         let user = write::ensure_user(&tx, scope.user)?;
         let version = write::user_version(&tx, user)?;
         let mut report = RememberReport::default();
-        let mut added: Vec<(NoteMeta, &[f32], String)> = Vec::new();
+        let mut added: Vec<(NoteMeta, &[f32])> = Vec::new();
         let mut latest: Option<&Timestamp> = None;
         for ((c, ts), vector) in checked.iter().zip(&vectors) {
             let norm_key = normalized_key(&c.content);
@@ -135,7 +136,7 @@ impl Memory {
             row.id = write::insert_note(&tx, user, &row, vector)?;
             let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
             write::log(&tx, user, agent, &at, "note.stored", &key, None, &detail)?;
-            added.push((meta_of(&row), vector, word_text(row.title.as_deref(), &row.content, &row.tags)));
+            added.push((meta_of(&row), vector));
             if latest.is_none_or(|l| ts > l) {
                 latest = Some(ts);
             }
@@ -145,8 +146,8 @@ impl Memory {
         tx.commit()?;
         drop(store);
         self.shared.grow(user, version, agent, |view| {
-            for (meta, v, text) in &added {
-                view.push_note(meta, v, Some(text));
+            for (meta, v) in &added {
+                view.push_note(meta, v);
             }
         });
         Ok(report)
@@ -306,20 +307,7 @@ impl Memory {
                 evict.push(embed_text(rebuilt.old.title.as_deref(), &rebuilt.old.content));
                 apply_rebuilt(&tx, view.user, &at, rebuilt)?;
             }
-            write::delete_note(&tx, &note)?;
-            write::log(&tx, view.user, note.agent.as_deref(), &at, "note.deleted", key, None, "{}")?;
-            for original in write::uncondense(&tx, view.user, key)? {
-                write::log(
-                    &tx,
-                    view.user,
-                    note.agent.as_deref(),
-                    &at,
-                    "note.restored",
-                    &original,
-                    Some(key),
-                    "{}",
-                )?;
-            }
+            remove_note(&tx, view.user, &at, &note, "note.deleted")?;
             write::touch_user(&tx, view.user, None)?;
             tx.commit()?;
             evict.push(embed_text(note.title.as_deref(), &note.content));
@@ -608,6 +596,24 @@ fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestamp) -> NoteR
     }
 }
 
+/// Removes a note and logs it as `kind` at `at`; the notes it condensed come back, each logged
+/// `note.restored`.
+pub(super) fn remove_note(
+    tx: &crate::store::Tx<'_>,
+    user: i64,
+    at: &str,
+    note: &NoteRow,
+    kind: &str,
+) -> Result<()> {
+    let agent = note.agent.as_deref();
+    write::delete_note(tx, note)?;
+    write::log(tx, user, agent, at, kind, &note.key, None, "{}")?;
+    for original in write::uncondense(tx, user, &note.key)? {
+        write::log(tx, user, agent, at, "note.restored", &original, Some(&note.key), "{}")?;
+    }
+    Ok(())
+}
+
 /// Embeds one text as a document, checking its dimension.
 fn embed_one(embedder: &Arc<dyn Embedder>, dim: usize, text: &str) -> Result<Vec<f32>> {
     let v = embedder.embed_documents(&[text])?.pop().unwrap_or_default();
@@ -628,7 +634,6 @@ fn apply_rebuilt(tx: &crate::store::Tx<'_>, user: i64, at: &str, r: Rebuilt) -> 
     match r.new {
         Some((new, vector)) => {
             write::update_note(tx, user, &r.old, &new, Some(&vector))?;
-            write::set_condenses(tx, r.old.id, new.condenses.as_deref())?;
             write::log(tx, user, agent, at, "note.updated", &r.old.key, None, r#"{"fields":["condenses"]}"#)
         }
         None => {

@@ -274,24 +274,24 @@ impl Memory {
             return Ok(render_ranked(&[], budget));
         };
         // Each record once, at its best score (ties: the earlier angle, then its rank there).
-        let mut best: HashMap<i64, (f32, usize, usize, rank::Scored)> = HashMap::new();
+        let mut best: HashMap<i64, (usize, usize, rank::Scored)> = HashMap::new();
         for (a, q) in asked.iter().enumerate() {
             let (_, _, shape) = q.shape(&store, view.user, &self.shared.config, &query.ranking)?;
             let scored = self.shared.rank(&store, view, version, q.bare, &q.vector, &shape, Among::All, k)?;
             for (rank, s) in scored.into_iter().enumerate() {
                 match best.get(&s.id) {
-                    Some((score, ..)) if *score >= s.score => {}
+                    Some((.., kept)) if kept.score >= s.score => {}
                     _ => {
-                        best.insert(s.id, (s.score, a, rank, s));
+                        best.insert(s.id, (a, rank, s));
                     }
                 }
             }
         }
-        let mut order: Vec<(f32, usize, usize, rank::Scored)> = best.into_values().collect();
+        let mut order: Vec<(usize, usize, rank::Scored)> = best.into_values().collect();
         order.sort_by(|x, y| {
-            y.0.total_cmp(&x.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)).then(x.3.id.cmp(&y.3.id))
+            y.2.score.total_cmp(&x.2.score).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)).then(x.2.id.cmp(&y.2.id))
         });
-        let scored: Vec<rank::Scored> = order.into_iter().map(|o| o.3).collect();
+        let scored: Vec<rank::Scored> = order.into_iter().map(|o| o.2).collect();
 
         let of_rounds: Vec<rank::Scored> =
             scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();

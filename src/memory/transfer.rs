@@ -138,20 +138,7 @@ impl Memory {
             let at = logical_now(&store, view.user)?;
             let tx = store.begin()?;
             for (row, _) in &notes {
-                write::delete_note(&tx, row)?;
-                for original in write::uncondense(&tx, view.user, &row.key)? {
-                    write::log(
-                        &tx,
-                        view.user,
-                        row.agent.as_deref(),
-                        &at,
-                        "note.restored",
-                        &original,
-                        Some(&row.key),
-                        "{}",
-                    )?;
-                }
-                write::log(&tx, view.user, row.agent.as_deref(), &at, "note.moved", &row.key, None, "{}")?;
+                super::notes::remove_note(&tx, view.user, &at, row, "note.moved")?;
                 report.removed.push(row.key.clone());
             }
             write::touch_user(&tx, view.user, None)?;

@@ -86,10 +86,8 @@ impl CachedView {
             tags: HashMap::new(),
         };
         let (metas, data) = store.note_vectors(view)?;
-        let texts = if fusion { store.note_texts(view)? } else { Vec::new() };
-        for (i, meta) in metas.iter().enumerate() {
-            let text = texts.get(i).map(|n| crate::notes::word_text(n.title.as_deref(), &n.content, &n.tags));
-            cached.push_note(meta, &data[i * dim..(i + 1) * dim], text.as_deref());
+        for (meta, vector) in metas.iter().zip(data.chunks_exact(dim)) {
+            cached.push_note(meta, vector);
         }
         Ok(cached)
     }
@@ -103,8 +101,8 @@ impl CachedView {
         }
     }
 
-    /// Adds a note; `text` is its word text (needed when fusion is on).
-    pub(super) fn push_note(&mut self, meta: &NoteMeta, vector: &[f32], text: Option<&str>) {
+    /// Adds a note.
+    pub(super) fn push_note(&mut self, meta: &NoteMeta, vector: &[f32]) {
         let slot = self.notes.len() as u32;
         let mut tags: Vec<u32> = Vec::with_capacity(meta.tags.len());
         for t in &meta.tags {
@@ -115,8 +113,8 @@ impl CachedView {
         let owner = NOTE_BIT | meta.id;
         self.index.push_weighted(owner, meta.day, 1.0, meta.importance, vector);
         self.entry_note.push(slot);
-        if let (Some(words), Some(text)) = (&mut self.note_words, text) {
-            words.push(owner, text);
+        if let Some(words) = &mut self.note_words {
+            words.push(owner, &meta.words);
         }
     }
 

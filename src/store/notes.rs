@@ -45,6 +45,8 @@ pub(crate) struct NoteMeta {
     pub tags: Vec<String>,
     pub ts_unix: i64,
     pub tokens: i64,
+    /// The text it is word-indexed as ([`word_text`](crate::notes::word_text)).
+    pub words: String,
 }
 
 const NOTE_COLUMNS: &str =
@@ -122,11 +124,7 @@ impl Store {
 
     /// The note with this key, if the view sees it (condensed notes included).
     pub(crate) fn note_by_key(&self, view: View<'_>, key: &str) -> Result<Option<NoteRow>> {
-        let sql = format!(
-            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND note_key = ?3 AND {}",
-            visible("agent", 2)
-        );
-        Ok(self.notes_where(&sql, params![view.user, view.agent, key])?.pop())
+        write::note_by_key(&self.conn, view.user, view.agent, key)
     }
 
     /// Notes with these ids that the view sees, in the order of `ids`.
@@ -263,11 +261,11 @@ impl Store {
         Ok((kinds, condensed))
     }
 
-    /// The visible, not condensed notes' index entries: what a filter needs and each vector, in
-    /// id order.
+    /// The visible, not condensed notes' index entries: what a filter needs, the word text and
+    /// each vector, in id order.
     pub(crate) fn note_vectors(&self, view: View<'_>) -> Result<(Vec<NoteMeta>, Vec<f32>)> {
         let sql = format!(
-            "SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding \
+            "SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding, n.title, n.content \
              FROM notes n JOIN note_vectors v ON v.rowid = n.id \
              WHERE n.user_id = ?1 AND {} AND n.condensed_into IS NULL ORDER BY n.id",
             visible("n.agent", 2)
@@ -276,28 +274,21 @@ impl Store {
         let mut rows = stmt.query(params![view.user, view.agent])?;
         let (mut metas, mut data) = (Vec::new(), Vec::new());
         while let Some(r) = rows.next()? {
+            let tags = parse_tags(&r.get::<_, String>(4)?, 4)?;
+            let (title, content): (Option<String>, String) = (r.get(8)?, r.get(9)?);
             metas.push(NoteMeta {
                 id: r.get(0)?,
                 day: r.get(1)?,
                 importance: r.get::<_, f64>(2)? as f32,
                 kind: parse_kind(&r.get::<_, String>(3)?, 3)?,
-                tags: parse_tags(&r.get::<_, String>(4)?, 4)?.iter().map(|t| t.to_lowercase()).collect(),
+                words: crate::notes::word_text(title.as_deref(), &content, &tags),
+                tags: tags.iter().map(|t| t.to_lowercase()).collect(),
                 ts_unix: r.get(5)?,
                 tokens: r.get(6)?,
             });
             data.extend(blob_vector(&r.get::<_, Vec<u8>>(7)?));
         }
         Ok((metas, data))
-    }
-
-    /// The word-indexed text of the visible, not condensed notes, `(id, title, content, tags)` in
-    /// id order.
-    pub(crate) fn note_texts(&self, view: View<'_>) -> Result<Vec<NoteRow>> {
-        let sql = format!(
-            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} AND condensed_into IS NULL ORDER BY id",
-            visible("agent", 2)
-        );
-        self.notes_where(&sql, params![view.user, view.agent])
     }
 
     /// The agents (and `None`, shared) the user's notes belong to, shared first.
@@ -376,9 +367,10 @@ pub(crate) mod write {
         Ok(())
     }
 
-    fn fts_insert(conn: &Connection, n: &NoteRow) -> Result<()> {
+    /// Indexes the words of note `id`, whose fields are `n`'s.
+    fn fts_insert(conn: &Connection, id: i64, n: &NoteRow) -> Result<()> {
         conn.prepare_cached("INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![n.id, n.title, n.content, tags_json(&n.tags)])?;
+            .execute(params![id, n.title, n.content, tags_json(&n.tags)])?;
         Ok(())
     }
 
@@ -440,11 +432,12 @@ pub(crate) mod write {
         insert_tags(conn, id, &n.tags)?;
         conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
             .execute(params![id, user_id, vector_blob(vector)])?;
-        fts_insert(conn, &NoteRow { id, ..n.clone() })?;
+        fts_insert(conn, id, n)?;
         Ok(id)
     }
 
-    /// Replaces note `old`'s fields with `new`'s (same id and key), and its vector when given.
+    /// Replaces note `old`'s fields with `new`'s (same id and key; the summary links too), and its
+    /// vector when given.
     pub(crate) fn update_note(
         conn: &Connection,
         user_id: i64,
@@ -455,7 +448,7 @@ pub(crate) mod write {
         fts_delete(conn, old.id)?;
         conn.prepare_cached(
             "UPDATE notes SET kind = ?2, title = ?3, content = ?4, tags = ?5, metadata = ?6, importance = ?7, \
-             updated_ts = ?8, updated_unix = ?9, tokens = ?10, norm_key = ?11 WHERE id = ?1",
+             updated_ts = ?8, updated_unix = ?9, tokens = ?10, norm_key = ?11, condenses = ?12 WHERE id = ?1",
         )?
         .execute(params![
             old.id,
@@ -468,7 +461,8 @@ pub(crate) mod write {
             new.updated,
             new.updated_unix,
             new.tokens,
-            new.norm_key
+            new.norm_key,
+            new.condenses
         ])?;
         conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([old.id])?;
         insert_tags(conn, old.id, &new.tags)?;
@@ -477,7 +471,7 @@ pub(crate) mod write {
             conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
                 .execute(params![old.id, user_id, vector_blob(v)])?;
         }
-        fts_insert(conn, &NoteRow { id: old.id, ..new.clone() })?;
+        fts_insert(conn, old.id, new)?;
         Ok(())
     }
 
@@ -510,13 +504,6 @@ pub(crate) mod write {
         )?
         .execute(params![user_id, summary])?;
         Ok(keys)
-    }
-
-    /// Sets the keys a summary condenses.
-    pub(crate) fn set_condenses(conn: &Connection, id: i64, condenses: Option<&str>) -> Result<()> {
-        conn.prepare_cached("UPDATE notes SET condenses = ?2 WHERE id = ?1")?
-            .execute(params![id, condenses])?;
-        Ok(())
     }
 
     /// Removes every note of the user with its tags, vectors and words.
