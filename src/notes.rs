@@ -35,6 +35,7 @@ pub const NEUTRAL_IMPORTANCE: f32 = 0.5;
 /// only ever touches episodic notes, so a note saved without a kind is never summarized away.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum NoteKind {
     /// Something that happened, at a time ("Went hiking in Sintra with Ana").
     Episodic,
@@ -220,6 +221,7 @@ impl NoteUpdate {
 
 /// A stored note.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Note {
     /// `n-` + 16 hex digits, derived at creation from scope, timestamp and content.
     pub key: String,
@@ -234,6 +236,7 @@ pub struct Note {
     /// Its tags, as given.
     pub tags: Vec<String>,
     /// Its metadata object.
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub metadata: Value,
     /// In `0..=1`.
     pub importance: f32,
@@ -338,6 +341,7 @@ impl Filter {
 /// and above, `medium` at 0.75 and above, else `low`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Relevance {
     /// Score ≥ 0.90.
     High,

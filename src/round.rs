@@ -11,6 +11,7 @@ pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 /// Who spoke a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Role {
     /// The person the memory is about.
     User,
@@ -137,6 +138,7 @@ pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
 
 /// A stored turn: the message after validation, as kept in the round.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Turn {
     /// Who spoke.
     pub role: Role,

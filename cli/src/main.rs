@@ -6,6 +6,7 @@ mod doctor;
 mod eval;
 mod extract;
 mod notes;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -328,6 +329,12 @@ enum Command {
     Eval(eval::Command),
     #[command(flatten)]
     Notes(notes::Command),
+    /// Serve MCP over stdin/stdout (for Claude Code, Claude Desktop, Cursor, any MCP client).
+    /// Logs go to stderr.
+    Mcp(serve::McpArgs),
+    /// Serve the HTTP API under /v1, MCP (streamable HTTP) at /mcp, /health, /metrics,
+    /// /openapi.json and /docs.
+    Serve(serve::ServeArgs),
 }
 
 fn main() -> ExitCode {
@@ -439,6 +446,8 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Extract(args) => extract::run(&args)?,
         Command::Eval(command) => eval::run(command)?,
         Command::Notes(command) => notes::run(command)?,
+        Command::Mcp(args) => serve::mcp(&args)?,
+        Command::Serve(args) => serve::serve(&args)?,
     }
     Ok(ExitCode::SUCCESS)
 }

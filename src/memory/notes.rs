@@ -65,6 +65,7 @@ pub struct CondenseReport {
 
 /// What [`Memory::copy_to`] and [`Memory::move_to`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TransferReport {
     /// Notes written into the target store, in the order given.
     pub copied: Vec<String>,

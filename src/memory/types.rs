@@ -4,6 +4,7 @@ use super::*;
 
 /// What an [`Memory::add`] call did.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AddReport {
     /// Keys of the rounds stored, in input order.
     pub stored: Vec<String>,
@@ -15,6 +16,7 @@ pub struct AddReport {
 
 /// A round skipped as a duplicate.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Duplicate {
     /// The key the round would have had.
     pub key: String,
@@ -148,6 +150,7 @@ impl PartialEq for RecalledRound {
 
 /// A fact extracted from a round and stored (ENGINE §3.5–3.6).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Fact {
     /// `<round key>/<n>`: its round and its place among the round's stored facts.
     pub key: String,
@@ -201,6 +204,7 @@ impl Fact {
 
 /// A rendered context and what went into it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Context {
     /// The prompt-ready block (empty when nothing was recalled).
     pub text: String,
@@ -218,6 +222,7 @@ pub struct Context {
 
 /// A stored round, as listed by [`Memory::rounds`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct StoredRound {
     /// Stable key: sortable ts + `#` + content hash.
     pub key: String,
@@ -271,6 +276,7 @@ pub struct Decision {
 
 /// What [`Memory::forget_user`] removed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ForgetReport {
     /// Rounds removed, with their vectors and word-index rows.
     pub rounds: usize,
@@ -435,6 +441,7 @@ impl<'a> Search<'a> {
 
 /// One note found by [`Memory::search`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     /// The note.
     pub note: Note,
@@ -449,12 +456,14 @@ pub struct Hit {
 
 /// What [`Memory::search`] found, best first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Found {
     /// Hits, best first (ties to the older note).
     pub hits: Vec<Hit>,
     /// The date the query was anchored on, if any (`YYYY-MM-DD`).
     pub anchor: Option<String>,
     /// The query's time window, if it names one.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
     pub window: Option<[String; 2]>,
 }
 
@@ -482,6 +491,7 @@ impl Default for List {
 
 /// One page of a listing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page {
     /// Newest first (by `ts`, then key).
     pub notes: Vec<Note>,
@@ -493,6 +503,7 @@ pub struct Page {
 
 /// How many records a scope sees ([`Memory::count`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Counts {
     /// Notes on read paths.
     pub notes: usize,
@@ -508,6 +519,7 @@ pub struct Counts {
 
 /// What [`Memory::remember`] did with each note, in input order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RememberReport {
     /// One entry per note given.
     pub notes: Vec<Remembered>,
@@ -515,6 +527,7 @@ pub struct RememberReport {
 
 /// What happened to one note given to [`Memory::remember`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Remembered {
     /// The key of the note that holds it: the new note, or the one it duplicates.
     pub key: String,
@@ -525,10 +538,12 @@ pub struct Remembered {
 
 /// A record removed by [`Memory::delete`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Deleted {
     /// Its key.
     pub key: String,
     /// `note`, `round` or `fact`.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub record: &'static str,
     /// Facts removed with a round.
     pub facts: Vec<String>,
@@ -537,6 +552,7 @@ pub struct Deleted {
 /// A record by key ([`Memory::get`]).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "record", rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Record {
     /// A direct memory.
     Note(Note),

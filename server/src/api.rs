@@ -1,0 +1,459 @@
+//! The requests of every operation, shared by the MCP tools and the HTTP API: one type per
+//! operation, its JSON Schema (MCP) and OpenAPI schema (HTTP) generated from it, unknown fields
+//! refused. Results are the library's own types.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// Declares a request type with the three fields every operation takes: whose memory
+/// (`user_id`, `agent_id`) and which store (`store`).
+macro_rules! request {
+    ($(#[$meta:meta])* $name:ident { $($(#[$fmeta:meta])* $field:ident : $ty:ty),* $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $($(#[$fmeta])* pub $field: $ty,)*
+            /// Whose memory: a user name (1 to 256 bytes). Default `default`.
+            #[serde(default)]
+            pub user_id: Option<String>,
+            /// One of the user's agents: its records are private to it, and it sees the user's
+            /// shared records too. Omit for the user's shared memory (which sees everything).
+            #[serde(default)]
+            pub agent_id: Option<String>,
+            /// Which store: `global`, a `.db` file or a project directory inside the server's
+            /// data directory or roots. Default: the server's store.
+            #[serde(default)]
+            pub store: Option<String>,
+        }
+
+        impl $name {
+            /// Whose memory and which store.
+            pub fn target(&self) -> Target<'_> {
+                Target { user: self.user_id.as_deref(), agent: self.agent_id.as_deref(), store: self.store.as_deref() }
+            }
+        }
+    };
+}
+
+/// Whose memory a request reaches, and in which store.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Target<'a> {
+    /// The user (`None`: `default`).
+    pub user: Option<&'a str>,
+    /// The agent.
+    pub agent: Option<&'a str>,
+    /// The store reference (`None`: the server's store).
+    pub store: Option<&'a str>,
+}
+
+/// A memory's kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Something that happened at one time.
+    Episodic,
+    /// A standing fact or preference (the default).
+    Semantic,
+    /// How to do something.
+    Procedural,
+}
+
+impl From<Kind> for mnemon::NoteKind {
+    fn from(k: Kind) -> Self {
+        match k {
+            Kind::Episodic => mnemon::NoteKind::Episodic,
+            Kind::Semantic => mnemon::NoteKind::Semantic,
+            Kind::Procedural => mnemon::NoteKind::Procedural,
+        }
+    }
+}
+
+/// One memory to save: a string (its content), or an object with its fields.
+#[derive(Debug, Clone, JsonSchema, ToSchema)]
+#[serde(untagged)]
+pub enum MemoryIn {
+    /// Just the content.
+    Text(String),
+    /// Content with its optional fields.
+    Full(NewMemory),
+}
+
+// By hand rather than untagged: an error inside an object names its field.
+impl<'de> Deserialize<'de> for MemoryIn {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MemoryIn, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = MemoryIn;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string or an object with `content`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<MemoryIn, E> {
+                Ok(MemoryIn::Text(v.to_owned()))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<MemoryIn, A::Error> {
+                NewMemory::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(MemoryIn::Full)
+            }
+        }
+        d.deserialize_any(Visitor)
+    }
+}
+
+/// A memory with its optional fields.
+#[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewMemory {
+    /// What to remember: one concise, self-contained statement ("The user is vegetarian").
+    pub content: String,
+    /// A short title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Tags for filtering (case-insensitive).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Any JSON object, kept verbatim.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    /// `semantic` (default), `episodic` or `procedural`.
+    #[serde(default)]
+    pub kind: Option<Kind>,
+    /// 0 to 1 (default 0.5).
+    #[serde(default)]
+    pub importance: Option<f32>,
+    /// When it was stated (ISO 8601). Default: the server's current UTC time.
+    #[serde(default)]
+    pub ts: Option<String>,
+}
+
+request! {
+    /// Save memories: concise statements worth keeping across conversations.
+    SaveMemories {
+        /// The memories, 1 to 1000: strings, or objects with `content` and optional fields.
+        memories: Vec<MemoryIn>,
+    }
+}
+
+request! {
+    /// Build the prompt-ready context for a question: memories and conversation rounds, ranked,
+    /// framed, within a token budget.
+    RecallMemories {
+        /// The question or topic.
+        query: String,
+        /// More phrasings or sub-questions; each is ranked and the results merged (at most 16).
+        #[serde(default)]
+        angles: Vec<String>,
+        /// Token budget of the rendered block (default: the server's, 4000).
+        #[serde(default)]
+        budget: Option<usize>,
+        /// Records considered per angle (1 to 1000, default 10).
+        #[serde(default)]
+        top_k: Option<usize>,
+        /// The question's date (anchors "last week"); default: the user's latest timestamp.
+        #[serde(default)]
+        date: Option<String>,
+    }
+}
+
+/// One message of a conversation.
+#[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageIn {
+    /// `user` or `assistant`.
+    pub role: String,
+    /// What was said.
+    pub content: String,
+    /// When (ISO 8601). Default: the server's current UTC time.
+    #[serde(default)]
+    pub ts: Option<String>,
+    /// The conversation it belongs to.
+    #[serde(default)]
+    pub session: Option<String>,
+    /// The caller's id for it.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The speaker's name.
+    #[serde(default)]
+    pub speaker: Option<String>,
+}
+
+request! {
+    /// Store conversation messages verbatim (a user turn and the reply form a round); facts are
+    /// extracted in the background when the server has an extractor.
+    AddMessages {
+        /// The messages, in order.
+        messages: Vec<MessageIn>,
+    }
+}
+
+/// Which memories a search or listing keeps; every condition must hold.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FilterIn {
+    /// At least one of these tags.
+    #[serde(default)]
+    pub tags_any: Vec<String>,
+    /// All of these tags.
+    #[serde(default)]
+    pub tags_all: Vec<String>,
+    /// One of these kinds.
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+    /// Stated after this time (ISO 8601).
+    #[serde(default)]
+    pub after: Option<String>,
+    /// Stated before this time.
+    #[serde(default)]
+    pub before: Option<String>,
+    /// At least this many content tokens.
+    #[serde(default)]
+    pub min_tokens: Option<usize>,
+    /// At most this many content tokens.
+    #[serde(default)]
+    pub max_tokens: Option<usize>,
+}
+
+impl FilterIn {
+    /// The library's filter.
+    pub fn filter(&self, include_condensed: bool) -> mnemon::Filter {
+        mnemon::Filter {
+            tags_any: self.tags_any.clone(),
+            tags_all: self.tags_all.clone(),
+            kinds: self.kinds.iter().map(|k| (*k).into()).collect(),
+            after: self.after.clone(),
+            before: self.before.clone(),
+            min_tokens: self.min_tokens,
+            max_tokens: self.max_tokens,
+            include_condensed,
+        }
+    }
+}
+
+/// Which stores a search or listing covers.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ReachIn {
+    /// The named store only (default).
+    #[default]
+    Local,
+    /// The global store only.
+    Global,
+    /// Both, merged, each memory once.
+    All,
+}
+
+/// memex's recency blend: score = alpha·similarity + (1 − alpha)·exp(−ln 2 · age / half-life).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecencyIn {
+    /// Weight of similarity, 0 to 1.
+    pub alpha: f32,
+    /// Age at which recency counts half, in days.
+    pub half_life_days: f32,
+}
+
+request! {
+    /// Search memories by meaning and words, with filters; scored 0..1 with relevance labels.
+    SearchMemories {
+        /// What to look for.
+        query: String,
+        /// Which memories to consider.
+        #[serde(default)]
+        filter: FilterIn,
+        /// At most this many hits (1 to 1000, default 10).
+        #[serde(default)]
+        limit: Option<usize>,
+        /// Drop hits scoring below this (0 to 1).
+        #[serde(default)]
+        min_score: Option<f32>,
+        /// The query's date (anchors "last week").
+        #[serde(default)]
+        date: Option<String>,
+        /// Blend in recency (off by default).
+        #[serde(default)]
+        recency: Option<RecencyIn>,
+        /// Weight importance into the score, 0 to 1 (off by default).
+        #[serde(default)]
+        importance_weight: Option<f32>,
+        /// `local` (default), `global` or `all`.
+        #[serde(default)]
+        reach: ReachIn,
+    }
+}
+
+request! {
+    /// List memories newest first, with filters, a page at a time.
+    ListMemories {
+        /// Which memories to list.
+        #[serde(default)]
+        filter: FilterIn,
+        /// Memories per page (1 to 1000, default 50).
+        #[serde(default)]
+        limit: Option<usize>,
+        /// The `next` cursor of the previous page.
+        #[serde(default)]
+        cursor: Option<String>,
+        /// Also list memories folded into a condensed summary.
+        #[serde(default)]
+        include_condensed: bool,
+        /// `local` (default), `global` or `all`.
+        #[serde(default)]
+        reach: ReachIn,
+    }
+}
+
+request! {
+    /// One record by its key.
+    GetMemory {
+        /// A memory key (`n-…`), a round key or a fact key.
+        key: String,
+    }
+}
+
+/// `Some(None)` for an explicit `null`, `None` when the field is absent.
+fn double_option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+request! {
+    /// Change the given fields of a memory; the rest stay. New content is embedded again.
+    UpdateMemory {
+        /// The memory's key.
+        key: String,
+        /// New content.
+        #[serde(default)]
+        content: Option<String>,
+        /// New title; `null` removes it.
+        #[serde(default, deserialize_with = "double_option")]
+        #[schemars(with = "Option<String>")]
+        #[schema(value_type = Option<String>)]
+        title: Option<Option<String>>,
+        /// New tags (replace all).
+        #[serde(default)]
+        tags: Option<Vec<String>>,
+        /// New metadata object (replaces it).
+        #[serde(default)]
+        #[schema(value_type = Option<Object>)]
+        metadata: Option<Value>,
+        /// New kind.
+        #[serde(default)]
+        kind: Option<Kind>,
+        /// New importance, 0 to 1.
+        #[serde(default)]
+        importance: Option<f32>,
+        /// When the change was made (ISO 8601). Default: the server's current UTC time.
+        #[serde(default)]
+        ts: Option<String>,
+    }
+}
+
+request! {
+    /// Delete one record by key: a memory, a round (with its facts) or a fact. Nothing of it is
+    /// left in the store.
+    DeleteMemory {
+        /// The record's key.
+        key: String,
+    }
+}
+
+request! {
+    /// How many memories, rounds and facts the scope sees.
+    CountMemories {}
+}
+
+request! {
+    /// Copy or move memories into another store, with their stored vectors.
+    TransferMemories {
+        /// The memories' keys (1 to 1000).
+        keys: Vec<String>,
+        /// The target store (as `store`).
+        to: String,
+    }
+}
+
+/// An export's format.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FormatIn {
+    /// Readable Markdown (default).
+    #[default]
+    Markdown,
+    /// Plain text with every field and the decision log.
+    Text,
+}
+
+request! {
+    /// Everything the scope holds, rendered for reading.
+    ExportMemories {
+        /// `markdown` (default) or `text`.
+        #[serde(default)]
+        format: FormatIn,
+    }
+}
+
+/// Forget a user: every record, vector and word of theirs is removed from the store.
+#[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ForgetUser {
+    /// The user to forget (required: no default here).
+    pub user_id: String,
+    /// Which store (as in every request).
+    #[serde(default)]
+    pub store: Option<String>,
+}
+
+/// The framed, prompt-ready context and what is in it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Recalled {
+    /// The block to put in the prompt: memories with relevance labels, then conversation rounds,
+    /// between boundary lines that mark it as background, not instructions.
+    pub context: String,
+    /// Keys of the memories in it.
+    pub memories: Vec<String>,
+    /// Keys of the rounds in it.
+    pub rounds: Vec<String>,
+    /// Its size in tokens (`o200k_base`).
+    pub tokens: usize,
+    /// Whether records were left out to fit the budget.
+    pub truncated: bool,
+}
+
+/// What saving did with each memory, in input order.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Saved {
+    /// One entry per memory given.
+    pub memories: Vec<mnemon::Remembered>,
+}
+
+/// What adding messages did.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Added {
+    /// Keys of the rounds stored.
+    pub stored: Vec<String>,
+    /// Rounds skipped as duplicates.
+    pub duplicates: Vec<mnemon::Duplicate>,
+    /// Rounds of this user waiting for fact extraction.
+    pub pending_extraction: usize,
+}
+
+/// An export.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Exported {
+    /// The rendered text.
+    pub text: String,
+}
+
+/// The liveness answer.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Health {
+    /// `ok`.
+    pub status: String,
+    /// The server's store answered a read.
+    pub store: String,
+    /// The server's version.
+    pub version: String,
+}

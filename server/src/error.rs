@@ -1,0 +1,162 @@
+//! The one error body of the HTTP API and the MCP tools: a stable code, a message, and the field
+//! at fault where there is one.
+
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// A stable error code. Each has one HTTP status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Code {
+    /// A memory's content is empty or whitespace (400).
+    EmptyMemory,
+    /// A field is missing, of the wrong type or out of range; `field` names it (400).
+    InvalidInput,
+    /// The token budget is unusable (400).
+    Budget,
+    /// No such record in this scope, or no such route (404).
+    NotFound,
+    /// The store was built under another configuration (409).
+    PinMismatch,
+    /// The store is locked by another writer past the busy timeout; retry (503).
+    Busy,
+    /// Too many requests for this token; retry after `Retry-After` seconds (429).
+    RateLimited,
+    /// A bearer token is required and was missing or wrong (401).
+    Unauthorized,
+    /// The store reference names a place outside the server's data directory and roots (403).
+    Forbidden,
+    /// The request body is larger than the server accepts (413).
+    PayloadTooLarge,
+    /// The request took longer than the server's request timeout (503).
+    Timeout,
+    /// Anything else: the server's log has the details (500).
+    Internal,
+}
+
+impl Code {
+    /// The HTTP status of this code.
+    pub fn status(self) -> StatusCode {
+        match self {
+            Code::EmptyMemory | Code::InvalidInput | Code::Budget => StatusCode::BAD_REQUEST,
+            Code::NotFound => StatusCode::NOT_FOUND,
+            Code::PinMismatch => StatusCode::CONFLICT,
+            Code::Busy | Code::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+            Code::Unauthorized => StatusCode::UNAUTHORIZED,
+            Code::Forbidden => StatusCode::FORBIDDEN,
+            Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    /// The code as it appears in bodies and metrics.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::EmptyMemory => "empty_memory",
+            Code::InvalidInput => "invalid_input",
+            Code::Budget => "budget",
+            Code::NotFound => "not_found",
+            Code::PinMismatch => "pin_mismatch",
+            Code::Busy => "busy",
+            Code::RateLimited => "rate_limited",
+            Code::Unauthorized => "unauthorized",
+            Code::Forbidden => "forbidden",
+            Code::PayloadTooLarge => "payload_too_large",
+            Code::Timeout => "timeout",
+            Code::Internal => "internal",
+        }
+    }
+}
+
+/// An error as clients see it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ApiError {
+    /// The stable code.
+    pub code: Code,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// The request field at fault (e.g. `memories[2].content`), where there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
+    /// Seconds to wait before retrying (`rate_limited`, `busy`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_after: Option<u64>,
+}
+
+/// The body of every error response: `{"error": {...}}`.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// The error.
+    pub error: ApiError,
+}
+
+impl ApiError {
+    /// An error with a code and a message.
+    pub fn new(code: Code, message: impl Into<String>) -> ApiError {
+        ApiError { code, message: message.into(), field: None, retry_after: None }
+    }
+
+    /// `invalid_input` naming `field`.
+    pub fn input(field: impl Into<String>, message: impl Into<String>) -> ApiError {
+        ApiError { field: Some(field.into()), ..ApiError::new(Code::InvalidInput, message) }
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> serde_json::Value {
+        serde_json::to_value(ErrorBody { error: self.clone() }).unwrap_or_default()
+    }
+}
+
+impl From<mnemon::Error> for ApiError {
+    fn from(e: mnemon::Error) -> ApiError {
+        use mnemon::Error as E;
+        let message = e.to_string();
+        match e {
+            E::InvalidInput { field, .. } if field == "budget" => {
+                ApiError { field: Some(field), ..ApiError::new(Code::Budget, message) }
+            }
+            E::InvalidInput { field, .. } => ApiError::input(field, message),
+            E::EmptyMemory { field } => {
+                ApiError { field: Some(field), ..ApiError::new(Code::EmptyMemory, message) }
+            }
+            E::NotFound { .. } => ApiError::new(Code::NotFound, message),
+            E::PinMismatch { .. } | E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
+            E::NotAStore { .. } => ApiError::input("store", message),
+            E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
+            other => {
+                tracing::error!(error = %other, "internal error");
+                ApiError::new(Code::Internal, message)
+            }
+        }
+    }
+}
+
+impl From<serde_path_to_error::Error<serde_json::Error>> for ApiError {
+    fn from(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+        let path = e.path().to_string();
+        let field = if path == "." { "body".to_owned() } else { path };
+        ApiError::input(field, e.into_inner().to_string())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.code.status();
+        let retry = self.retry_after;
+        let mut response = (status, axum::Json(self.body())).into_response();
+        if let Some(s) = retry {
+            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
+                response.headers_mut().insert(axum::http::header::RETRY_AFTER, v);
+            }
+        }
+        response
+    }
+}
+
+/// Parses a request from JSON, naming the field at fault.
+pub fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    Ok(serde_path_to_error::deserialize(value)?)
+}

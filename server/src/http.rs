@@ -1,0 +1,651 @@
+//! The HTTP server: the REST API under `/v1`, MCP streamable HTTP at `/mcp`, `/health`,
+//! `/metrics`, `/openapi.json` and `/docs`, behind authentication, a body limit, per-token rate
+//! limits and request timeouts.
+
+use std::net::SocketAddr;
+use std::num::NonZeroU32;
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Path, RawQuery, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::OpenApi;
+
+use crate::api::*;
+use crate::error::{parse, ApiError, Code, ErrorBody};
+use crate::service::Service;
+
+/// How the HTTP server listens and what it allows.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Where to listen (default `127.0.0.1:7424`).
+    pub addr: SocketAddr,
+    /// The bearer token every request but `/health`, `/openapi.json` and `/docs` must carry;
+    /// required to bind anything but a loopback address.
+    pub token: Option<String>,
+    /// Largest request body, bytes (default 4 MiB).
+    pub body_limit: usize,
+    /// Requests per second per token (or per client address without a token), with a burst of
+    /// twice that; `None`: no limit.
+    pub rate_limit: Option<u32>,
+    /// Longest a request may take (default 30 s).
+    pub timeout: Duration,
+    /// Host names (besides loopback ones) MCP requests may name in `Host`.
+    pub allowed_hosts: Vec<String>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            addr: SocketAddr::from(([127, 0, 0, 1], 7424)),
+            token: None,
+            body_limit: 4 << 20,
+            rate_limit: None,
+            timeout: Duration::from_secs(30),
+            allowed_hosts: Vec::new(),
+        }
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    service: Arc<Service>,
+    /// blake3 of the token: compared in constant time, whatever the presented token's length.
+    token: Option<[u8; 32]>,
+    limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
+    body_limit: usize,
+    timeout: Duration,
+    metrics: PrometheusHandle,
+}
+
+/// The process's metrics recorder (installed once).
+pub fn metrics_handle() -> PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE
+        .get_or_init(|| {
+            let buckets =
+                [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+            let builder =
+                PrometheusBuilder::new().set_buckets(&buckets).unwrap_or_else(|_| PrometheusBuilder::new());
+            match builder.install_recorder() {
+                Ok(handle) => handle,
+                // Another recorder is installed (a test harness): render from a private one.
+                Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+            }
+        })
+        .clone()
+}
+
+/// Why the server would not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A non-loopback address without a token.
+    #[error("refusing to listen on {0} without a bearer token: set MNEMON_TOKEN or --token-file, or bind 127.0.0.1")]
+    NoToken(SocketAddr),
+    /// A bad option.
+    #[error("{0}")]
+    Option(String),
+    /// Binding or serving failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The whole application: routes, MCP and middleware.
+pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, StartError> {
+    if !options.addr.ip().is_loopback() && options.token.is_none() {
+        return Err(StartError::NoToken(options.addr));
+    }
+    if options.token.as_deref().is_some_and(|t| t.trim().len() < 16) {
+        return Err(StartError::Option("the token must be at least 16 characters".into()));
+    }
+    let limiter = match options.rate_limit {
+        None => None,
+        Some(n) => {
+            let per_second = NonZeroU32::new(n)
+                .ok_or_else(|| StartError::Option("rate limit must be at least 1".into()))?;
+            let burst = NonZeroU32::new(n.saturating_mul(2)).unwrap_or(per_second);
+            Some(Arc::new(RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))))
+        }
+    };
+    let state = AppState {
+        service: Arc::clone(&service),
+        token: options.token.as_deref().map(|t| *blake3::hash(t.trim().as_bytes()).as_bytes()),
+        limiter,
+        body_limit: options.body_limit,
+        timeout: options.timeout,
+        metrics: metrics_handle(),
+    };
+
+    let mut mcp_config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
+    mcp_config.json_response = true;
+    mcp_config.allowed_hosts.extend(options.allowed_hosts.iter().cloned());
+    if !options.addr.ip().is_unspecified() {
+        mcp_config.allowed_hosts.push(options.addr.ip().to_string());
+        mcp_config.allowed_hosts.push(options.addr.to_string());
+    }
+    let mcp_service = {
+        let service = Arc::clone(&service);
+        let timeout = options.timeout;
+        rmcp::transport::streamable_http_server::StreamableHttpService::new(
+            move || Ok(crate::mcp::Mcp::new(Arc::clone(&service)).with_timeout(timeout)),
+            Arc::new(rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()),
+            mcp_config,
+        )
+    };
+
+    let v1 = Router::new()
+        .route("/memories", post(save_memories))
+        .route("/memories/search", post(search_memories))
+        .route("/memories/list", post(list_memories))
+        .route("/memories/copy", post(copy_memories))
+        .route("/memories/move", post(move_memories))
+        .route("/memories/{key}", get(get_memory).patch(update_memory).delete(delete_memory))
+        .route("/recall", post(recall_memories))
+        .route("/messages", post(add_messages))
+        .route("/count", get(count_memories))
+        .route("/export", get(export_memories))
+        .route("/users/{user_id}", axum::routing::delete(forget_user))
+        .layer(middleware::from_fn_with_state(state.clone(), time_limit));
+    let protected = Router::new()
+        .nest("/v1", v1)
+        .nest_service("/mcp", mcp_service)
+        .route("/metrics", get(metrics))
+        .layer(middleware::from_fn_with_state(state.clone(), guard));
+    Ok(Router::new()
+        .merge(protected)
+        .route("/health", get(health))
+        .route("/openapi.json", get(openapi))
+        .route("/docs", get(docs))
+        .fallback(|| async { ApiError::new(Code::NotFound, "no such route") })
+        .layer(DefaultBodyLimit::max(options.body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), outer))
+        .with_state(state))
+}
+
+/// Serves until ctrl-c.
+pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
+    let app = router(service, &options)?;
+    let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    tracing::info!(addr = %listener.local_addr()?, "mnemon serving: REST under /v1, MCP at /mcp");
+    eprintln!("mnemon: listening on http://{}", listener.local_addr()?);
+    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
+
+/// Metrics of every request, and the body limit checked before a body is read.
+async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = request.extensions().get::<MatchedPath>().map_or_else(
+        || if request.uri().path().starts_with("/mcp") { "/mcp".to_owned() } else { "unmatched".to_owned() },
+        |p| p.as_str().to_owned(),
+    );
+    let method = request.method().as_str().to_owned();
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    let response = if declared.is_some_and(|n| n > state.body_limit) {
+        too_large(state.body_limit).into_response()
+    } else {
+        let response = next.run(request).await;
+        // The body limit of a body without a length (or of the MCP service) answers 413 in
+        // another shape: give it ours.
+        if response.status() == StatusCode::PAYLOAD_TOO_LARGE
+            && response.headers().get("x-mnemon-error").is_none()
+        {
+            too_large(state.body_limit).into_response()
+        } else {
+            response
+        }
+    };
+    let status = response.status().as_u16().to_string();
+    metrics::counter!("mnemon_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status.clone()).increment(1);
+    metrics::histogram!("mnemon_http_request_seconds", "route" => route, "method" => method, "status" => status)
+        .record(started.elapsed().as_secs_f64());
+    response
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(Code::PayloadTooLarge, format!("the request body is larger than {limit} bytes"))
+}
+
+/// Authentication, then the rate limit.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let presented = bearer(request.headers());
+    if let Some(expected) = &state.token {
+        use subtle::ConstantTimeEq;
+        let ok = presented.is_some_and(|p| bool::from(blake3::hash(p.as_bytes()).as_bytes().ct_eq(expected)));
+        if !ok {
+            let mut r = ApiError::new(
+                Code::Unauthorized,
+                "a valid `Authorization: Bearer <token>` header is required",
+            )
+            .into_response();
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+            return r;
+        }
+    }
+    if let Some(limiter) = &state.limiter {
+        let key = match (&state.token, presented) {
+            (Some(_), Some(p)) => format!("token:{}", blake3::hash(p.as_bytes()).to_hex()),
+            _ => request
+                .extensions()
+                .get::<ConnectInfo<SocketAddr>>()
+                .map_or_else(|| "anonymous".to_owned(), |c| format!("addr:{}", c.0.ip())),
+        };
+        if let Err(not_until) = limiter.check_key(&key) {
+            let wait = not_until
+                .wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
+            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+            return ApiError {
+                retry_after: Some(seconds.max(1)),
+                ..ApiError::new(Code::RateLimited, "too many requests; retry later")
+            }
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
+}
+
+async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    match tokio::time::timeout(state.timeout, next.run(request)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::new(
+            Code::Timeout,
+            format!(
+                "the request took longer than {} s; a write that had begun completes",
+                state.timeout.as_secs_f32()
+            ),
+        )
+        .into_response(),
+    }
+}
+
+/// A JSON body, or the error that names what is wrong with it.
+fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
+    let bytes = body.map_err(|e| {
+        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::new(Code::PayloadTooLarge, e.body_text())
+        } else {
+            ApiError::input("body", e.body_text())
+        }
+    })?;
+    if bytes.is_empty() {
+        return Ok(Value::Object(serde_json::Map::new()));
+    }
+    serde_json::from_slice(&bytes).map_err(|e| ApiError::input("body", format!("not valid JSON: {e}")))
+}
+
+/// The query string as a JSON object of strings.
+fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>, ApiError> {
+    let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
+        .map_err(|e| ApiError::input("query", e.to_string()))?;
+    Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+}
+
+/// Parses the request and runs `op` on the blocking pool.
+async fn run<T, R>(
+    state: &AppState,
+    value: Value,
+    op: fn(&Service, &T) -> Result<R, ApiError>,
+) -> Result<R, ApiError>
+where
+    T: DeserializeOwned + Send + 'static,
+    R: Send + 'static,
+{
+    let request: T = parse(value)?;
+    let service = Arc::clone(&state.service);
+    tokio::task::spawn_blocking(move || op(&service, &request))
+        .await
+        .unwrap_or_else(|e| Err(ApiError::new(Code::Internal, format!("the call panicked: {e}"))))
+}
+
+async fn json_op<T, R>(
+    state: &AppState,
+    value: Value,
+    op: fn(&Service, &T) -> Result<R, ApiError>,
+) -> Result<Json<R>, ApiError>
+where
+    T: DeserializeOwned + Send + 'static,
+    R: Serialize + Send + 'static,
+{
+    run(state, value, op).await.map(Json)
+}
+
+/// Errors every route can answer.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+enum Errors {
+    /// Bad input: `invalid_input`, `empty_memory` or `budget`, with the field.
+    #[response(status = 400)]
+    BadRequest(#[to_schema] ErrorBody),
+    /// `unauthorized`.
+    #[response(status = 401)]
+    Unauthorized(ErrorBody),
+    /// `forbidden`: a store outside the server's roots.
+    #[response(status = 403)]
+    Forbidden(ErrorBody),
+    /// `not_found`.
+    #[response(status = 404)]
+    NotFound(ErrorBody),
+    /// `pin_mismatch`.
+    #[response(status = 409)]
+    Conflict(ErrorBody),
+    /// `payload_too_large`.
+    #[response(status = 413)]
+    TooLarge(ErrorBody),
+    /// `rate_limited` (with `Retry-After`).
+    #[response(status = 429)]
+    RateLimited(ErrorBody),
+    /// `internal`.
+    #[response(status = 500)]
+    Internal(ErrorBody),
+    /// `busy` (with `Retry-After`) or `timeout`.
+    #[response(status = 503)]
+    Unavailable(ErrorBody),
+}
+
+/// Whose memory and which store, in a query string.
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+struct TargetParams {
+    /// Whose memory (default `default`).
+    user_id: Option<String>,
+    /// One of the user's agents.
+    agent_id: Option<String>,
+    /// Which store (default: the server's).
+    store: Option<String>,
+}
+
+/// Save memories.
+#[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveMemories,
+    responses((status = 200, body = Saved), Errors))]
+async fn save_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Saved>, ApiError> {
+    json_op(&s, json_body(body)?, Service::save).await
+}
+
+/// The framed, prompt-ready context for a question (memories and conversation rounds).
+#[utoipa::path(post, path = "/v1/recall", tag = "context", request_body = RecallMemories,
+    responses((status = 200, body = Recalled), Errors))]
+async fn recall_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Recalled>, ApiError> {
+    json_op(&s, json_body(body)?, Service::recall).await
+}
+
+/// Add conversation messages.
+#[utoipa::path(post, path = "/v1/messages", tag = "conversations", request_body = AddMessages,
+    responses((status = 200, body = Added), Errors))]
+async fn add_messages(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<Added>, ApiError> {
+    json_op(&s, json_body(body)?, Service::add).await
+}
+
+/// Search memories.
+#[utoipa::path(post, path = "/v1/memories/search", tag = "memories", request_body = SearchMemories,
+    responses((status = 200, body = mnemon::Found), Errors))]
+async fn search_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::Found>, ApiError> {
+    json_op(&s, json_body(body)?, Service::search).await
+}
+
+/// List memories, newest first.
+#[utoipa::path(post, path = "/v1/memories/list", tag = "memories", request_body = ListMemories,
+    responses((status = 200, body = mnemon::Page), Errors))]
+async fn list_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::Page>, ApiError> {
+    json_op(&s, json_body(body)?, Service::list).await
+}
+
+/// Put the path's key into a request object.
+fn with_key(mut object: serde_json::Map<String, Value>, key: String) -> Result<Value, ApiError> {
+    if object.get("key").is_some_and(|k| k.as_str() != Some(key.as_str())) {
+        return Err(ApiError::input("key", "differs from the key in the path"));
+    }
+    object.insert("key".into(), Value::String(key));
+    Ok(Value::Object(object))
+}
+
+/// One record by key.
+#[utoipa::path(get, path = "/v1/memories/{key}", tag = "memories",
+    params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
+    responses((status = 200, body = mnemon::Record), Errors))]
+async fn get_memory(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<mnemon::Record>, ApiError> {
+    json_op(&s, with_key(query_object(q)?, key)?, Service::get).await
+}
+
+/// Change the given fields of a memory (the body is `update_memory`'s, without `key`).
+#[utoipa::path(patch, path = "/v1/memories/{key}", tag = "memories", request_body = UpdateMemory,
+    params(("key" = String, Path, description = "The memory's key")),
+    responses((status = 200, body = mnemon::Note), Errors))]
+async fn update_memory(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::Note>, ApiError> {
+    let Value::Object(object) = json_body(body)? else {
+        return Err(ApiError::input("body", "expected a JSON object"));
+    };
+    json_op(&s, with_key(object, key)?, Service::update).await
+}
+
+/// Delete one record by key.
+#[utoipa::path(delete, path = "/v1/memories/{key}", tag = "memories",
+    params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
+    responses((status = 200, body = mnemon::Deleted), Errors))]
+async fn delete_memory(
+    State(s): State<AppState>,
+    Path(key): Path<String>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<mnemon::Deleted>, ApiError> {
+    json_op(&s, with_key(query_object(q)?, key)?, Service::delete).await
+}
+
+/// Count what the scope sees.
+#[utoipa::path(get, path = "/v1/count", tag = "memories", params(TargetParams),
+    responses((status = 200, body = mnemon::Counts), Errors))]
+async fn count_memories(
+    State(s): State<AppState>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<mnemon::Counts>, ApiError> {
+    json_op(&s, Value::Object(query_object(q)?), Service::count).await
+}
+
+/// Copy memories into another store.
+#[utoipa::path(post, path = "/v1/memories/copy", tag = "stores", request_body = TransferMemories,
+    responses((status = 200, body = mnemon::TransferReport), Errors))]
+async fn copy_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::TransferReport>, ApiError> {
+    json_op(&s, json_body(body)?, |service, r| service.transfer(r, false)).await
+}
+
+/// Move memories into another store.
+#[utoipa::path(post, path = "/v1/memories/move", tag = "stores", request_body = TransferMemories,
+    responses((status = 200, body = mnemon::TransferReport), Errors))]
+async fn move_memories(
+    State(s): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::TransferReport>, ApiError> {
+    json_op(&s, json_body(body)?, |service, r| service.transfer(r, true)).await
+}
+
+/// Everything the scope holds, as Markdown (or text with `format=text`).
+#[utoipa::path(get, path = "/v1/export", tag = "memories",
+    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default) or `text`")),
+    responses((status = 200, content_type = "text/markdown", body = String), Errors))]
+async fn export_memories(State(s): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
+    let exported = run(&s, Value::Object(query_object(q)?), Service::export).await?;
+    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], exported.text).into_response())
+}
+
+/// Forget a user: every record of theirs is removed.
+#[utoipa::path(delete, path = "/v1/users/{user_id}", tag = "users",
+    params(("user_id" = String, Path, description = "The user to forget"),
+           ("store" = Option<String>, Query, description = "Which store (default: the server's)")),
+    responses((status = 200, body = mnemon::ForgetReport), Errors))]
+async fn forget_user(
+    State(s): State<AppState>,
+    Path(user): Path<String>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<mnemon::ForgetReport>, ApiError> {
+    let mut object = query_object(q)?;
+    object.insert("user_id".into(), Value::String(user));
+    json_op(&s, Value::Object(object), Service::forget).await
+}
+
+/// Liveness, and a read of the server's store.
+#[utoipa::path(get, path = "/health", tag = "server",
+    responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
+async fn health(State(s): State<AppState>) -> Response {
+    let service = Arc::clone(&s.service);
+    let checked = tokio::task::spawn_blocking(move || service.check()).await;
+    match checked {
+        Ok(Ok(())) => Json(Health {
+            status: "ok".into(),
+            store: "ok".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        })
+        .into_response(),
+        Ok(Err(e)) => {
+            let mut r = e.into_response();
+            *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            r
+        }
+        Err(e) => ApiError::new(Code::Internal, e.to_string()).into_response(),
+    }
+}
+
+/// Prometheus metrics.
+#[utoipa::path(get, path = "/metrics", tag = "server", responses((status = 200, content_type = "text/plain", body = String)))]
+async fn metrics(State(s): State<AppState>) -> Response {
+    let service = Arc::clone(&s.service);
+    let _ = tokio::task::spawn_blocking(move || {
+        for (path, memory) in service.open_stores() {
+            let label = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Ok(n) = memory.pending(None) {
+                metrics::gauge!("mnemon_extraction_queue_depth", "store" => label.clone()).set(n as f64);
+            }
+            let size = |suffix: &str| {
+                let mut p = path.clone().into_os_string();
+                p.push(suffix);
+                std::fs::metadata(p).map_or(0, |m| m.len())
+            };
+            metrics::gauge!("mnemon_store_bytes", "store" => label).set((size("") + size("-wal")) as f64);
+        }
+    })
+    .await;
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render()).into_response()
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "mnemon", description = "A deterministic, local-first memory engine for LLM agents: \
+        direct memories, conversation rounds and extracted facts, ranked into prompt-ready context. \
+        Every error is `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable code."),
+    paths(save_memories, recall_memories, add_messages, search_memories, list_memories, get_memory,
+        update_memory, delete_memory, count_memories, copy_memories, move_memories, export_memories,
+        forget_user, health, metrics),
+    components(schemas(ErrorBody, ApiError, Code)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl utoipa::Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+        openapi.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    }
+}
+
+/// The OpenAPI document.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The OpenAPI 3.1 document.
+async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(openapi_document())
+}
+
+/// A documentation page rendered from the OpenAPI document, with nothing loaded from elsewhere.
+async fn docs() -> Html<String> {
+    static PAGE: OnceLock<String> = OnceLock::new();
+    Html(PAGE.get_or_init(|| docs_page(&openapi_document())).clone())
+}
+
+fn escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn docs_page(doc: &utoipa::openapi::OpenApi) -> String {
+    let value = serde_json::to_value(doc).unwrap_or_default();
+    let mut body = String::new();
+    if let Some(paths) = value["paths"].as_object() {
+        for (path, item) in paths {
+            for (method, op) in item.as_object().into_iter().flatten() {
+                body.push_str(&format!(
+                    "<h2><code>{} {}</code></h2><p>{}</p><details><summary>request and responses</summary><pre>{}</pre></details>\n",
+                    method.to_uppercase(),
+                    escape(path),
+                    escape(op["summary"].as_str().or(op["description"].as_str()).unwrap_or("")),
+                    escape(&serde_json::to_string_pretty(op).unwrap_or_default()),
+                ));
+            }
+        }
+    }
+    let schemas = serde_json::to_string_pretty(&value["components"]["schemas"]).unwrap_or_default();
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"><title>mnemon API</title>\
+         <style>body{{font-family:sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem}}\
+         pre{{background:#f4f4f4;padding:1rem;overflow:auto}}</style></head><body>\
+         <h1>mnemon HTTP API</h1><p>{}</p><p>The machine-readable document is at \
+         <a href=\"/openapi.json\">/openapi.json</a> (OpenAPI 3.1). MCP (streamable HTTP) is at <code>/mcp</code>.</p>\
+         {body}<h2>Schemas</h2><pre>{}</pre></body></html>",
+        escape(value["info"]["description"].as_str().unwrap_or("")),
+        escape(&schemas),
+    )
+}

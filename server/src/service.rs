@@ -1,0 +1,365 @@
+//! The operations behind every tool and endpoint, over stores opened on demand. Blocking: the
+//! transports call them on tokio's blocking pool.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use mnemon::extract::Extractor;
+use mnemon::stores::Stores;
+use mnemon::{
+    Config, Embedder, ExportFormat, Found, List, Memory, Message, NewNote, NoteUpdate, Page, Query, Ranking,
+    Recency, Record, Role, Scope, Search,
+};
+
+use crate::api::*;
+use crate::error::{ApiError, Code};
+
+/// The user a request without `user_id` reaches.
+pub const DEFAULT_USER: &str = "default";
+
+/// Most stores held open at once; the least recently used is closed past it.
+const MAX_OPEN_STORES: usize = 64;
+
+/// Where the server keeps and may open stores, and with what.
+#[derive(Clone)]
+pub struct Settings {
+    /// The data directory: the global store, project stores, and relative store files live here.
+    pub data: PathBuf,
+    /// Directories (projects and store files) clients may also name.
+    pub roots: Vec<PathBuf>,
+    /// The store a request without `store` reaches (default: the global store).
+    pub store: Option<PathBuf>,
+    /// The embedder every store is opened with.
+    pub embedder: Arc<dyn Embedder>,
+    /// The extractor, if facts are extracted from conversation rounds.
+    pub extractor: Option<Arc<dyn Extractor>>,
+    /// The engine's configuration.
+    pub config: Config,
+}
+
+/// The operations, over the stores they reach.
+pub struct Service {
+    data: PathBuf,
+    roots: Vec<PathBuf>,
+    default: PathBuf,
+    embedder: Arc<dyn Embedder>,
+    extractor: Option<Arc<dyn Extractor>>,
+    config: Config,
+    /// Open stores by file, with the tick they were last used at.
+    open: Mutex<(u64, HashMap<PathBuf, (u64, Arc<Memory>)>)>,
+}
+
+fn now() -> String {
+    // The server, unlike the library, may read the clock: it stands in for a caller that gave no
+    // timestamp.
+    #[allow(clippy::disallowed_methods)]
+    let now = chrono::Utc::now();
+    now.format("%Y-%m-%dT%H:%M:%S").to_string()
+}
+
+impl Service {
+    /// Checks the settings (the data directory is created) and opens the default store, so a
+    /// misconfigured server fails at start.
+    pub fn new(settings: Settings) -> Result<Service, ApiError> {
+        std::fs::create_dir_all(&settings.data).map_err(|e| internal(&e))?;
+        let data = settings.data.canonicalize().map_err(|e| internal(&e))?;
+        let mut roots = Vec::new();
+        for r in &settings.roots {
+            roots.push(
+                r.canonicalize().map_err(|e| ApiError::input("roots", format!("{}: {e}", r.display())))?,
+            );
+        }
+        let default = match &settings.store {
+            Some(p) => p.clone(),
+            None => mnemon::stores::global_store(&data),
+        };
+        let service = Service {
+            data,
+            roots,
+            default,
+            embedder: settings.embedder,
+            extractor: settings.extractor,
+            config: settings.config,
+            open: Mutex::new((0, HashMap::new())),
+        };
+        service.memory(None)?;
+        Ok(service)
+    }
+
+    /// The default store's file.
+    pub fn default_store(&self) -> &Path {
+        &self.default
+    }
+
+    /// Where a client's store reference leads, refused unless it stays inside the data directory
+    /// or a root.
+    fn path_of(&self, reference: Option<&str>) -> Result<PathBuf, ApiError> {
+        let r = match reference.map(str::trim) {
+            None => return Ok(self.default.clone()),
+            Some("global") => return Ok(mnemon::stores::resolve_in(Some("global"), &self.data)?),
+            Some("") => return Err(ApiError::input("store", "is empty")),
+            Some(r) => r,
+        };
+        let raw = Path::new(r);
+        if raw.components().any(|c| matches!(c, Component::ParentDir)) {
+            return Err(forbidden("must not contain `..`"));
+        }
+        // Relative references are inside the data directory.
+        let named = if raw.is_absolute() { raw.to_path_buf() } else { self.data.join(raw) };
+        let inside =
+            |p: &Path| p.starts_with(&self.data) || self.roots.iter().any(|root| p.starts_with(root));
+        if named.is_dir() {
+            let dir = named.canonicalize().map_err(|e| internal(&e))?;
+            if !self.roots.iter().any(|root| dir.starts_with(root)) {
+                return Err(forbidden("names a project directory outside the server's roots"));
+            }
+        } else {
+            let parent = named.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let parent = parent
+                .canonicalize()
+                .map_err(|_| ApiError::input("store", format!("{r:?}: its directory does not exist")))?;
+            if !inside(&parent) {
+                return Err(forbidden("names a file outside the server's data directory and roots"));
+            }
+            // A link must not lead out either.
+            if let Ok(target) = named.canonicalize() {
+                if !inside(&target) {
+                    return Err(forbidden("names a link that leads outside the server's roots"));
+                }
+            }
+        }
+        Ok(mnemon::stores::resolve_in(Some(&named.to_string_lossy()), &self.data)?)
+    }
+
+    /// The store a reference names, opened on first use.
+    pub fn memory(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
+        let path = self.path_of(reference)?;
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.0 += 1;
+        let tick = open.0;
+        if let Some((used, memory)) = open.1.get_mut(&path) {
+            *used = tick;
+            return Ok(Arc::clone(memory));
+        }
+        // Opening checks pins and may create the file; one opener at a time keeps two requests
+        // from opening the same file twice.
+        let memory = Arc::new(Memory::open_with(
+            &path,
+            Arc::clone(&self.embedder),
+            self.extractor.clone(),
+            self.config.clone(),
+        )?);
+        if open.1.len() >= MAX_OPEN_STORES {
+            if let Some(oldest) = open.1.iter().min_by_key(|(_, (used, _))| *used).map(|(p, _)| p.clone()) {
+                open.1.remove(&oldest);
+            }
+        }
+        open.1.insert(path, (tick, Arc::clone(&memory)));
+        Ok(memory)
+    }
+
+    /// The stores open now, with their files.
+    pub fn open_stores(&self) -> Vec<(PathBuf, Arc<Memory>)> {
+        let open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut all: Vec<_> = open.1.iter().map(|(p, (_, m))| (p.clone(), Arc::clone(m))).collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// A read of the default store, for health checks.
+    pub fn check(&self) -> Result<(), ApiError> {
+        self.memory(None)?.users()?;
+        Ok(())
+    }
+
+    fn scope<'a>(target: &Target<'a>) -> Scope<'a> {
+        Scope::user(target.user.unwrap_or(DEFAULT_USER)).with_agent(target.agent)
+    }
+
+    /// `save_memories`.
+    pub fn save(&self, req: &SaveMemories) -> Result<Saved, ApiError> {
+        let ts = now();
+        let notes: Vec<NewNote> = req
+            .memories
+            .iter()
+            .map(|m| match m {
+                MemoryIn::Text(content) => NewNote::new(content.clone(), ts.clone()),
+                MemoryIn::Full(m) => NewNote {
+                    content: m.content.clone(),
+                    ts: m.ts.clone().unwrap_or_else(|| ts.clone()),
+                    title: m.title.clone(),
+                    tags: m.tags.clone(),
+                    metadata: m.metadata.clone(),
+                    kind: m.kind.map(Into::into),
+                    importance: m.importance,
+                },
+            })
+            .collect();
+        let memory = self.memory(req.store.as_deref())?;
+        let report = memory.remember(&notes, Self::scope(&req.target()))?;
+        Ok(Saved { memories: report.notes })
+    }
+
+    /// `recall_memories`: the framed context.
+    pub fn recall(&self, req: &RecallMemories) -> Result<Recalled, ApiError> {
+        let angles: Vec<&str> = req.angles.iter().map(String::as_str).collect();
+        let query = Query {
+            date: req.date.as_deref(),
+            top_k: req.top_k,
+            budget: req.budget,
+            angles: &angles,
+            ..Query::new(&req.query)
+        };
+        let memory = self.memory(req.store.as_deref())?;
+        let c = memory.get_context(query, Self::scope(&req.target()))?;
+        Ok(Recalled {
+            context: c.text,
+            memories: c.notes,
+            rounds: c.rounds,
+            tokens: c.tokens,
+            truncated: c.truncated,
+        })
+    }
+
+    /// `add_messages`.
+    pub fn add(&self, req: &AddMessages) -> Result<Added, ApiError> {
+        let ts = now();
+        let mut messages = Vec::with_capacity(req.messages.len());
+        for (i, m) in req.messages.iter().enumerate() {
+            let role = Role::parse(&m.role).ok_or_else(|| {
+                ApiError::input(
+                    format!("messages[{i}].role"),
+                    format!("{:?} is not `user` or `assistant`", m.role),
+                )
+            })?;
+            messages.push(Message {
+                session: m.session.clone(),
+                id: m.id.clone(),
+                speaker: m.speaker.clone(),
+                ..Message::new(role, m.content.clone(), m.ts.clone().unwrap_or_else(|| ts.clone()))
+            });
+        }
+        let memory = self.memory(req.store.as_deref())?;
+        let scope = Self::scope(&req.target());
+        let report = memory.add(&messages, scope)?;
+        Ok(Added {
+            stored: report.stored,
+            duplicates: report.duplicates,
+            pending_extraction: memory.pending(Some(scope.user))?,
+        })
+    }
+
+    /// The project's store and the global one, as `reach` asks.
+    fn reach(
+        &self,
+        store: Option<&str>,
+        reach: ReachIn,
+    ) -> Result<(Arc<Memory>, Option<Arc<Memory>>), ApiError> {
+        let global = || self.memory(Some("global"));
+        Ok(match reach {
+            ReachIn::Local => (self.memory(store)?, None),
+            ReachIn::Global => (global()?, None),
+            ReachIn::All => (self.memory(store)?, Some(global()?)),
+        })
+    }
+
+    /// `search_memories`.
+    pub fn search(&self, req: &SearchMemories) -> Result<Found, ApiError> {
+        let mut search = Search::new(&req.query).filter(req.filter.filter(false));
+        if let Some(l) = req.limit {
+            search = search.limit(l);
+        }
+        search.min_score = req.min_score;
+        search.date = req.date.as_deref();
+        search.ranking = Ranking {
+            recency: req.recency.map(|r| Recency { alpha: r.alpha, half_life_days: r.half_life_days }),
+            importance: req.importance_weight,
+        };
+        let scope = Self::scope(&req.target());
+        let (local, global) = self.reach(req.store.as_deref(), req.reach)?;
+        Ok(match global {
+            Some(g) if !Arc::ptr_eq(&local, &g) => {
+                Stores { local: &local, global: &g }.search(&search, scope)?
+            }
+            _ => local.search(&search, scope)?,
+        })
+    }
+
+    /// `list_memories`.
+    pub fn list(&self, req: &ListMemories) -> Result<Page, ApiError> {
+        let list = List {
+            filter: req.filter.filter(req.include_condensed),
+            limit: req.limit.unwrap_or(List::default().limit),
+            cursor: req.cursor.clone(),
+        };
+        let scope = Self::scope(&req.target());
+        let (local, global) = self.reach(req.store.as_deref(), req.reach)?;
+        Ok(match global {
+            Some(g) if !Arc::ptr_eq(&local, &g) => Stores { local: &local, global: &g }.list(&list, scope)?,
+            _ => local.list(&list, scope)?,
+        })
+    }
+
+    /// `get_memory`.
+    pub fn get(&self, req: &GetMemory) -> Result<Record, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.get(&req.key, Self::scope(&req.target()))?)
+    }
+
+    /// `update_memory`: the note as it is after the change.
+    pub fn update(&self, req: &UpdateMemory) -> Result<mnemon::Note, ApiError> {
+        let update = NoteUpdate {
+            content: req.content.clone(),
+            title: req.title.clone(),
+            tags: req.tags.clone(),
+            metadata: req.metadata.clone(),
+            kind: req.kind.map(Into::into),
+            importance: req.importance,
+        };
+        let memory = self.memory(req.store.as_deref())?;
+        let ts = req.ts.clone().unwrap_or_else(now);
+        Ok(memory.update(&req.key, &update, &ts, Self::scope(&req.target()))?)
+    }
+
+    /// `delete_memory`.
+    pub fn delete(&self, req: &DeleteMemory) -> Result<mnemon::Deleted, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.delete(&req.key, Self::scope(&req.target()))?)
+    }
+
+    /// `count_memories`.
+    pub fn count(&self, req: &CountMemories) -> Result<mnemon::Counts, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.count(Self::scope(&req.target()))?)
+    }
+
+    /// `copy_memories` / `move_memories`.
+    pub fn transfer(&self, req: &TransferMemories, remove: bool) -> Result<mnemon::TransferReport, ApiError> {
+        let from = self.memory(req.store.as_deref())?;
+        let to = self.memory(Some(&req.to)).map_err(|e| ApiError { field: Some("to".into()), ..e })?;
+        let keys: Vec<&str> = req.keys.iter().map(String::as_str).collect();
+        let scope = Self::scope(&req.target());
+        Ok(if remove { from.move_to(&keys, scope, &to)? } else { from.copy_to(&keys, scope, &to)? })
+    }
+
+    /// `export_memories`.
+    pub fn export(&self, req: &ExportMemories) -> Result<Exported, ApiError> {
+        let format = match req.format {
+            FormatIn::Markdown => ExportFormat::Markdown,
+            FormatIn::Text => ExportFormat::Text,
+        };
+        Ok(Exported { text: self.memory(req.store.as_deref())?.export(Self::scope(&req.target()), format)? })
+    }
+
+    /// `forget_user`.
+    pub fn forget(&self, req: &ForgetUser) -> Result<mnemon::ForgetReport, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.forget_user(&req.user_id)?)
+    }
+}
+
+fn forbidden(reason: &str) -> ApiError {
+    ApiError { field: Some("store".into()), ..ApiError::new(Code::Forbidden, format!("store {reason}")) }
+}
+
+fn internal(e: &dyn std::fmt::Display) -> ApiError {
+    tracing::error!(error = %e, "internal error");
+    ApiError::new(Code::Internal, e.to_string())
+}
