@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
@@ -175,21 +175,35 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
 
 /// Serves until ctrl-c.
 pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
-    let app = router(service, &options)?;
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
-    tracing::info!(addr = %listener.local_addr()?, "mnemon serving: REST under /v1, MCP at /mcp");
-    eprintln!("mnemon: listening on http://{}", listener.local_addr()?);
+    eprintln!(
+        "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs)",
+        listener.local_addr()?
+    );
+    serve_on(listener, service, &options, async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await
+}
+
+/// Serves on a bound listener until `shutdown` completes. `options.addr` is checked (a
+/// non-loopback address needs a token) but not bound again.
+pub async fn serve_on(
+    listener: tokio::net::TcpListener,
+    service: Arc<Service>,
+    options: &HttpOptions,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
+    let app = router(service, options)?;
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())
 }
 
 /// Metrics of every request, and the body limit checked before a body is read.
 async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let started = Instant::now();
+    let started = crate::stopwatch();
     let route = request.extensions().get::<MatchedPath>().map_or_else(
         || if request.uri().path().starts_with("/mcp") { "/mcp".to_owned() } else { "unmatched".to_owned() },
         |p| p.as_str().to_owned(),

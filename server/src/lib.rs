@@ -14,6 +14,13 @@ pub mod service;
 pub mod tools;
 
 pub use error::{ApiError, Code};
+
+/// Starts a latency measurement for the metrics. The servers, unlike the library, read the clock:
+/// for metrics, timeouts and default timestamps, never for anything a store computes from.
+#[allow(clippy::disallowed_methods)]
+pub(crate) fn stopwatch() -> std::time::Instant {
+    std::time::Instant::now()
+}
 pub use http::{serve, HttpOptions};
 pub use mcp::serve_stdio;
 pub use service::{Service, Settings};

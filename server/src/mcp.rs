@@ -2,7 +2,7 @@
 //! that fails answers `isError` with the same error body as the HTTP API.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation, ListToolsResult,
@@ -88,7 +88,7 @@ impl ServerHandler for Mcp {
             ));
         };
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let started = Instant::now();
+        let started = crate::stopwatch();
         let call = tools::run(Arc::clone(&self.service), t, args);
         let result = match self.timeout {
             None => call.await,

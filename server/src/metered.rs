@@ -1,7 +1,6 @@
 //! An embedder that records its latency in the metrics.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use mnemon::{Embedder, EmbedderPins};
 
@@ -14,7 +13,7 @@ impl Embedder for Metered {
     }
 
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
-        let started = Instant::now();
+        let started = crate::stopwatch();
         let out = self.0.embed_documents(texts);
         metrics::histogram!("mnemon_embed_seconds", "kind" => "documents")
             .record(started.elapsed().as_secs_f64());
@@ -22,7 +21,7 @@ impl Embedder for Metered {
     }
 
     fn embed_query(&self, text: &str) -> mnemon::Result<Vec<f32>> {
-        let started = Instant::now();
+        let started = crate::stopwatch();
         let out = self.0.embed_query(text);
         metrics::histogram!("mnemon_embed_seconds", "kind" => "query")
             .record(started.elapsed().as_secs_f64());

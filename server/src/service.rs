@@ -46,8 +46,14 @@ pub struct Service {
     embedder: Arc<dyn Embedder>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
-    /// Open stores by file, with the tick they were last used at.
-    open: Mutex<(u64, HashMap<PathBuf, (u64, Arc<Memory>)>)>,
+    open: Mutex<OpenStores>,
+}
+
+/// Open stores by file, with the tick each was last used at.
+#[derive(Default)]
+struct OpenStores {
+    tick: u64,
+    stores: HashMap<PathBuf, (u64, Arc<Memory>)>,
 }
 
 fn now() -> String {
@@ -81,7 +87,7 @@ impl Service {
             embedder: settings.embedder,
             extractor: settings.extractor,
             config: settings.config,
-            open: Mutex::new((0, HashMap::new())),
+            open: Mutex::default(),
         };
         service.memory(None)?;
         Ok(service)
@@ -122,11 +128,11 @@ impl Service {
             if !inside(&parent) {
                 return Err(forbidden("names a file outside the server's data directory and roots"));
             }
-            // A link must not lead out either.
-            if let Ok(target) = named.canonicalize() {
-                if !inside(&target) {
-                    return Err(forbidden("names a link that leads outside the server's roots"));
-                }
+            // A link must not lead out either (a dangling one would create its target).
+            if named.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+                && !named.canonicalize().is_ok_and(|target| inside(&target))
+            {
+                return Err(forbidden("names a link that leads outside the server's roots or nowhere"));
             }
         }
         Ok(mnemon::stores::resolve_in(Some(&named.to_string_lossy()), &self.data)?)
@@ -136,9 +142,9 @@ impl Service {
     pub fn memory(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
         let path = self.path_of(reference)?;
         let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        open.0 += 1;
-        let tick = open.0;
-        if let Some((used, memory)) = open.1.get_mut(&path) {
+        open.tick += 1;
+        let tick = open.tick;
+        if let Some((used, memory)) = open.stores.get_mut(&path) {
             *used = tick;
             return Ok(Arc::clone(memory));
         }
@@ -150,19 +156,21 @@ impl Service {
             self.extractor.clone(),
             self.config.clone(),
         )?);
-        if open.1.len() >= MAX_OPEN_STORES {
-            if let Some(oldest) = open.1.iter().min_by_key(|(_, (used, _))| *used).map(|(p, _)| p.clone()) {
-                open.1.remove(&oldest);
+        if open.stores.len() >= MAX_OPEN_STORES {
+            if let Some(oldest) =
+                open.stores.iter().min_by_key(|(_, (used, _))| *used).map(|(p, _)| p.clone())
+            {
+                open.stores.remove(&oldest);
             }
         }
-        open.1.insert(path, (tick, Arc::clone(&memory)));
+        open.stores.insert(path, (tick, Arc::clone(&memory)));
         Ok(memory)
     }
 
     /// The stores open now, with their files.
     pub fn open_stores(&self) -> Vec<(PathBuf, Arc<Memory>)> {
         let open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut all: Vec<_> = open.1.iter().map(|(p, (_, m))| (p.clone(), Arc::clone(m))).collect();
+        let mut all: Vec<_> = open.stores.iter().map(|(p, (_, m))| (p.clone(), Arc::clone(m))).collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
     }
