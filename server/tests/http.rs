@@ -372,7 +372,7 @@ fn binding_beyond_loopback_needs_a_token() {
     let service =
         Arc::new(Service::new(settings(&dir.path().join("data"), vec![], Config::default())).unwrap());
     let open = HttpOptions { addr: "0.0.0.0:0".parse().unwrap(), ..HttpOptions::default() };
-    let err = mnemon_server::http::router(Arc::clone(&service), &open).err().expect("refused");
+    let Err(err) = mnemon_server::http::router(Arc::clone(&service), &open) else { panic!("not refused") };
     assert!(err.to_string().contains("without a bearer token"), "{err}");
     let guarded = HttpOptions { token: Some(TOKEN.into()), ..open };
     assert!(mnemon_server::http::router(service, &guarded).is_ok());
