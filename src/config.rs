@@ -29,6 +29,10 @@ pub struct Config {
     pub busy_timeout_ms: u32,
     /// SQLite page cache per connection in KiB. Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
+    /// Memory for the scopes' in-memory views (vectors, word indexes), in bytes: past it the
+    /// least recently used views are dropped (and loaded again when next read). A single view
+    /// larger than this is still kept while it is the one in use. Default 2 GiB.
+    pub view_cache_bytes: usize,
     /// Fuse the dense ranking (top 100) with the user's BM25 ranking (top 100) by reciprocal
     /// rank, with this constant; `None` ranks by the dense score alone and builds no word index.
     /// Default `Some(20)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
@@ -113,6 +117,7 @@ impl Default for Config {
             context_budget: None,
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
+            view_cache_bytes: 2 << 30,
             rrf_k: Some(20),
             fact_dedup_cosine: 0.95,
             background_extraction: true,

@@ -117,6 +117,13 @@ pub(crate) struct Bm25 {
 }
 
 impl Bm25 {
+    /// About how many bytes the postings and dictionaries hold.
+    pub(crate) fn approx_bytes(&self) -> usize {
+        self.ids.len() * 12
+            + self.postings.iter().map(|p| p.len() * 8 + 24).sum::<usize>()
+            + (self.dictionary.len() + self.seen.len()) * 64
+    }
+
     /// Adds round `id` (greater than every id added before) with its text.
     pub(crate) fn push(&mut self, id: i64, text: &str) {
         let doc = self.ids.len() as u32;

@@ -113,6 +113,14 @@ impl Index {
         index
     }
 
+    /// About how many bytes the index holds.
+    pub(crate) fn approx_bytes(&self) -> usize {
+        self.owners.len() * (8 + 4 + 4 + 4 + 4)
+            + self.data.len() * 4
+            + self.bytes.len()
+            + self.entries.values().map(|e| e.len() * 8 + 48).sum::<usize>()
+    }
+
     /// Appends every record of `vectors`.
     pub(crate) fn extend(&mut self, vectors: UserVectors) {
         for (i, v) in vectors.data.chunks_exact(self.dim).enumerate() {

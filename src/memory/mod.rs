@@ -16,7 +16,8 @@ pub(crate) use view::note_id;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock};
 
 use serde::Serialize;
 
@@ -61,17 +62,78 @@ pub struct Memory {
 
 /// What the caller's threads and the extraction worker share.
 struct Shared {
+    /// The write connection: writes (and reads that must see a write's own state) take turns.
     store: Mutex<Store>,
+    /// Idle read connections: reads run on their own connection and snapshot, never queuing
+    /// behind a write.
+    readers: Mutex<Vec<Store>>,
+    /// The file and pins readers open with.
+    path: std::path::PathBuf,
+    pins: Pins,
     embedder: Option<Arc<dyn Embedder>>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
-    /// Views in memory, by user row id and agent.
-    index: Mutex<HashMap<(i64, Option<String>), CachedView>>,
+    /// Views in memory, by user row id and agent, least recently used dropped past
+    /// [`Config::view_cache_bytes`].
+    index: Mutex<Views>,
     /// Held while the extraction queue is being drained: one drainer at a time.
     drain: Mutex<()>,
     /// The worker's wake-up and stop signals.
     signal: Mutex<WorkerSignal>,
     wake: Condvar,
+}
+
+/// The cached views: each behind its own lock, so ranking in one scope never waits for another,
+/// and many reads rank in the same scope at once.
+#[derive(Default)]
+struct Views {
+    slots: HashMap<(i64, Option<String>), Arc<Slot>>,
+    /// A counter (not a clock) that orders uses, for eviction.
+    tick: AtomicU64,
+}
+
+struct Slot {
+    view: RwLock<CachedView>,
+    /// Bytes when it was loaded (growth after a write is not counted).
+    bytes: usize,
+    used: AtomicU64,
+}
+
+/// Most idle read connections kept open.
+const IDLE_READERS: usize = 8;
+
+/// A read connection inside a read transaction; returned to the pool when dropped.
+struct Reader<'a> {
+    shared: &'a Shared,
+    store: Option<Store>,
+}
+
+impl std::ops::Deref for Reader<'_> {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        self.store.as_ref().expect("a reader holds its store until dropped")
+    }
+}
+
+impl Reader<'_> {
+    /// Ends the snapshot and starts a newer one.
+    fn refresh(&self) -> Result<()> {
+        self.end_read()?;
+        self.begin_read()
+    }
+}
+
+impl Drop for Reader<'_> {
+    fn drop(&mut self) {
+        if let Some(store) = self.store.take() {
+            if store.end_read().is_ok() {
+                let mut idle = self.shared.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if idle.len() < IDLE_READERS {
+                    idle.push(store);
+                }
+            }
+        }
+    }
 }
 
 #[derive(Default)]
@@ -236,7 +298,7 @@ impl Memory {
         f: impl FnOnce(&Store, View<'_>) -> Result<T>,
     ) -> Result<T> {
         check_scope(scope)?;
-        let store = self.shared.lock_store();
+        let store = self.shared.read()?;
         match resolve(&store, scope)? {
             Some((view, _)) => f(&store, view),
             None => Ok(T::default()),
@@ -309,6 +371,9 @@ impl Shared {
         config: Config,
     ) -> Shared {
         Shared {
+            readers: Mutex::default(),
+            path: store.path.clone(),
+            pins: store.pins.clone(),
             store: Mutex::new(store),
             embedder,
             extractor,
@@ -327,24 +392,59 @@ impl Shared {
         self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn lock_index(&self) -> MutexGuard<'_, HashMap<(i64, Option<String>), CachedView>> {
+    fn lock_index(&self) -> MutexGuard<'_, Views> {
         self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A read connection (from the pool, else a new one) inside a read transaction.
+    fn read(&self) -> Result<Reader<'_>> {
+        let idle = self.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
+        let store = match idle {
+            Some(store) => store,
+            None => Store::open_reader(&self.path, &self.pins, &self.config)?,
+        };
+        store.begin_read()?;
+        Ok(Reader { shared: self, store: Some(store) })
+    }
+
+    /// A read of `scope` at a snapshot no older than the scope's view in memory (so the view
+    /// can serve it): the reader, the scope's view and the user's write counter, or `None` for a
+    /// user with no record.
+    fn read_scope<'s>(&self, scope: Scope<'s>) -> Result<(Reader<'_>, Option<(View<'s>, i64)>)> {
+        let reader = self.read()?;
+        for _ in 0..3 {
+            let Some((view, version)) = resolve(&reader, scope)? else { return Ok((reader, None)) };
+            let cached = self
+                .lock_index()
+                .slots
+                .get(&(view.user, view.agent.map(str::to_owned)))
+                .map(|s| s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version);
+            // A write committed after this snapshot began, and its records are in the view.
+            if cached.is_some_and(|c| c > version) {
+                reader.refresh()?;
+                continue;
+            }
+            return Ok((reader, Some((view, version))));
+        }
+        let found = resolve(&reader, scope)?;
+        Ok((reader, found))
     }
 
     /// After one write of `user`'s records (the user's write counter was `version`): each view
     /// of the user that was current moves to the next version, and those that see records of
     /// `agent` get them from `push`; any other view of the user is dropped.
     fn grow(&self, user: i64, version: i64, agent: Option<&str>, push: impl Fn(&mut CachedView)) {
-        self.lock_index().retain(|(u, view_agent), cached| {
+        self.lock_index().slots.retain(|(u, view_agent), slot| {
             if *u != user {
                 return true;
             }
+            let mut cached = slot.view.write().unwrap_or_else(std::sync::PoisonError::into_inner);
             if cached.version != version {
                 return false;
             }
             cached.version = version + 1;
             if view::sees(view_agent.as_deref(), agent) {
-                push(cached);
+                push(&mut cached);
             }
             true
         });
@@ -352,7 +452,7 @@ impl Shared {
 
     /// Drops every view of `user` (after a write that removes or changes records).
     fn drop_views(&self, user: i64) {
-        self.lock_index().retain(|(u, _), _| *u != user);
+        self.lock_index().slots.retain(|(u, _), _| *u != user);
     }
 
     /// Ranks what `view` sees for a question (see [`CachedView::rank`]), loading the view first
@@ -369,15 +469,58 @@ impl Shared {
         among: view::Among<'_>,
         depth: usize,
     ) -> Result<Vec<rank::Scored>> {
-        let mut index = self.lock_index();
         let key = (view.user, view.agent.map(str::to_owned));
-        if index.get(&key).is_none_or(|c| c.version != version) {
-            tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
-            let fresh =
-                CachedView::load(store, view, version, store.pins.dim()?, self.config.rrf_k.is_some())?;
-            index.insert(key.clone(), fresh);
+        let slot = {
+            let views = self.lock_index();
+            let slot = views.slots.get(&key).cloned();
+            if let Some(s) = &slot {
+                s.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            }
+            slot
+        };
+        if let Some(slot) = slot {
+            let cached = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if cached.version == version {
+                return Ok(cached.rank(bare, vector, shape, among, depth, self.config.rrf_k));
+            }
         }
-        Ok(index[&key].rank(bare, vector, shape, among, depth, self.config.rrf_k))
+        tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
+        let fresh = CachedView::load(store, view, version, store.pins.dim()?, self.config.rrf_k.is_some())?;
+        let ranked = fresh.rank(bare, vector, shape, among, depth, self.config.rrf_k);
+        self.install(key, fresh);
+        Ok(ranked)
+    }
+
+    /// Keeps a freshly loaded view, unless a newer one is there already; then drops the least
+    /// recently used views while the views hold more than the configured bytes.
+    fn install(&self, key: (i64, Option<String>), fresh: CachedView) {
+        let mut views = self.lock_index();
+        let newer = views.slots.get(&key).is_some_and(|s| {
+            s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version >= fresh.version
+        });
+        if newer {
+            return;
+        }
+        let tick = views.tick.fetch_add(1, Ordering::Relaxed);
+        let bytes = fresh.approx_bytes();
+        views.slots.insert(
+            key.clone(),
+            Arc::new(Slot { view: RwLock::new(fresh), bytes, used: AtomicU64::new(tick) }),
+        );
+        let mut total: usize = views.slots.values().map(|s| s.bytes).sum();
+        while total > self.config.view_cache_bytes {
+            let Some((oldest, bytes)) = views
+                .slots
+                .iter()
+                .filter(|(k, _)| **k != key)
+                .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
+                .map(|(k, s)| (k.clone(), s.bytes))
+            else {
+                break;
+            };
+            views.slots.remove(&oldest);
+            total -= bytes;
+        }
     }
 
     fn embedder(&self, operation: &'static str) -> Result<&Arc<dyn Embedder>> {

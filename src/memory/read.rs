@@ -119,8 +119,8 @@ impl Memory {
         query.ranking.validate()?;
         let k = self.top_k(query.top_k)?;
         let asked = self.shared.ask(query.text, query.date, "query")?;
-        let store = self.shared.lock_store();
-        let Some((view, version)) = resolve(&store, scope)? else {
+        let (store, found) = self.shared.read_scope(scope)?;
+        let Some((view, version)) = found else {
             return Ok(Recall { rounds: Vec::new(), anchor: None, window: None });
         };
         let (anchor, window, shape) = asked.shape(&store, view.user, &self.shared.config, &query.ranking)?;
@@ -169,8 +169,8 @@ impl Memory {
         }
         let filter: NoteFilter = search.filter.resolve("filter")?;
         let asked = self.shared.ask(search.text, search.date, "query")?;
-        let store = self.shared.lock_store();
-        let Some((view, version)) = resolve(&store, scope)? else {
+        let (store, found) = self.shared.read_scope(scope)?;
+        let Some((view, version)) = found else {
             return Ok(Found { hits: Vec::new(), anchor: None, window: None });
         };
         let (anchor, window, shape) = asked.shape(&store, view.user, &self.shared.config, &search.ranking)?;
@@ -269,8 +269,8 @@ impl Memory {
         for (i, angle) in query.angles.iter().enumerate() {
             asked.push(self.shared.ask(angle, query.date, &format!("angles[{i}]"))?);
         }
-        let store = self.shared.lock_store();
-        let Some((view, version)) = resolve(&store, scope)? else {
+        let (store, found) = self.shared.read_scope(scope)?;
+        let Some((view, version)) = found else {
             return Ok(render_ranked(&[], budget));
         };
         // Each record once, at its best score (ties: the earlier angle, then its rank there).

@@ -92,6 +92,16 @@ impl CachedView {
         Ok(cached)
     }
 
+    /// About how many bytes the view holds.
+    pub(super) fn approx_bytes(&self) -> usize {
+        self.index.approx_bytes()
+            + self.words.as_ref().map_or(0, Bm25::approx_bytes)
+            + self.note_words.as_ref().map_or(0, Bm25::approx_bytes)
+            + self.entry_note.len() * 4
+            + self.notes.len() * 64
+            + self.tags.len() * 64
+    }
+
     /// Adds a record of round `round`: its own vector and text (salience 1), or a fact's.
     pub(super) fn push_round(&mut self, round: i64, day: i32, salience: f32, vector: &[f32], text: &str) {
         self.index.push(round, day, salience, vector);

@@ -94,6 +94,32 @@ fn register_sqlite_vec() {
 }
 
 impl Store {
+    /// Another connection to an open store's file, for reads only (`query_only`), with the pins
+    /// the store was opened with. Reads on it run inside [`begin_read`](Store::begin_read) /
+    /// [`end_read`](Store::end_read): one snapshot, unaffected by writes that commit meanwhile.
+    pub(crate) fn open_reader(path: &Path, pins: &Pins, config: &Config) -> Result<Store> {
+        register_sqlite_vec();
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags)?;
+        conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
+        conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{};", config.cache_kib))?;
+        Ok(Store { conn, path: path.to_owned(), pins: pins.clone() })
+    }
+
+    /// Starts a read transaction: every read until [`end_read`](Store::end_read) sees one
+    /// snapshot of the file.
+    pub(crate) fn begin_read(&self) -> Result<()> {
+        Ok(self.conn.execute_batch("BEGIN DEFERRED")?)
+    }
+
+    /// Ends the read transaction.
+    pub(crate) fn end_read(&self) -> Result<()> {
+        if !self.conn.is_autocommit() {
+            self.conn.execute_batch("COMMIT")?;
+        }
+        Ok(())
+    }
+
     /// Opens (or, in [`OpenMode::Expect`], creates) the store at `path`.
     pub(crate) fn open(path: &Path, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
         register_sqlite_vec();
