@@ -73,8 +73,11 @@ fn a_text_embeds_to_the_same_bits_alone_or_in_any_batch() {
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
     let batched = batched16.embed_documents(&refs).unwrap();
     assert_eq!(minilm().config().batch_size, 1);
+    // Questions always batch (up to 64 per call): the same bits as one at a time.
+    let questions = minilm().embed_queries(&refs).unwrap();
     for (i, t) in refs.iter().enumerate() {
         assert_eq!(minilm().embed_documents(&[t]).unwrap()[0], batched[i], "text {i}");
+        assert_eq!(minilm().embed_query(t).unwrap(), questions[i], "question {i}");
     }
 }
 

@@ -208,17 +208,17 @@ const VOCABULARY: &[&str] = &[
 ];
 
 /// Deterministic pseudo-random words.
-struct Words(u64);
+pub(crate) struct Words(pub(crate) u64);
 
 impl Words {
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         self.0 >> 33
     }
-    fn word(&mut self) -> &'static str {
+    pub(crate) fn word(&mut self) -> &'static str {
         VOCABULARY[(self.next() % VOCABULARY.len() as u64) as usize]
     }
-    fn sentence(&mut self, words: usize) -> String {
+    pub(crate) fn sentence(&mut self, words: usize) -> String {
         (0..words).map(|_| self.word()).collect::<Vec<_>>().join(" ")
     }
 }

@@ -5,6 +5,7 @@ mod demo;
 mod doctor;
 mod eval;
 mod extract;
+mod loadtest;
 mod notes;
 mod serve;
 
@@ -39,7 +40,7 @@ enum EmbedderChoice {
 }
 
 #[derive(clap::Args, Clone)]
-struct EmbedArgs {
+pub(crate) struct EmbedArgs {
     /// Which embedder computes vectors.
     #[arg(long, value_enum, default_value_t = EmbedderChoice::Minilm)]
     embedder: EmbedderChoice,
@@ -55,9 +56,10 @@ struct EmbedArgs {
     /// Keep computed vectors in this SQLite file and reuse them (outputs are unchanged).
     #[arg(long)]
     embed_cache: Option<PathBuf>,
-    /// Texts per ONNX call (batching did not pay on real rounds; see docs/DECISIONS.md).
-    #[arg(long, default_value_t = 1)]
-    batch: usize,
+    /// Texts per ONNX call [default: 1 (batching did not pay on real rounds; see
+    /// docs/DECISIONS.md); 32 for `mcp` and `serve`, whose texts are short and arrive together].
+    #[arg(long)]
+    batch: Option<usize>,
     /// A GGUF model that extracts facts from every round (e.g. from scripts/fetch-models.sh
     /// --qwen), or a JSON script of given facts (`ScriptedExtractor`). A store built with one must
     /// be opened with the same one.
@@ -91,7 +93,7 @@ impl EmbedArgs {
                 let config = OnnxConfig {
                     threads: self.threads,
                     spinning: self.spin,
-                    batch_size: self.batch,
+                    batch_size: self.batch.unwrap_or(1),
                     ..OnnxConfig::from_dir(&self.models_dir())
                 };
                 Arc::new(OnnxEmbedder::new(config)?)
@@ -335,6 +337,9 @@ enum Command {
     /// Serve the HTTP API under /v1, MCP (streamable HTTP) at /mcp, /health, /metrics,
     /// /openapi.json and /docs.
     Serve(serve::ServeArgs),
+    /// Load a running server with concurrent clients (searches and writes) and print RPS and
+    /// latency percentiles.
+    Loadtest(loadtest::Args),
 }
 
 fn main() -> ExitCode {
@@ -448,6 +453,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         Command::Notes(command) => notes::run(command)?,
         Command::Mcp(args) => serve::mcp(&args)?,
         Command::Serve(args) => serve::serve(&args)?,
+        Command::Loadtest(args) => loadtest::run(&args)?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mnemon::Config;
+use mnemon_server::embedding::{Batched, Metered};
 use mnemon_server::{HttpOptions, Service, Settings};
 
 use crate::anyhow_lite::{Context as _, Fail};
@@ -32,15 +33,17 @@ pub struct StoreArgs {
 
 impl StoreArgs {
     fn service(&self) -> Result<Arc<Service>, Fail> {
-        let embedder: Arc<dyn mnemon::Embedder> =
-            Arc::new(mnemon_server::metered::Metered(self.embed.build()?));
+        // Concurrent requests' texts embed in one batch (same vectors), timed for the metrics.
+        let embed = EmbedArgs { batch: Some(self.embed.batch.unwrap_or(32)), ..self.embed.clone() };
+        let embedder: Arc<dyn mnemon::Embedder> = Arc::new(Metered(Arc::new(Batched::new(embed.build()?))));
         let settings = Settings {
             data: self.data.clone().unwrap_or_else(mnemon::stores::data_dir),
             roots: self.roots.clone(),
             store: self.db.clone(),
             embedder,
             extractor: self.embed.build_extractor()?,
-            config: Config::default(),
+            // A server renders contexts for prompts: cap them by default.
+            config: Config { context_budget: Some(4000), ..Config::default() },
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| Fail::msg(e.message))?))
     }

@@ -6,10 +6,10 @@
 //! type ([`api`]) and fails with one error body ([`error::ApiError`]) whose code is stable.
 
 pub mod api;
+pub mod embedding;
 pub mod error;
 pub mod http;
 pub mod mcp;
-pub mod metered;
 pub mod service;
 pub mod tools;
 

@@ -113,7 +113,11 @@ impl Embedder for CachedEmbedder {
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
-        Ok(self.cached(b'q', &[text], |t| t.iter().map(|q| self.inner.embed_query(q)).collect())?.remove(0))
+        Ok(self.embed_queries(&[text])?.remove(0))
+    }
+
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.cached(b'q', texts, |t| self.inner.embed_queries(t))
     }
 
     fn forget(&self, texts: &[&str]) -> Result<()> {

@@ -45,6 +45,13 @@ pub trait Embedder: Send + Sync {
         Ok(self.embed_documents(&[text])?.pop().unwrap_or_default())
     }
 
+    /// Embeds several questions, one vector per text, in order: each exactly as
+    /// [`embed_query`](Embedder::embed_query) would. The default embeds them one by one; an
+    /// embedder that can batch them (with the same bits) does.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        texts.iter().map(|t| self.embed_query(t)).collect()
+    }
+
     /// Drops anything kept about these document texts (a cache's entries), after the records
     /// they belonged to were deleted. The default keeps nothing, so does nothing.
     fn forget(&self, texts: &[&str]) -> Result<()> {

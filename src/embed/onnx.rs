@@ -264,12 +264,27 @@ impl Embedder for OnnxEmbedder {
     }
 
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_sorted(texts, self.config.batch_size)
+    }
+
+    /// A question embeds as a document does; questions are short, so they always batch (a text
+    /// gives the same bits alone or in any batch: `tests/onnx.rs`).
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed_sorted(texts, QUERY_BATCH)
+    }
+}
+
+/// Questions per ONNX call in [`Embedder::embed_queries`].
+const QUERY_BATCH: usize = 64;
+
+impl OnnxEmbedder {
+    /// Embeds texts in batches of up to `batch` of similar length; results in input order.
+    fn embed_sorted(&self, texts: &[&str], batch: usize) -> Result<Vec<Vec<f32>>> {
         let encodings = self.encode(texts)?;
-        // Batch texts of similar length together; results go back in input order.
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| (encodings[i].len(), i));
         let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(self.config.batch_size) {
+        for chunk in order.chunks(batch.max(1)) {
             let batch: Vec<&tokenizers::Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
             for (&i, v) in chunk.iter().zip(self.run_encoded(&batch)?) {
                 out[i] = v;

@@ -100,6 +100,12 @@ impl Memory {
         }
         write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
         tx.commit()?;
+        // Grown before the next write can commit: the views follow the writes in order.
+        self.shared.grow(user, version, agent, |view| {
+            for (id, day, v, text) in &added {
+                view.push_round(*id, *day, 1.0, v, text);
+            }
+        });
         drop(store);
         tracing::debug!(
             user = scope.user,
@@ -109,11 +115,6 @@ impl Memory {
             empty_turns_dropped = report.empty_turns_dropped,
             "add committed"
         );
-        self.shared.grow(user, version, agent, |view| {
-            for (id, day, v, text) in &added {
-                view.push_round(*id, *day, 1.0, v, text);
-            }
-        });
         if self.shared.extractor.is_some() && !report.stored.is_empty() {
             match self.worker {
                 Some(_) => self.shared.signal(),

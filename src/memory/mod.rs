@@ -88,6 +88,9 @@ struct Shared {
 #[derive(Default)]
 struct Views {
     slots: HashMap<(i64, Option<String>), Arc<Slot>>,
+    /// Per user: held while one of the user's views loads, and while a write grows them, so a
+    /// write never misses a view that is loading (and loads of one view are not repeated).
+    gates: HashMap<i64, Arc<Mutex<()>>>,
     /// A counter (not a clock) that orders uses, for eviction.
     tick: AtomicU64,
 }
@@ -434,11 +437,17 @@ impl Shared {
     /// of the user that was current moves to the next version, and those that see records of
     /// `agent` get them from `push`; any other view of the user is dropped.
     fn grow(&self, user: i64, version: i64, agent: Option<&str>, push: impl Fn(&mut CachedView)) {
+        let gate = self.gate(user);
+        let _loaded = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         self.lock_index().slots.retain(|(u, view_agent), slot| {
             if *u != user {
                 return true;
             }
             let mut cached = slot.view.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if cached.version > version {
+                // Loaded after this write committed: it holds the write's records already.
+                return true;
+            }
             if cached.version != version {
                 return false;
             }
@@ -448,6 +457,11 @@ impl Shared {
             }
             true
         });
+    }
+
+    /// The gate of `user`'s views.
+    fn gate(&self, user: i64) -> Arc<Mutex<()>> {
+        Arc::clone(self.lock_index().gates.entry(user).or_default())
     }
 
     /// Drops every view of `user` (after a write that removes or changes records).
@@ -470,19 +484,24 @@ impl Shared {
         depth: usize,
     ) -> Result<Vec<rank::Scored>> {
         let key = (view.user, view.agent.map(str::to_owned));
-        let slot = {
-            let views = self.lock_index();
-            let slot = views.slots.get(&key).cloned();
-            if let Some(s) = &slot {
-                s.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
-            }
-            slot
+        let current = |views: &Views| -> Option<Arc<Slot>> {
+            let slot = views.slots.get(&key)?;
+            slot.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            Some(Arc::clone(slot))
         };
-        if let Some(slot) = slot {
+        let rank_in = |slot: &Slot| -> Option<Vec<rank::Scored>> {
             let cached = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if cached.version == version {
-                return Ok(cached.rank(bare, vector, shape, among, depth, self.config.rrf_k));
-            }
+            (cached.version == version)
+                .then(|| cached.rank(bare, vector, shape, among, depth, self.config.rrf_k))
+        };
+        if let Some(ranked) = current(&self.lock_index()).and_then(|s| rank_in(&s)) {
+            return Ok(ranked);
+        }
+        // One load per view at a time: a read that waited here finds the view loaded.
+        let gate = self.gate(view.user);
+        let _loading = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(ranked) = current(&self.lock_index()).and_then(|s| rank_in(&s)) {
+            return Ok(ranked);
         }
         tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
         let fresh = CachedView::load(store, view, version, store.pins.dim()?, self.config.rrf_k.is_some())?;

@@ -145,12 +145,13 @@ impl Memory {
         }
         write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
         tx.commit()?;
-        drop(store);
+        // Grown before the next write can commit: the views follow the writes in order.
         self.shared.grow(user, version, agent, |view| {
             for (meta, v) in &added {
                 view.push_note(meta, v);
             }
         });
+        drop(store);
         Ok(report)
     }
 
@@ -181,7 +182,7 @@ impl Memory {
     pub fn get<'s>(&self, key: &str, scope: impl Into<Scope<'s>>) -> Result<Record> {
         let scope = scope.into();
         check_scope(scope)?;
-        let store = self.shared.lock_store();
+        let store = self.shared.read()?;
         let not_found = || Error::NotFound { key: key.to_owned() };
         let (view, _) = resolve(&store, scope)?.ok_or_else(not_found)?;
         let record = if key.starts_with("n-") {
@@ -402,7 +403,7 @@ impl Memory {
     pub fn count<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Counts> {
         let scope = scope.into();
         check_scope(scope)?;
-        let store = self.shared.lock_store();
+        let store = self.shared.read()?;
         let mut counts = Counts {
             kinds: NoteKind::ALL.iter().map(|k| (k.as_str().to_owned(), 0)).collect(),
             ..Counts::default()

@@ -214,8 +214,8 @@ impl Shared {
         write::dequeue(&tx, round_id)?;
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
-        drop(store);
 
+        // Before the next write can commit, as every write does.
         if superseded > 0 {
             // A superseded fact must leave the views: they are rebuilt on the next read.
             self.drop_views(user);
@@ -232,6 +232,7 @@ impl Shared {
                 }
             });
         }
+        drop(store);
         Ok(Step::Done)
     }
 }
