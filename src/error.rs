@@ -121,6 +121,11 @@ pub enum Error {
         operation: &'static str,
     },
 
+    /// The work was given up because the store is closing; nothing was written, and a round
+    /// being extracted stays queued.
+    #[error("cancelled: the store is closing")]
+    Cancelled,
+
     /// Rounds wait for extraction, but this store was opened without an extractor.
     #[error(
         "{operation}: {pending} rounds wait for extraction, but this store was opened without an extractor"

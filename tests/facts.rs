@@ -17,6 +17,13 @@ struct Scripted {
     outputs: HashMap<String, String>,
     calls: AtomicUsize,
     fail: AtomicUsize,
+    /// Rounds whose first turn starts with this fail, every time.
+    poison: Option<&'static str>,
+    /// Milliseconds each extraction takes (to widen races).
+    delay_ms: u64,
+    /// Wait (up to 30 s) for the store to close, then report whether it was cancelled.
+    block: bool,
+    cancelled: std::sync::atomic::AtomicBool,
 }
 
 fn fact(content: &str, raw: &str, when: Option<&str>) -> String {
@@ -74,7 +81,15 @@ fn scripted() -> Arc<Scripted> {
             )
         ),
     );
-    Arc::new(Scripted { outputs, calls: AtomicUsize::new(0), fail: AtomicUsize::new(0) })
+    Arc::new(Scripted {
+        outputs,
+        calls: AtomicUsize::new(0),
+        fail: AtomicUsize::new(0),
+        poison: None,
+        delay_ms: 0,
+        block: false,
+        cancelled: std::sync::atomic::AtomicBool::new(false),
+    })
 }
 
 impl Extractor for Scripted {
@@ -89,7 +104,29 @@ impl Extractor for Scripted {
         }
     }
 
+    fn extract_cancellable(
+        &self,
+        turns: &[Turn],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> mnemon::Result<Extraction> {
+        if self.block {
+            self.calls.fetch_add(1, Ordering::SeqCst);
+            for _ in 0..3000 {
+                if cancel.load(Ordering::SeqCst) {
+                    self.cancelled.store(true, Ordering::SeqCst);
+                    return Err(Error::Cancelled);
+                }
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
+        self.extract(turns)
+    }
+
     fn extract(&self, turns: &[Turn]) -> mnemon::Result<Extraction> {
+        if self.poison.is_some_and(|p| turns[0].content.starts_with(p)) {
+            return Err(Error::Extractor("poisoned round".into()));
+        }
         if self.fail.load(Ordering::SeqCst) > 0 {
             self.fail.fetch_sub(1, Ordering::SeqCst);
             return Err(Error::Extractor("scripted failure".into()));
@@ -342,7 +379,7 @@ fn moves() -> (Arc<Scripted>, Vec<Message>) {
             "a dog",
         )],
     );
-    let x = Arc::new(Scripted { outputs, calls: AtomicUsize::new(0), fail: AtomicUsize::new(0) });
+    let x = Arc::new(Scripted { outputs, ..Arc::try_unwrap(scripted()).ok().expect("fresh") });
     let messages = vec![
         Message::user("I live in Porto, near the river.", "2024-01-10T10:00:00").in_session("a"),
         Message::assistant("Porto is lovely.", "2024-01-10T10:00:00").in_session("a"),
@@ -514,4 +551,82 @@ fn the_whole_conflict_pass_is_deterministic_across_stores_and_queue_modes() {
     );
     assert_eq!(a.consolidate("maya").unwrap(), b.consolidate("maya").unwrap());
     assert_eq!(exports(&a, "maya"), exports(&b, "maya"));
+}
+
+fn with(change: impl FnOnce(&mut Scripted)) -> Arc<Scripted> {
+    let mut x = Arc::try_unwrap(scripted()).ok().expect("fresh");
+    change(&mut x);
+    Arc::new(x)
+}
+
+#[test]
+fn one_users_failing_round_never_blocks_another_users_rounds() {
+    let x = with(|x| x.poison = Some("POISON"));
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    let bad = [Message::user("POISON: I work as a nurse at the city hospital.", "2026-01-01T10:00:00")];
+    let err = m.add(&bad, "bad").unwrap_err();
+    assert!(matches!(err, Error::Extractor(_)), "{err}");
+    // The failing round is first in the queue; the other user's rounds are extracted anyway, and
+    // their add does not report the other user's failure.
+    m.add(&conversation(), "good").unwrap();
+    assert_eq!((m.pending(Some("good")).unwrap(), m.pending(Some("bad")).unwrap()), (0, 1));
+    assert!(!m.facts("good").unwrap().is_empty());
+    // The failing user's later rounds wait behind its failed round (a user's rounds settle in order).
+    let later = [Message::user("I adopted a beagle named Toby last month.", "2026-01-02T10:00:00")];
+    assert!(m.add(&later, "bad").is_err());
+    assert_eq!(m.pending(Some("bad")).unwrap(), 2);
+    assert!(matches!(m.flush(), Err(Error::Extractor(_))), "flush reports the failure");
+}
+
+#[test]
+fn two_stores_on_one_file_never_extract_a_round_twice() {
+    let x = with(|x| x.delay_ms = 30);
+    let t = temp_store();
+    let rounds = {
+        let writer = Memory::open_with(
+            &t.path,
+            Arc::new(HashingEmbedder::default()),
+            Some(x.clone() as Arc<dyn Extractor>),
+            Config { background_extraction: false, ..Config::default() },
+        )
+        .unwrap();
+        // Rounds committed without extraction: a store opened with an extractor that fails once
+        // per round leaves them all queued.
+        x.fail.store(usize::MAX / 2, Ordering::SeqCst);
+        let _ = writer.add(&conversation(), "u");
+        x.fail.store(0, Ordering::SeqCst);
+        writer.pending(Some("u")).unwrap()
+    };
+    assert_eq!(rounds, 4);
+    // Two handles (as two processes would be) drain the same queue at once.
+    let a = open(&t.path, &x, false);
+    let b = open(&t.path, &x, false);
+    std::thread::scope(|s| {
+        s.spawn(|| a.flush().unwrap());
+        s.spawn(|| b.flush().unwrap());
+    });
+    assert_eq!(a.pending(None).unwrap(), 0);
+    assert_eq!(x.calls.load(Ordering::SeqCst), rounds, "each round through the model once");
+}
+
+#[test]
+fn closing_a_store_cancels_the_extraction_in_progress_and_keeps_its_round_queued() {
+    let x = with(|x| x.block = true);
+    let t = temp_store();
+    {
+        let m = open(&t.path, &x, true);
+        m.add(&conversation()[..2], "u").unwrap();
+        // Wait until the worker is inside the extractor.
+        for _ in 0..3000 {
+            if x.calls.load(Ordering::SeqCst) > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert_eq!(x.calls.load(Ordering::SeqCst), 1);
+    } // dropped here: the worker must give up the round rather than finish it
+    assert!(x.cancelled.load(Ordering::SeqCst), "the extraction saw the cancel");
+    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    assert_eq!(stored.pending(Some("u")).unwrap(), 1, "the round stays queued");
 }

@@ -90,6 +90,14 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
     }
 
     fn extract(&self, turns: &[Turn]) -> Result<Extraction> {
+        self.extract_cancellable(turns, &std::sync::atomic::AtomicBool::new(false))
+    }
+
+    fn extract_cancellable(
+        &self,
+        turns: &[Turn],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Extraction> {
         let key = round_key(turns);
         let hit: Option<(String, bool, i64, i64)> = {
             let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -112,7 +120,7 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
             counts(true);
             return Ok(Extraction::from_output(raw, stopped, prompt as usize, generated as usize));
         }
-        let fresh = self.inner.extract(turns)?;
+        let fresh = self.inner.extract_cancellable(turns, cancel)?;
         counts(false);
         // A decode that stopped at the bound is flagged truncated whatever its text; keep that.
         let stopped = fresh.truncated && super::parse(&fresh.raw_output).is_some();

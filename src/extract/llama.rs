@@ -14,6 +14,7 @@
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -327,11 +328,20 @@ impl Extractor for LlamaExtractor {
     fn extract(&self, turns: &[Turn]) -> Result<Extraction> {
         self.extract_measured(turns).map(|(e, _)| e)
     }
+
+    fn extract_cancellable(&self, turns: &[Turn], cancel: &AtomicBool) -> Result<Extraction> {
+        self.run(turns, cancel).map(|(e, _)| e)
+    }
 }
 
 impl LlamaExtractor {
     /// [`Extractor::extract`], with llama.cpp's timing of the call.
     pub fn extract_measured(&self, turns: &[Turn]) -> Result<(Extraction, Speed)> {
+        self.run(turns, &AtomicBool::new(false))
+    }
+
+    fn run(&self, turns: &[Turn], cancel: &AtomicBool) -> Result<(Extraction, Speed)> {
+        let cancelled = || cancel.load(Ordering::Relaxed);
         let prompt = self.prompt(turns)?;
         let vocab = self.model.vocab();
         let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
@@ -356,6 +366,9 @@ impl LlamaExtractor {
             }
             _ => 0,
         };
+        if cancelled() {
+            return Err(Error::Cancelled);
+        }
         decode_chunks(&mut ctx, &mut batch, &tokens, start, n_batch)?;
 
         let mut out: Vec<u8> = Vec::new();
@@ -364,6 +377,9 @@ impl LlamaExtractor {
         let mut stopped = true;
         let mut guard = super::RepeatGuard::default();
         while generated < c.max_tokens {
+            if cancelled() {
+                return Err(Error::Cancelled);
+            }
             let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
             let all =
                 || logits.iter().enumerate().map(|(i, l)| LlamaTokenData::new(LlamaToken(i as i32), *l, 0.0));

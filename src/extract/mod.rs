@@ -113,6 +113,17 @@ pub trait Extractor: Send + Sync {
     /// Extracts the facts of one round (its turns in order).
     fn extract(&self, turns: &[Turn]) -> Result<Extraction>;
 
+    /// [`extract`](Extractor::extract), giving up with [`Error::Cancelled`](crate::Error::Cancelled)
+    /// soon after `cancel` is set (a model checks it between tokens). The default does not look.
+    fn extract_cancellable(
+        &self,
+        turns: &[Turn],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Extraction> {
+        let _ = cancel;
+        self.extract(turns)
+    }
+
     /// Drops anything kept about this round (a cache's entry), after it was deleted. The
     /// default keeps nothing, so does nothing.
     fn forget(&self, turns: &[Turn]) -> Result<()> {

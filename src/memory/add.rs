@@ -118,9 +118,13 @@ impl Memory {
         if self.shared.extractor.is_some() && !report.stored.is_empty() {
             match self.worker {
                 Some(_) => self.shared.signal(),
-                // Inline extraction: the rounds are committed; a failure here leaves them queued
-                // for `flush`.
-                None => self.shared.drain()?,
+                // Inline extraction: the rounds are committed; a failure of this user's rounds
+                // is returned and leaves them queued for `flush` (another user's is not ours).
+                None => {
+                    if let Some((_, e)) = self.shared.drain()?.into_iter().find(|(u, _)| *u == user) {
+                        return Err(e);
+                    }
+                }
             }
         }
         Ok(report)

@@ -80,6 +80,8 @@ struct Shared {
     drain: Mutex<()>,
     /// The worker's wake-up and stop signals.
     signal: Mutex<WorkerSignal>,
+    /// Set when the store closes: a decode in progress gives up (its round stays queued).
+    cancel: std::sync::atomic::AtomicBool,
     wake: Condvar,
 }
 
@@ -328,7 +330,7 @@ impl Memory {
     /// round waits ([`Error::NoExtractor`]), else a no-op. The first failure is returned and its
     /// round stays queued.
     pub fn flush(&self) -> Result<()> {
-        self.shared.drain()
+        self.shared.drain()?.into_iter().next().map_or(Ok(()), |(_, e)| Err(e))
     }
 
     /// The configuration in force.
@@ -359,8 +361,10 @@ impl Drop for Memory {
                 let mut signal = self.shared.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 signal.stop = true;
             }
+            self.shared.cancel.store(true, Ordering::Relaxed);
             self.shared.wake.notify_all();
-            // The worker stops after the round it is extracting; queued rounds stay queued.
+            // The worker gives up the round it is extracting (within a token); queued rounds,
+            // that one included, stay queued.
             let _ = worker.join();
         }
     }
@@ -384,6 +388,7 @@ impl Shared {
             index: Mutex::default(),
             drain: Mutex::new(()),
             signal: Mutex::default(),
+            cancel: std::sync::atomic::AtomicBool::new(false),
             wake: Condvar::new(),
         }
     }

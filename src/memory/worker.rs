@@ -3,12 +3,14 @@
 
 use super::*;
 
-/// What the worker does with one queued round.
+/// What the worker did with one queued round.
 enum Step {
-    /// The queue is empty.
+    /// No round waits (of a user not skipped).
     Empty,
     /// A round was handled.
     Done,
+    /// Extracting a round of this user failed; the round stays queued.
+    Failed(i64, Error),
 }
 
 impl Shared {
@@ -27,35 +29,81 @@ impl Shared {
                 signal.wake = false;
             }
             if let Err(e) = self.drain() {
-                tracing::warn!(error = %e, "background extraction stopped; the round stays queued");
+                tracing::warn!(error = %e, "background extraction stopped; the rounds stay queued");
             }
         }
     }
 
-    /// Extracts queued rounds in round order until the queue is empty (or the worker is told to
-    /// stop).
-    pub(super) fn drain(&self) -> Result<()> {
+    /// Extracts queued rounds in round order until the queue is empty (or the store is closing).
+    /// A round that fails stays queued, and so do its user's later rounds (a user's rounds are
+    /// settled in order), but every other user's rounds go on; each failure is returned with its
+    /// user (logged here), an error only for what stops every user (the store, no extractor).
+    /// One process at a time drains a store: the others wait for the store's extraction lock file,
+    /// so no round goes through the model twice.
+    pub(super) fn drain(&self) -> Result<Vec<(i64, Error)>> {
         let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut failed: Vec<(i64, Error)> = Vec::new();
+        if self.extractor.is_none() {
+            return match self.lock_store().pending(None)? {
+                0 => Ok(failed),
+                pending => Err(Error::NoExtractor { operation: "extraction", pending }),
+            };
+        }
+        let Some(_process) = self.extraction_lock()? else { return Ok(failed) };
         loop {
             if self.stopping() {
-                return Ok(());
+                return Ok(failed);
             }
-            match self.extract_next()? {
-                Step::Empty => return Ok(()),
+            let skip: Vec<i64> = failed.iter().map(|(u, _)| *u).collect();
+            match self.extract_next(&skip)? {
+                Step::Empty => return Ok(failed),
                 Step::Done => {}
+                Step::Failed(_, Error::Cancelled) => return Ok(failed),
+                Step::Failed(user, e) => {
+                    tracing::warn!(user, error = %e, "extraction failed; the user's rounds stay queued");
+                    failed.push((user, e));
+                }
             }
         }
     }
 
-    /// Extracts the first queued round and stores its facts, in one transaction.
-    fn extract_next(&self) -> Result<Step> {
-        let (round_id, user) = match self.lock_store().next_queued()? {
+    /// The store's extraction lock (a file beside it, locked with the OS's advisory lock, which
+    /// a crashed process releases), waited for; `None` if the store began closing meanwhile.
+    fn extraction_lock(&self) -> Result<Option<std::fs::File>> {
+        let mut name = self.path.clone().into_os_string();
+        name.push("-extract.lock");
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&name)?;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(file)),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io(e)),
+            }
+            // Another process extracts; look again shortly, or stop when the store closes.
+            let signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if signal.stop {
+                return Ok(None);
+            }
+            let _ = self.wake.wait_timeout(signal, std::time::Duration::from_millis(100));
+        }
+    }
+
+    /// Extracts the first queued round of a user not in `skip` and stores its facts, in one
+    /// transaction.
+    fn extract_next(&self, skip: &[i64]) -> Result<Step> {
+        let (round_id, user) = match self.lock_store().next_queued(skip)? {
             None => return Ok(Step::Empty),
             Some(next) => next,
         };
+        match self.extract_round(round_id, user) {
+            Ok(()) => Ok(Step::Done),
+            Err(e) => Ok(Step::Failed(user, e)),
+        }
+    }
+
+    fn extract_round(&self, round_id: i64, user: i64) -> Result<()> {
         let Some(extractor) = self.extractor.as_ref() else {
-            let pending = self.lock_store().pending(None)?;
-            return Err(Error::NoExtractor { operation: "extraction", pending });
+            return Err(Error::NoExtractor { operation: "extraction", pending: 1 });
         };
         let embedder = self.embedder("extraction")?;
         let round = self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id])?.remove(0);
@@ -68,7 +116,7 @@ impl Shared {
         let (facts, notes, truncated) = match skipped {
             Some(_) => (Vec::new(), Vec::new(), false),
             None => {
-                let extraction = extractor.extract(&round.turns)?;
+                let extraction = extractor.extract_cancellable(&round.turns, &self.cancel)?;
                 let (kept, notes) = crate::facts::verify(&extraction.facts, &round.turns, ts.date());
                 (kept, notes, extraction.truncated)
             }
@@ -84,7 +132,7 @@ impl Shared {
         let tx = store.begin()?;
         if !write::is_queued(&tx, round_id)? {
             // Forgotten while the model ran.
-            return Ok(Step::Done);
+            return Ok(());
         }
         let version = write::user_version(&tx, user)?;
         if let Some(rule) = skipped {
@@ -233,7 +281,7 @@ impl Shared {
             });
         }
         drop(store);
-        Ok(Step::Done)
+        Ok(())
     }
 }
 

@@ -362,13 +362,17 @@ impl Store {
         Ok(n as usize)
     }
 
-    /// The first queued round (lowest id) and its user.
-    pub(crate) fn next_queued(&self) -> Result<Option<(i64, i64)>> {
+    /// The first queued round (lowest id) of a user not in `skip`, and its user.
+    pub(crate) fn next_queued(&self, skip: &[i64]) -> Result<Option<(i64, i64)>> {
+        let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".to_owned());
         Ok(self
             .conn
-            .query_row("SELECT round_id, user_id FROM extract_queue ORDER BY round_id LIMIT 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(
+                "SELECT round_id, user_id FROM extract_queue \
+                 WHERE user_id NOT IN (SELECT value FROM json_each(?1)) ORDER BY round_id LIMIT 1",
+                [skip],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?)
     }
 
