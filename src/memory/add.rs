@@ -30,7 +30,7 @@ impl Memory {
         let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed_documents(&refs)?;
-        let dim = self.shared.lock_store().pins.dim()?;
+        let dim = self.shared.pins.dim()?;
         if vectors.len() != rounds.len() || vectors.iter().any(|v| v.len() != dim) {
             return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", rounds.len())));
         }

@@ -67,7 +67,8 @@ struct Shared {
     /// Idle read connections: reads run on their own connection and snapshot, never queuing
     /// behind a write.
     readers: Mutex<Vec<Store>>,
-    /// The file and pins readers open with.
+    /// The file, and the pins it was opened with (fixed for the life of the handle): readers
+    /// open with them, and callers read them without taking the write connection.
     path: std::path::PathBuf,
     pins: Pins,
     embedder: Option<Arc<dyn Embedder>>,
@@ -289,7 +290,7 @@ impl Memory {
     pub fn open_like(path: impl AsRef<Path>, like: &Memory, config: Config) -> Result<Memory> {
         config.validate()?;
         let path = path.as_ref();
-        let pins = like.shared.lock_store().pins.clone();
+        let pins = like.shared.pins.clone();
         let mode = if path.exists() { OpenMode::Stored } else { OpenMode::Expect(&pins) };
         let store = Store::open(path, &config, mode)?;
         Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
@@ -340,7 +341,7 @@ impl Memory {
 
     /// The store's pins (key → value), including `pins_hash`.
     pub fn pins(&self) -> Result<std::collections::BTreeMap<String, String>> {
-        Ok(self.shared.lock_store().pins.with_hash())
+        Ok(self.shared.pins.with_hash())
     }
 
     /// SQLite, sqlite-vec and FTS5 versions of this build.
@@ -487,32 +488,67 @@ impl Shared {
         shape: &rank::Shape,
         among: view::Among<'_>,
         depth: usize,
-    ) -> Result<Vec<rank::Scored>> {
+        last_try: bool,
+    ) -> Result<Option<Vec<rank::Scored>>> {
         let key = (view.user, view.agent.map(str::to_owned));
         let current = |views: &Views| -> Option<Arc<Slot>> {
             let slot = views.slots.get(&key)?;
             slot.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
             Some(Arc::clone(slot))
         };
-        let rank_in = |slot: &Slot| -> Option<Vec<rank::Scored>> {
+        // The view's ranking if it is at this snapshot, else whether it is past it.
+        let rank_in = |slot: &Slot| -> std::result::Result<Vec<rank::Scored>, bool> {
             let cached = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            (cached.version == version)
-                .then(|| cached.rank(bare, vector, shape, among, depth, self.config.rrf_k))
+            if cached.version == version {
+                Ok(cached.rank(bare, vector, shape, among, depth, self.config.rrf_k))
+            } else {
+                Err(cached.version > version)
+            }
         };
-        if let Some(ranked) = current(&self.lock_index()).and_then(|s| rank_in(&s)) {
-            return Ok(ranked);
+        let mut outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+        if let Some(Err(false)) = outcome {
+            // Behind the snapshot: a write has committed and is growing the views under the
+            // write connection. Wait for it rather than load the whole view again.
+            drop(self.lock_store());
+            outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+        }
+        match outcome {
+            Some(Ok(ranked)) => return Ok(Some(ranked)),
+            // A write committed after this snapshot began: a newer snapshot can use the view.
+            Some(Err(true)) if !last_try => return Ok(None),
+            _ => {}
         }
         // One load per view at a time: a read that waited here finds the view loaded.
         let gate = self.gate(view.user);
         let _loading = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(ranked) = current(&self.lock_index()).and_then(|s| rank_in(&s)) {
-            return Ok(ranked);
+        let outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+        match outcome {
+            Some(Ok(ranked)) => return Ok(Some(ranked)),
+            Some(Err(true)) if !last_try => return Ok(None),
+            _ => {}
         }
         tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
         let fresh = CachedView::load(store, view, version, store.pins.dim()?, self.config.rrf_k.is_some())?;
         let ranked = fresh.rank(bare, vector, shape, among, depth, self.config.rrf_k);
         self.install(key, fresh);
-        Ok(ranked)
+        Ok(Some(ranked))
+    }
+
+    /// Runs `read` on a snapshot of `scope` (with `None` for a user with no record), and again
+    /// on a newer snapshot when it answers `None` because a write moved the view past its
+    /// snapshot (three tries; on the last, `read` is told to load a private view if it must).
+    fn read_view<'s, T>(
+        &self,
+        scope: Scope<'s>,
+        mut read: impl FnMut(&Store, Option<(View<'s>, i64)>, bool) -> Result<Option<T>>,
+    ) -> Result<T> {
+        for attempt in 0..3 {
+            let (store, found) = self.read_scope(scope)?;
+            if let Some(out) = read(&store, found, attempt == 2)? {
+                return Ok(out);
+            }
+        }
+        Err(Error::Corrupt { path: self.path.clone(), reason: "a read's last try gave no answer".into() })
     }
 
     /// Keeps a freshly loaded view, unless a newer one is there already; then drops the least

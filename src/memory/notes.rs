@@ -159,7 +159,7 @@ impl Memory {
     fn embed(&self, embedder: &Arc<dyn Embedder>, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed_documents(&refs)?;
-        let dim = self.shared.lock_store().pins.dim()?;
+        let dim = self.shared.pins.dim()?;
         if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
             return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", texts.len())));
         }

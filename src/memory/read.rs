@@ -119,17 +119,29 @@ impl Memory {
         query.ranking.validate()?;
         let k = self.top_k(query.top_k)?;
         let asked = self.shared.ask(query.text, query.date, "query")?;
-        let (store, found) = self.shared.read_scope(scope)?;
-        let Some((view, version)) = found else {
-            return Ok(Recall { rounds: Vec::new(), anchor: None, window: None });
-        };
-        let (anchor, window, shape) = asked.shape(&store, view.user, &self.shared.config, &query.ranking)?;
-        let scored =
-            self.shared.rank(&store, view, version, asked.bare, &asked.vector, &shape, Among::Rounds, k)?;
-        Ok(Recall {
-            rounds: recalled(&store, view, &scored)?,
-            anchor: anchor.map(|a| a.to_string()),
-            window: window_strings(window),
+        self.shared.read_view(scope, |store, found, last| {
+            let Some((view, version)) = found else {
+                return Ok(Some(Recall { rounds: Vec::new(), anchor: None, window: None }));
+            };
+            let (anchor, window, shape) =
+                asked.shape(store, view.user, &self.shared.config, &query.ranking)?;
+            let ranked = self.shared.rank(
+                store,
+                view,
+                version,
+                asked.bare,
+                &asked.vector,
+                &shape,
+                Among::Rounds,
+                k,
+                last,
+            )?;
+            let Some(scored) = ranked else { return Ok(None) };
+            Ok(Some(Recall {
+                rounds: recalled(store, view, &scored)?,
+                anchor: anchor.map(|a| a.to_string()),
+                window: window_strings(window),
+            }))
         })
     }
 
@@ -169,39 +181,43 @@ impl Memory {
         }
         let filter: NoteFilter = search.filter.resolve("filter")?;
         let asked = self.shared.ask(search.text, search.date, "query")?;
-        let (store, found) = self.shared.read_scope(scope)?;
-        let Some((view, version)) = found else {
-            return Ok(Found { hits: Vec::new(), anchor: None, window: None });
-        };
-        let (anchor, window, shape) = asked.shape(&store, view.user, &self.shared.config, &search.ranking)?;
-        let scored = self.shared.rank(
-            &store,
-            view,
-            version,
-            asked.bare,
-            &asked.vector,
-            &shape,
-            Among::Notes(&filter),
-            search.limit,
-        )?;
-        let kept: Vec<(&rank::Scored, f32)> = scored
-            .iter()
-            .map(|s| (s, self.shared.relevance(s.score)))
-            .filter(|(_, r)| search.min_score.is_none_or(|m| *r >= m))
-            .collect();
-        let ids: Vec<i64> = kept.iter().filter_map(|(s, _)| note_id(s.id)).collect();
-        let hits = store
-            .notes_by_id(view, &ids)?
-            .into_iter()
-            .zip(kept)
-            .map(|(row, (s, score))| Hit {
-                note: Note::from(row),
-                score,
-                relevance: Relevance::of(score),
-                cosine: s.cosine,
-            })
-            .collect();
-        Ok(Found { hits, anchor: anchor.map(|a| a.to_string()), window: window_strings(window) })
+        self.shared.read_view(scope, |store, found, last| {
+            let Some((view, version)) = found else {
+                return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
+            };
+            let (anchor, window, shape) =
+                asked.shape(store, view.user, &self.shared.config, &search.ranking)?;
+            let ranked = self.shared.rank(
+                store,
+                view,
+                version,
+                asked.bare,
+                &asked.vector,
+                &shape,
+                Among::Notes(&filter),
+                search.limit,
+                last,
+            )?;
+            let Some(scored) = ranked else { return Ok(None) };
+            let kept: Vec<(&rank::Scored, f32)> = scored
+                .iter()
+                .map(|s| (s, self.shared.relevance(s.score)))
+                .filter(|(_, r)| search.min_score.is_none_or(|m| *r >= m))
+                .collect();
+            let ids: Vec<i64> = kept.iter().filter_map(|(s, _)| note_id(s.id)).collect();
+            let hits = store
+                .notes_by_id(view, &ids)?
+                .into_iter()
+                .zip(kept)
+                .map(|(row, (s, score))| Hit {
+                    note: Note::from(row),
+                    score,
+                    relevance: Relevance::of(score),
+                    cosine: s.cosine,
+                })
+                .collect();
+            Ok(Some(Found { hits, anchor: anchor.map(|a| a.to_string()), window: window_strings(window) }))
+        })
     }
 
     /// The `k` nearest rounds by sqlite-vec's own KNN over the stored vectors, as `(key, cosine)`,
@@ -269,38 +285,44 @@ impl Memory {
         for (i, angle) in query.angles.iter().enumerate() {
             asked.push(self.shared.ask(angle, query.date, &format!("angles[{i}]"))?);
         }
-        let (store, found) = self.shared.read_scope(scope)?;
-        let Some((view, version)) = found else {
-            return Ok(render_ranked(&[], budget));
-        };
-        // Each record once, at its best score (ties: the earlier angle, then its rank there).
-        let mut best: HashMap<i64, (usize, usize, rank::Scored)> = HashMap::new();
-        for (a, q) in asked.iter().enumerate() {
-            let (_, _, shape) = q.shape(&store, view.user, &self.shared.config, &query.ranking)?;
-            let scored = self.shared.rank(&store, view, version, q.bare, &q.vector, &shape, Among::All, k)?;
-            for (rank, s) in scored.into_iter().enumerate() {
-                match best.get(&s.id) {
-                    Some((.., kept)) if kept.score >= s.score => {}
-                    _ => {
-                        best.insert(s.id, (a, rank, s));
+        let (scored, rounds, notes) = self.shared.read_view(scope, |store, found, last| {
+            let Some((view, version)) = found else {
+                return Ok(Some((Vec::new(), HashMap::new(), HashMap::new())));
+            };
+            // Each record once, at its best score (ties: the earlier angle, then its rank there).
+            let mut best: HashMap<i64, (usize, usize, rank::Scored)> = HashMap::new();
+            for (a, q) in asked.iter().enumerate() {
+                let (_, _, shape) = q.shape(store, view.user, &self.shared.config, &query.ranking)?;
+                let ranked =
+                    self.shared.rank(store, view, version, q.bare, &q.vector, &shape, Among::All, k, last)?;
+                let Some(scored) = ranked else { return Ok(None) };
+                for (rank, s) in scored.into_iter().enumerate() {
+                    match best.get(&s.id) {
+                        Some((.., kept)) if kept.score >= s.score => {}
+                        _ => {
+                            best.insert(s.id, (a, rank, s));
+                        }
                     }
                 }
             }
-        }
-        let mut order: Vec<(usize, usize, rank::Scored)> = best.into_values().collect();
-        order.sort_by(|x, y| {
-            y.2.score.total_cmp(&x.2.score).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)).then(x.2.id.cmp(&y.2.id))
-        });
-        let scored: Vec<rank::Scored> = order.into_iter().map(|o| o.2).collect();
-
-        let of_rounds: Vec<rank::Scored> =
-            scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
-        let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
-        let rounds: HashMap<i64, RecalledRound> =
-            recalled(&store, view, &of_rounds)?.into_iter().map(|r| (r.id, r)).collect();
-        let notes: HashMap<i64, Note> =
-            store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
-        drop(store);
+            let mut order: Vec<(usize, usize, rank::Scored)> = best.into_values().collect();
+            order.sort_by(|x, y| {
+                y.2.score
+                    .total_cmp(&x.2.score)
+                    .then(x.0.cmp(&y.0))
+                    .then(x.1.cmp(&y.1))
+                    .then(x.2.id.cmp(&y.2.id))
+            });
+            let scored: Vec<rank::Scored> = order.into_iter().map(|o| o.2).collect();
+            let of_rounds: Vec<rank::Scored> =
+                scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
+            let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
+            let rounds: HashMap<i64, RecalledRound> =
+                recalled(store, view, &of_rounds)?.into_iter().map(|r| (r.id, r)).collect();
+            let notes: HashMap<i64, Note> =
+                store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
+            Ok(Some((scored, rounds, notes)))
+        })?;
         let ranked: Vec<Ranked<'_>> = scored
             .iter()
             .filter_map(|s| match note_id(s.id) {

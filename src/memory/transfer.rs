@@ -76,8 +76,7 @@ impl Memory {
                 ));
             }
         }
-        let differences = transfer_pins(&self.shared.lock_store().pins)
-            .differences(&transfer_pins(&target.shared.lock_store().pins));
+        let differences = transfer_pins(&self.shared.pins).differences(&transfer_pins(&target.shared.pins));
         if !differences.is_empty() {
             return Err(Error::PinMismatch { differences });
         }
