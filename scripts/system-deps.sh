@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages that building mnemon needs and a fresh Debian machine lacks: cmake and
-# clang (llama.cpp's build, through llama-cpp-sys-2) and libclang-dev (its bindgen). Idempotent: does
-# nothing when all are present. Uses apt-get, as root or through sudo.
+# clang (llama.cpp's build, through llama-cpp-sys-2), libclang-dev (its bindgen), and Python's venv
+# module (the MCP tests make a venv for the official MCP Python SDK). Idempotent: does nothing when
+# all are present. Uses apt-get, as root or through sudo.
 set -euo pipefail
 
 missing=()
@@ -9,6 +10,7 @@ command -v cmake > /dev/null || missing+=(cmake)
 command -v clang > /dev/null || missing+=(clang)
 compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" > /dev/null || compgen -G "/usr/lib/x86_64-linux-gnu/libclang*.so*" > /dev/null \
   || missing+=(libclang-dev)
+python3 -c "import venv, ensurepip" 2> /dev/null || missing+=(python3-venv)
 if ((${#missing[@]} == 0)); then
   exit 0
 fi
