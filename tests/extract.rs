@@ -279,3 +279,29 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     let text = inline.export("maya", ExportFormat::Text).unwrap();
     assert!(text.contains(" round.prefiltered "), "the small talk skips the model: {text}");
 }
+
+/// Closing a store cancels a decode in progress: the flag is seen before the prompt and between
+/// tokens, and a cancelled decode leaves nothing behind (the round then gives its usual bytes).
+#[test]
+fn a_decode_gives_up_when_cancelled_and_leaves_no_trace() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let round = [
+        turn(Role::User, "I work as a nurse at the city hospital, night shifts mostly."),
+        turn(Role::Assistant, "Night shifts are demanding; remember to rest."),
+    ];
+    let m = smollm();
+    let before = m.extract(&round).unwrap();
+    let set = AtomicBool::new(true);
+    assert!(matches!(m.extract_cancellable(&round, &set), Err(Error::Cancelled)));
+    let cancel = AtomicBool::new(false);
+    let cancelled = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Well inside the prompt's decode (hundreds of milliseconds) or the first tokens.
+            std::thread::sleep(std::time::Duration::from_millis(200));
+            cancel.store(true, Ordering::SeqCst);
+        });
+        m.extract_cancellable(&round, &cancel)
+    });
+    assert!(matches!(cancelled, Err(Error::Cancelled)), "{cancelled:?}");
+    assert_eq!(m.extract_cancellable(&round, &AtomicBool::new(false)).unwrap(), before);
+}
