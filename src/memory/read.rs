@@ -45,6 +45,31 @@ impl Shared {
     }
 }
 
+/// A question ranked in a view: its anchor, its window, and the records best first.
+type AskedRanking = (Option<chrono::NaiveDate>, Option<DateWindow>, Vec<rank::Scored>);
+
+impl Shared {
+    /// Ranks `asked` in `view` at the snapshot's `version` (see [`Shared::rank`]; `None`: try
+    /// again on a newer snapshot).
+    #[allow(clippy::too_many_arguments)]
+    fn rank_asked(
+        &self,
+        store: &Store,
+        view: View<'_>,
+        version: i64,
+        asked: &Asked<'_>,
+        ranking: &Ranking,
+        among: Among<'_>,
+        depth: usize,
+        last_try: bool,
+    ) -> Result<Option<AskedRanking>> {
+        let (anchor, window, shape) = asked.shape(store, view.user, &self.config, ranking)?;
+        let ranked =
+            self.rank(store, view, version, asked.bare, &asked.vector, &shape, among, depth, last_try)?;
+        Ok(ranked.map(|scored| (anchor, window, scored)))
+    }
+}
+
 impl Asked<'_> {
     /// The question's anchor (its date, else the user's logical now), its window and how it
     /// shapes the ranking.
@@ -123,20 +148,17 @@ impl Memory {
             let Some((view, version)) = found else {
                 return Ok(Some(Recall { rounds: Vec::new(), anchor: None, window: None }));
             };
-            let (anchor, window, shape) =
-                asked.shape(store, view.user, &self.shared.config, &query.ranking)?;
-            let ranked = self.shared.rank(
+            let ranked = self.shared.rank_asked(
                 store,
                 view,
                 version,
-                asked.bare,
-                &asked.vector,
-                &shape,
+                &asked,
+                &query.ranking,
                 Among::Rounds,
                 k,
                 last,
             )?;
-            let Some(scored) = ranked else { return Ok(None) };
+            let Some((anchor, window, scored)) = ranked else { return Ok(None) };
             Ok(Some(Recall {
                 rounds: recalled(store, view, &scored)?,
                 anchor: anchor.map(|a| a.to_string()),
@@ -185,20 +207,18 @@ impl Memory {
             let Some((view, version)) = found else {
                 return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
             };
-            let (anchor, window, shape) =
-                asked.shape(store, view.user, &self.shared.config, &search.ranking)?;
-            let ranked = self.shared.rank(
+            let among = Among::Notes(&filter);
+            let ranked = self.shared.rank_asked(
                 store,
                 view,
                 version,
-                asked.bare,
-                &asked.vector,
-                &shape,
-                Among::Notes(&filter),
+                &asked,
+                &search.ranking,
+                among,
                 search.limit,
                 last,
             )?;
-            let Some(scored) = ranked else { return Ok(None) };
+            let Some((anchor, window, scored)) = ranked else { return Ok(None) };
             let kept: Vec<(&rank::Scored, f32)> = scored
                 .iter()
                 .map(|s| (s, self.shared.relevance(s.score)))
@@ -292,10 +312,9 @@ impl Memory {
             // Each record once, at its best score (ties: the earlier angle, then its rank there).
             let mut best: HashMap<i64, (usize, usize, rank::Scored)> = HashMap::new();
             for (a, q) in asked.iter().enumerate() {
-                let (_, _, shape) = q.shape(store, view.user, &self.shared.config, &query.ranking)?;
                 let ranked =
-                    self.shared.rank(store, view, version, q.bare, &q.vector, &shape, Among::All, k, last)?;
-                let Some(scored) = ranked else { return Ok(None) };
+                    self.shared.rank_asked(store, view, version, q, &query.ranking, Among::All, k, last)?;
+                let Some((_, _, scored)) = ranked else { return Ok(None) };
                 for (rank, s) in scored.into_iter().enumerate() {
                     match best.get(&s.id) {
                         Some((.., kept)) if kept.score >= s.score => {}
