@@ -161,6 +161,8 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .nest("/v1", v1)
         .nest_service("/mcp", mcp_service)
         .route("/metrics", get(metrics))
+        // The MCP service reads bodies itself: buffer them within the limit first (after auth).
+        .layer(middleware::from_fn_with_state(state.clone(), buffered))
         .layer(middleware::from_fn_with_state(state.clone(), guard));
     Ok(Router::new()
         .merge(protected)
@@ -218,11 +220,9 @@ async fn outer(State(state): State<AppState>, request: Request, next: Next) -> R
         too_large(state.body_limit).into_response()
     } else {
         let response = next.run(request).await;
-        // The body limit of a body without a length (or of the MCP service) answers 413 in
-        // another shape: give it ours.
-        if response.status() == StatusCode::PAYLOAD_TOO_LARGE
-            && response.headers().get("x-mnemon-error").is_none()
-        {
+        // A body without a length that grows past the limit is cut by a layer that answers 413 in
+        // its own shape (the MCP service's too): every 413 gets ours.
+        if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large(state.body_limit).into_response()
         } else {
             response
@@ -233,6 +233,22 @@ async fn outer(State(state): State<AppState>, request: Request, next: Next) -> R
     metrics::histogram!("mnemon_http_request_seconds", "route" => route, "method" => method, "status" => status)
         .record(started.elapsed().as_secs_f64());
     response
+}
+
+/// Reads a request's body within the limit (answering our 413 past it), so that no service
+/// behind it reads more.
+async fn buffered(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match axum::body::to_bytes(body, state.body_limit).await {
+        Ok(bytes) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Err(e) => {
+            if e.into_inner().downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+                too_large(state.body_limit).into_response()
+            } else {
+                ApiError::input("body", "the request body could not be read").into_response()
+            }
+        }
+    }
 }
 
 fn too_large(limit: usize) -> ApiError {

@@ -275,8 +275,9 @@ fn each_bad_request_gets_its_code_and_changes_nothing() {
         (s.call("GET", "/v1/count?user_id=bo&store=/etc/passwd.db", None), 403, "forbidden", Some("store")),
         (s.call("GET", "/v1/count?user_id=bo&store=../escape.db", None), 403, "forbidden", Some("store")),
         (s.call("GET", "/v1/count?user_id=bo&store=/tmp", None), 403, "forbidden", Some("store")),
-        (raw(&s, 10 << 20, false), 413, "payload_too_large", None),
-        (raw(&s, 10 << 20, true), 413, "payload_too_large", None),
+        (raw(&s, "/v1/memories", 10 << 20, false), 413, "payload_too_large", None),
+        (raw(&s, "/v1/memories", 10 << 20, true), 413, "payload_too_large", None),
+        (raw(&s, "/mcp", 10 << 20, true), 413, "payload_too_large", None),
     ];
     for (i, (reply, status, expected, field)) in cases.iter().enumerate() {
         assert_eq!((reply.status, code(reply)), (*status, *expected), "case {i}: {}", reply.body);
@@ -308,13 +309,13 @@ fn each_bad_request_gets_its_code_and_changes_nothing() {
 
 /// POSTs a `len`-byte body by hand (declared, or chunked without a length), sending only as much
 /// as the server reads before it answers.
-fn raw(s: &Server, len: usize, chunked: bool) -> Reply {
+fn raw(s: &Server, path: &str, len: usize, chunked: bool) -> Reply {
     use std::io::{Read, Write};
     let addr = s.base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     let framing =
         if chunked { "Transfer-Encoding: chunked".to_owned() } else { format!("Content-Length: {len}") };
-    write!(stream, "POST /v1/memories HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{framing}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(stream, "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{framing}\r\nConnection: close\r\n\r\n").unwrap();
     let chunk = vec![b'x'; 64 << 10];
     let mut sent = 0;
     while sent < len {
