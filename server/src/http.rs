@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, DefaultBodyLimit, MatchedPath, Path, RawQuery, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
-use axum::middleware::{self, Next};
+use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::http::{header, StatusCode};
+use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -24,6 +24,7 @@ use utoipa::OpenApi;
 
 use crate::api::*;
 use crate::error::{parse, ApiError, Code, ErrorBody};
+use crate::guards;
 use crate::service::Service;
 
 /// How the HTTP server listens and what it allows.
@@ -59,14 +60,14 @@ impl Default for HttpOptions {
 }
 
 #[derive(Clone)]
-struct AppState {
-    service: Arc<Service>,
+pub(crate) struct AppState {
+    pub(crate) service: Arc<Service>,
     /// blake3 of the token: compared in constant time, whatever the presented token's length.
-    token: Option<[u8; 32]>,
-    limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
-    body_limit: usize,
-    timeout: Duration,
-    metrics: PrometheusHandle,
+    pub(crate) token: Option<[u8; 32]>,
+    pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
+    pub(crate) body_limit: usize,
+    pub(crate) timeout: Duration,
+    pub(crate) metrics: PrometheusHandle,
 }
 
 /// The process's metrics recorder (installed once).
@@ -156,14 +157,14 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/count", get(count_memories))
         .route("/export", get(export_memories))
         .route("/users/{user_id}", axum::routing::delete(forget_user))
-        .layer(middleware::from_fn_with_state(state.clone(), time_limit));
+        .layer(middleware::from_fn_with_state(state.clone(), guards::time_limit));
     let protected = Router::new()
         .nest("/v1", v1)
         .nest_service("/mcp", mcp_service)
         .route("/metrics", get(metrics))
         // The MCP service reads bodies itself: buffer them within the limit first (after auth).
-        .layer(middleware::from_fn_with_state(state.clone(), buffered))
-        .layer(middleware::from_fn_with_state(state.clone(), guard));
+        .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
     Ok(Router::new()
         .merge(protected)
         .route("/health", get(health))
@@ -171,7 +172,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/docs", get(docs))
         .fallback(|| async { ApiError::new(Code::NotFound, "no such route") })
         .layer(DefaultBodyLimit::max(options.body_limit))
-        .layer(middleware::from_fn_with_state(state.clone(), outer))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::outer))
         .with_state(state))
 }
 
@@ -201,114 +202,6 @@ pub async fn serve_on(
         .with_graceful_shutdown(shutdown)
         .await?;
     Ok(())
-}
-
-/// Metrics of every request, and the body limit checked before a body is read.
-async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let started = crate::stopwatch();
-    let route = request.extensions().get::<MatchedPath>().map_or_else(
-        || if request.uri().path().starts_with("/mcp") { "/mcp".to_owned() } else { "unmatched".to_owned() },
-        |p| p.as_str().to_owned(),
-    );
-    let method = request.method().as_str().to_owned();
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let response = if declared.is_some_and(|n| n > state.body_limit) {
-        too_large(state.body_limit).into_response()
-    } else {
-        let response = next.run(request).await;
-        // A body without a length that grows past the limit is cut by a layer that answers 413 in
-        // its own shape (the MCP service's too): every 413 gets ours.
-        if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            too_large(state.body_limit).into_response()
-        } else {
-            response
-        }
-    };
-    let status = response.status().as_u16().to_string();
-    metrics::counter!("mnemon_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status.clone()).increment(1);
-    metrics::histogram!("mnemon_http_request_seconds", "route" => route, "method" => method, "status" => status)
-        .record(started.elapsed().as_secs_f64());
-    response
-}
-
-/// Reads a request's body within the limit (answering our 413 past it), so that no service
-/// behind it reads more.
-async fn buffered(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let (parts, body) = request.into_parts();
-    match axum::body::to_bytes(body, state.body_limit).await {
-        Ok(bytes) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
-        Err(e) => {
-            if e.into_inner().downcast_ref::<http_body_util::LengthLimitError>().is_some() {
-                too_large(state.body_limit).into_response()
-            } else {
-                ApiError::input("body", "the request body could not be read").into_response()
-            }
-        }
-    }
-}
-
-fn too_large(limit: usize) -> ApiError {
-    ApiError::new(Code::PayloadTooLarge, format!("the request body is larger than {limit} bytes"))
-}
-
-/// Authentication, then the rate limit.
-async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let presented = bearer(request.headers());
-    if let Some(expected) = &state.token {
-        use subtle::ConstantTimeEq;
-        let ok = presented.is_some_and(|p| bool::from(blake3::hash(p.as_bytes()).as_bytes().ct_eq(expected)));
-        if !ok {
-            let mut r = ApiError::new(
-                Code::Unauthorized,
-                "a valid `Authorization: Bearer <token>` header is required",
-            )
-            .into_response();
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-            return r;
-        }
-    }
-    if let Some(limiter) = &state.limiter {
-        let key = match (&state.token, presented) {
-            (Some(_), Some(p)) => format!("token:{}", blake3::hash(p.as_bytes()).to_hex()),
-            _ => request
-                .extensions()
-                .get::<ConnectInfo<SocketAddr>>()
-                .map_or_else(|| "anonymous".to_owned(), |c| format!("addr:{}", c.0.ip())),
-        };
-        if let Err(not_until) = limiter.check_key(&key) {
-            let wait = not_until
-                .wait_time_from(governor::clock::Clock::now(&governor::clock::DefaultClock::default()));
-            let seconds = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
-            return ApiError {
-                retry_after: Some(seconds.max(1)),
-                ..ApiError::new(Code::RateLimited, "too many requests; retry later")
-            }
-            .into_response();
-        }
-    }
-    next.run(request).await
-}
-
-fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
-}
-
-async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    match tokio::time::timeout(state.timeout, next.run(request)).await {
-        Ok(r) => r,
-        Err(_) => ApiError::new(
-            Code::Timeout,
-            format!(
-                "the request took longer than {} s; a write that had begun completes",
-                state.timeout.as_secs_f32()
-            ),
-        )
-        .into_response(),
-    }
 }
 
 /// A JSON body, or the error that names what is wrong with it.

@@ -8,6 +8,7 @@
 pub mod api;
 pub mod embedding;
 pub mod error;
+mod guards;
 pub mod http;
 pub mod mcp;
 pub mod service;
