@@ -49,11 +49,12 @@ pub struct Service {
     open: Mutex<OpenStores>,
 }
 
-/// Open stores by file, with the tick each was last used at.
+/// Open stores by file, with the tick each was last used at, and the files being opened.
 #[derive(Default)]
 struct OpenStores {
     tick: u64,
     stores: HashMap<PathBuf, (u64, Arc<Memory>)>,
+    opening: HashMap<PathBuf, Arc<Mutex<()>>>,
 }
 
 fn now() -> String {
@@ -141,21 +142,28 @@ impl Service {
     /// The store a reference names, opened on first use.
     pub fn memory(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
         let path = self.path_of(reference)?;
-        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        open.tick += 1;
-        let tick = open.tick;
-        if let Some((used, memory)) = open.stores.get_mut(&path) {
-            *used = tick;
+        let lock = || self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let opening = {
+            let mut open = lock();
+            open.tick += 1;
+            let tick = open.tick;
+            if let Some((used, memory)) = open.stores.get_mut(&path) {
+                *used = tick;
+                return Ok(Arc::clone(memory));
+            }
+            Arc::clone(open.opening.entry(path.clone()).or_default())
+        };
+        // Opening checks pins and may create or migrate the file: one opener per file, and
+        // requests for other stores do not wait for it.
+        let _turn = opening.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, memory)) = lock().stores.get(&path) {
             return Ok(Arc::clone(memory));
         }
-        // Opening checks pins and may create the file; one opener at a time keeps two requests
-        // from opening the same file twice.
-        let memory = Arc::new(Memory::open_with(
-            &path,
-            Arc::clone(&self.embedder),
-            self.extractor.clone(),
-            self.config.clone(),
-        )?);
+        let opened =
+            Memory::open_with(&path, Arc::clone(&self.embedder), self.extractor.clone(), self.config.clone());
+        let mut open = lock();
+        open.opening.remove(&path);
+        let memory = Arc::new(opened?);
         if open.stores.len() >= MAX_OPEN_STORES {
             if let Some(oldest) =
                 open.stores.iter().min_by_key(|(_, (used, _))| *used).map(|(p, _)| p.clone())
@@ -163,6 +171,7 @@ impl Service {
                 open.stores.remove(&oldest);
             }
         }
+        let tick = open.tick;
         open.stores.insert(path, (tick, Arc::clone(&memory)));
         Ok(memory)
     }

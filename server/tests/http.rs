@@ -421,3 +421,27 @@ fn a_busy_store_answers_busy_and_a_slow_request_timeout() {
     assert_eq!((r.status, code(&r)), (503, "timeout"), "{}", r.body);
     other.execute_batch("ROLLBACK").unwrap();
 }
+
+#[test]
+fn many_requests_opening_new_stores_at_once_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(&dir.path().join("data"), vec![], Config::default()), HttpOptions::default());
+    std::thread::scope(|scope| {
+        for i in 0..8 {
+            let s = &s;
+            scope.spawn(move || {
+                let store = format!("shop-{}.db", i % 2);
+                let r = s.call(
+                    "POST",
+                    "/v1/memories",
+                    Some(json!({"user_id": "ana", "store": store, "memories": [format!("note {i}")]})),
+                );
+                assert_eq!(r.status, 200, "{}", r.body);
+            });
+        }
+    });
+    for store in ["shop-0.db", "shop-1.db"] {
+        let r = s.call("GET", &format!("/v1/count?user_id=ana&store={store}"), None);
+        assert_eq!(r.body["notes"], 4, "{store}: every write landed");
+    }
+}
