@@ -86,11 +86,14 @@ struct Shared {
     wake: Condvar,
 }
 
+/// A view's key: the user's row id and the agent.
+type ViewKey = (i64, Option<String>);
+
 /// The cached views: each behind its own lock, so ranking in one scope never waits for another,
 /// and many reads rank in the same scope at once.
 #[derive(Default)]
 struct Views {
-    slots: HashMap<(i64, Option<String>), Arc<Slot>>,
+    slots: HashMap<ViewKey, Arc<Slot>>,
     /// Per user: held while one of the user's views loads, and while a write grows them, so a
     /// write never misses a view that is loading (and loads of one view are not repeated).
     gates: HashMap<i64, Arc<Mutex<()>>>,
@@ -423,11 +426,9 @@ impl Shared {
         let reader = self.read()?;
         for _ in 0..3 {
             let Some((view, version)) = resolve(&reader, scope)? else { return Ok((reader, None)) };
-            let cached = self
-                .lock_index()
-                .slots
-                .get(&(view.user, view.agent.map(str::to_owned)))
-                .map(|s| s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version);
+            let slot = self.lock_index().slots.get(&(view.user, view.agent.map(str::to_owned))).cloned();
+            let cached =
+                slot.map(|s| s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version);
             // A write committed after this snapshot began, and its records are in the view.
             if cached.is_some_and(|c| c > version) {
                 reader.refresh()?;
@@ -445,24 +446,37 @@ impl Shared {
     fn grow(&self, user: i64, version: i64, agent: Option<&str>, push: impl Fn(&mut CachedView)) {
         let gate = self.gate(user);
         let _loaded = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.lock_index().slots.retain(|(u, view_agent), slot| {
-            if *u != user {
-                return true;
-            }
+        // The user's slots, out of the index's lock before waiting on each view's own lock (no
+        // view of the user can be installed meanwhile: loads take the gate).
+        let slots: Vec<(ViewKey, Arc<Slot>)> = self
+            .lock_index()
+            .slots
+            .iter()
+            .filter(|((u, _), _)| *u == user)
+            .map(|(k, slot)| (k.clone(), Arc::clone(slot)))
+            .collect();
+        let mut stale = Vec::new();
+        for (key, slot) in slots {
             let mut cached = slot.view.write().unwrap_or_else(std::sync::PoisonError::into_inner);
             if cached.version > version {
                 // Loaded after this write committed: it holds the write's records already.
-                return true;
+                continue;
             }
             if cached.version != version {
-                return false;
+                stale.push(key);
+                continue;
             }
             cached.version = version + 1;
-            if view::sees(view_agent.as_deref(), agent) {
+            if view::sees(key.1.as_deref(), agent) {
                 push(&mut cached);
             }
-            true
-        });
+        }
+        if !stale.is_empty() {
+            let mut views = self.lock_index();
+            for key in stale {
+                views.slots.remove(&key);
+            }
+        }
     }
 
     /// The gate of `user`'s views.
@@ -491,7 +505,10 @@ impl Shared {
         last_try: bool,
     ) -> Result<Option<Vec<rank::Scored>>> {
         let key = (view.user, view.agent.map(str::to_owned));
-        let current = |views: &Views| -> Option<Arc<Slot>> {
+        // The scope's slot, taken out of the index's lock before anything waits on the slot's
+        // own lock: ranking never holds the index (reads in other scopes go on meanwhile).
+        let current = || -> Option<Arc<Slot>> {
+            let views = self.lock_index();
             let slot = views.slots.get(&key)?;
             slot.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
             Some(Arc::clone(slot))
@@ -505,12 +522,12 @@ impl Shared {
                 Err(cached.version > version)
             }
         };
-        let mut outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+        let mut outcome = current().map(|s| rank_in(&s));
         if let Some(Err(false)) = outcome {
             // Behind the snapshot: a write has committed and is growing the views under the
             // write connection. Wait for it rather than load the whole view again.
             drop(self.lock_store());
-            outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+            outcome = current().map(|s| rank_in(&s));
         }
         match outcome {
             Some(Ok(ranked)) => return Ok(Some(ranked)),
@@ -521,7 +538,7 @@ impl Shared {
         // One load per view at a time: a read that waited here finds the view loaded.
         let gate = self.gate(view.user);
         let _loading = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let outcome = current(&self.lock_index()).map(|s| rank_in(&s));
+        let outcome = current().map(|s| rank_in(&s));
         match outcome {
             Some(Ok(ranked)) => return Ok(Some(ranked)),
             Some(Err(true)) if !last_try => return Ok(None),
@@ -553,7 +570,7 @@ impl Shared {
 
     /// Keeps a freshly loaded view, unless a newer one is there already; then drops the least
     /// recently used views while the views hold more than the configured bytes.
-    fn install(&self, key: (i64, Option<String>), fresh: CachedView) {
+    fn install(&self, key: ViewKey, fresh: CachedView) {
         let mut views = self.lock_index();
         let newer = views.slots.get(&key).is_some_and(|s| {
             s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version >= fresh.version
