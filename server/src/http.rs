@@ -238,9 +238,7 @@ where
 {
     let request: T = parse(value)?;
     let service = Arc::clone(&state.service);
-    tokio::task::spawn_blocking(move || op(&service, &request))
-        .await
-        .unwrap_or_else(|e| Err(ApiError::new(Code::Internal, format!("the call panicked: {e}"))))
+    crate::service::blocking(move || op(&service, &request)).await
 }
 
 async fn json_op<T, R>(

@@ -372,6 +372,15 @@ impl Service {
     }
 }
 
+/// Runs a blocking operation on tokio's blocking pool; a panic inside it is an `internal` error.
+pub async fn blocking<R: Send + 'static>(
+    op: impl FnOnce() -> Result<R, ApiError> + Send + 'static,
+) -> Result<R, ApiError> {
+    tokio::task::spawn_blocking(op)
+        .await
+        .unwrap_or_else(|e| Err(ApiError::new(Code::Internal, format!("the call panicked: {e}"))))
+}
+
 fn forbidden(reason: &str) -> ApiError {
     ApiError { field: Some("store".into()), ..ApiError::new(Code::Forbidden, format!("store {reason}")) }
 }

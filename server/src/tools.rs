@@ -195,7 +195,5 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 
 /// Runs a tool on the blocking pool.
 pub async fn run(service: Arc<Service>, tool: &'static Tool, args: Value) -> Result<Output, ApiError> {
-    tokio::task::spawn_blocking(move || (tool.call)(&service, args)).await.unwrap_or_else(|e| {
-        Err(ApiError::new(crate::error::Code::Internal, format!("the call panicked: {e}")))
-    })
+    crate::service::blocking(move || (tool.call)(&service, args)).await
 }

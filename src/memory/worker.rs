@@ -43,19 +43,19 @@ impl Shared {
     pub(super) fn drain(&self) -> Result<Vec<(i64, Error)>> {
         let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut failed: Vec<(i64, Error)> = Vec::new();
-        if self.extractor.is_none() {
+        let Some(extractor) = self.extractor.as_ref() else {
             return match self.lock_store().pending(None)? {
                 0 => Ok(failed),
                 pending => Err(Error::NoExtractor { operation: "extraction", pending }),
             };
-        }
+        };
         let Some(_process) = self.extraction_lock()? else { return Ok(failed) };
         loop {
             if self.stopping() {
                 return Ok(failed);
             }
             let skip: Vec<i64> = failed.iter().map(|(u, _)| *u).collect();
-            match self.extract_next(&skip)? {
+            match self.extract_next(extractor.as_ref(), &skip)? {
                 Step::Empty => return Ok(failed),
                 Step::Done => {}
                 Step::Failed(_, Error::Cancelled) => return Ok(failed),
@@ -90,21 +90,18 @@ impl Shared {
 
     /// Extracts the first queued round of a user not in `skip` and stores its facts, in one
     /// transaction.
-    fn extract_next(&self, skip: &[i64]) -> Result<Step> {
+    fn extract_next(&self, extractor: &dyn Extractor, skip: &[i64]) -> Result<Step> {
         let (round_id, user) = match self.lock_store().next_queued(skip)? {
             None => return Ok(Step::Empty),
             Some(next) => next,
         };
-        match self.extract_round(round_id, user) {
+        match self.extract_round(extractor, round_id, user) {
             Ok(()) => Ok(Step::Done),
             Err(e) => Ok(Step::Failed(user, e)),
         }
     }
 
-    fn extract_round(&self, round_id: i64, user: i64) -> Result<()> {
-        let Some(extractor) = self.extractor.as_ref() else {
-            return Err(Error::NoExtractor { operation: "extraction", pending: 1 });
-        };
+    fn extract_round(&self, extractor: &dyn Extractor, round_id: i64, user: i64) -> Result<()> {
         let embedder = self.embedder("extraction")?;
         let round = self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id])?.remove(0);
         let agent = round.agent.as_deref();
