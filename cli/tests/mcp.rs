@@ -4,8 +4,11 @@
 //! and the error codes, each checked by `mcp_client.py`.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::Command;
+
+use common::Serving;
+
+mod common;
 
 const MCP_SDK: &str = "mcp==2.3.0";
 
@@ -52,47 +55,22 @@ fn the_python_sdk_drives_mcp_over_stdio() {
     client(&["stdio", env!("CARGO_BIN_EXE_mnemon"), dir.path().to_str().unwrap()]);
 }
 
-/// A `mnemon serve` process, killed when dropped.
-struct Serving(Child);
-
-impl Drop for Serving {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 #[test]
 fn the_python_sdk_drives_mcp_over_streamable_http() {
     let dir = tempfile::tempdir().unwrap();
     let token = "a-test-token-of-some-length";
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, format!("{token}\n")).unwrap();
-    let port = free_port();
-    let addr = format!("127.0.0.1:{port}");
-    let server = Serving(
-        Command::new(env!("CARGO_BIN_EXE_mnemon"))
-            .args(["serve", "--embedder", "hashing", "--addr", &addr, "--data"])
-            .arg(dir.path().join("data"))
-            .arg("--token-file")
-            .arg(&token_file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    // Up to 30 s for the server to listen.
-    for attempt in 0.. {
-        if std::net::TcpStream::connect(&addr).is_ok() {
-            break;
-        }
-        assert!(attempt < 600, "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let data = dir.path().join("data");
+    let server = Serving::start([
+        "--embedder".as_ref(),
+        "hashing".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--token-file".as_ref(),
+        token_file.as_os_str(),
+    ]);
+    let addr = &server.addr;
     client(&["http", &format!("http://{addr}/mcp"), token]);
     drop(server);
 }

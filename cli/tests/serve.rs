@@ -3,17 +3,11 @@
 //! once the writer has committed, the server's answers include its rounds (no stale view).
 
 use std::io::Write;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::process::{Command, Stdio};
 
-struct Killed(Child);
+use common::Serving;
 
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+mod common;
 
 fn recall(agent: &ureq::Agent, base: &str, query: &str) -> (u16, serde_json::Value) {
     let mut r = agent
@@ -39,26 +33,16 @@ fn a_server_keeps_answering_while_another_process_ingests_into_its_file() {
         .unwrap();
     assert!(ok.success());
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let base = format!("http://127.0.0.1:{port}");
-    let _server = Killed(
-        Command::new(bin)
-            .args(["serve", "--embedder", "hashing", "--addr", &format!("127.0.0.1:{port}"), "--db"])
-            .arg(&db)
-            .arg("--data")
-            .arg(dir.path().join("data"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    for attempt in 0.. {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        assert!(attempt < 600, "the server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let data = dir.path().join("data");
+    let server = Serving::start([
+        "--embedder".as_ref(),
+        "hashing".as_ref(),
+        "--db".as_ref(),
+        db.as_os_str(),
+        "--data".as_ref(),
+        data.as_os_str(),
+    ]);
+    let base = format!("http://{}", server.addr);
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
 
     let mut rounds = std::fs::File::create(dir.path().join("rounds.jsonl")).unwrap();

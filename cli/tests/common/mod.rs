@@ -1,0 +1,43 @@
+//! A `mnemon serve` process for the binary's tests.
+
+use std::ffi::OsStr;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running `mnemon serve` on a free loopback port, killed when dropped.
+pub struct Serving {
+    child: Child,
+    /// `127.0.0.1:<port>`.
+    pub addr: String,
+}
+
+impl Serving {
+    /// Starts `mnemon serve --addr <free port>` with `args` and waits (up to 30 s) until it listens.
+    pub fn start<S: AsRef<OsStr>>(args: impl IntoIterator<Item = S>) -> Serving {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let addr = format!("127.0.0.1:{port}");
+        let child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+            .args(["serve", "--addr", &addr])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let serving = Serving { child, addr };
+        for attempt in 0.. {
+            if std::net::TcpStream::connect(&serving.addr).is_ok() {
+                break;
+            }
+            assert!(attempt < 600, "the server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        serving
+    }
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
