@@ -180,6 +180,19 @@ impl From<rusqlite::Error> for Error {
 }
 
 impl Error {
+    /// A copy of this error for each of several callers that one failure failed (a shared
+    /// commit): SQLite failures keep their code, the rest keep their message.
+    pub(crate) fn replicate(&self) -> Error {
+        match self {
+            Error::Busy => Error::Busy,
+            Error::Cancelled => Error::Cancelled,
+            Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
+                Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
+            }
+            other => Error::Io(std::io::Error::other(other.to_string())),
+        }
+    }
+
     /// Shorthand for [`Error::InvalidInput`].
     pub(crate) fn input(field: impl Into<String>, reason: impl Into<String>) -> Self {
         Error::InvalidInput { field: field.into(), reason: reason.into() }

@@ -1,12 +1,13 @@
 //! The engine under concurrent use: reads on their own connections and snapshots (never queued
 //! behind a write), views evicted past their byte budget and loaded again with the same results,
-//! readers and writers on many threads with no error and no other user's record.
+//! readers and writers on many threads with no error and no other user's record, and
+//! concurrent notes sharing commits without one failing call undoing another.
 
 mod common;
 
 use std::sync::Arc;
 
-use mnemon::{Config, HashingEmbedder, Memory, Message, Query};
+use mnemon::{Config, HashingEmbedder, Memory, Message, NewNote, Query, Record, Search};
 
 fn round(i: usize, user: &str) -> Vec<Message> {
     let ts = format!("2026-01-{:02}T10:{:02}:00", 1 + i % 28, i % 60);
@@ -111,4 +112,99 @@ fn many_readers_and_writers_on_threads() {
         assert_eq!(memory.rounds(user).unwrap().len(), 50, "{user}: no lost write");
         assert_eq!(memory.recall(Query::new("tulips").top_k(100), user).unwrap().rounds.len(), 50);
     }
+}
+
+/// A trigger in the file that refuses any note containing "poison": a real failure inside the
+/// write, after validation and embedding.
+fn poison(path: &std::path::Path) {
+    rusqlite::Connection::open(path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER poison BEFORE INSERT ON notes WHEN NEW.content LIKE '%poison%' \
+             BEGIN SELECT RAISE(ABORT, 'poisoned'); END;",
+        )
+        .unwrap();
+}
+
+#[test]
+fn calls_queued_behind_a_write_share_one_commit_and_a_failing_one_undoes_only_itself() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let config = Config { busy_timeout_ms: 20_000, ..Config::default() };
+    let memory = Arc::new(Memory::open(&path, HashingEmbedder::default(), config).unwrap());
+    memory.remember(&[NewNote::new("First of all.", "2026-01-01")], "ana").unwrap();
+    poison(&path);
+    // Another process holds the write lock: the first call waits on it holding the write
+    // connection, and the calls after it queue, to be written together once it is through.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let call = |content: &'static str, user: &'static str| {
+        let memory = Arc::clone(&memory);
+        std::thread::spawn(move || memory.remember(&[NewNote::new(content, "2026-01-02")], user))
+    };
+    let first = call("The first waits on the lock.", "ana");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let queued = [
+        call("Ana likes green tea.", "ana"),
+        call("This one is poison.", "ana"),
+        call("Bo likes black coffee.", "bo"),
+        call("Ana also likes oolong.", "ana"),
+    ];
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!first.is_finished() && queued.iter().all(|q| !q.is_finished()), "all wait on the lock");
+    other.execute_batch("ROLLBACK").unwrap();
+    first.join().unwrap().unwrap();
+    let outcomes: Vec<_> = queued.into_iter().map(|q| q.join().unwrap()).collect();
+    assert!(matches!(&outcomes[1], Err(mnemon::Error::Sqlite(e)) if e.to_string().contains("poisoned")));
+    for (i, outcome) in outcomes.iter().enumerate().filter(|(i, _)| *i != 1) {
+        let key = &outcome.as_ref().unwrap().notes[0].key;
+        let user = if i == 2 { "bo" } else { "ana" };
+        assert!(matches!(memory.get(key, user), Ok(Record::Note(_))), "call {i} was stored");
+    }
+    assert_eq!(memory.count("ana").unwrap().notes, 4, "three for ana, the poisoned one gone");
+    assert_eq!(memory.count("bo").unwrap().notes, 1);
+    let hits = memory.search(&Search::new("poison"), "ana").unwrap().hits;
+    assert!(hits.iter().all(|h| !h.note.content.contains("poison")));
+    let logged = memory.decisions("ana").unwrap();
+    assert_eq!(
+        logged.iter().filter(|d| d.kind == "note.stored").count(),
+        4,
+        "nothing logged for the failed call"
+    );
+}
+
+#[test]
+fn concurrent_notes_are_each_visible_when_their_call_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    let memory = Arc::new(Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap());
+    memory.remember(&[NewNote::new("Seed.", "2026-01-01")], "ana").unwrap();
+    poison(&path);
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let memory = Arc::clone(&memory);
+            std::thread::spawn(move || {
+                let mut stored = 0;
+                for i in 0..40 {
+                    let user = ["ana", "bo"][(t + i) % 2];
+                    let bad = i % 7 == 3;
+                    let content = format!("thread{t} item{i} {}", if bad { "poison" } else { "fine" });
+                    let outcome = memory.remember(&[NewNote::new(content.clone(), "2026-01-02")], user);
+                    if bad {
+                        assert!(outcome.is_err(), "{content}");
+                        continue;
+                    }
+                    let key = outcome.unwrap().notes[0].key.clone();
+                    stored += 1;
+                    // The views grew before the call returned: a search right after finds it.
+                    let hits = memory.search(&Search::new(&content).limit(5), user).unwrap().hits;
+                    assert_eq!(hits.first().map(|h| &h.note.key), Some(&key), "{content}");
+                }
+                stored
+            })
+        })
+        .collect();
+    let stored: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let counted = memory.count("ana").unwrap().notes + memory.count("bo").unwrap().notes;
+    assert_eq!(counted, stored + 1, "every acknowledged note, and no failed one");
 }

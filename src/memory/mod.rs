@@ -5,6 +5,7 @@ mod add;
 mod admin;
 mod notes;
 mod read;
+mod remember;
 mod transfer;
 mod types;
 mod view;
@@ -75,6 +76,8 @@ struct Shared {
     embedder: Option<Arc<dyn Embedder>>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
+    /// Calls to [`Memory::remember`] waiting for the write connection (group commit).
+    pending: Mutex<Vec<Arc<remember::Pending>>>,
     /// Views in memory, by user row id and agent, least recently used dropped past
     /// [`Config::view_cache_bytes`].
     index: Mutex<Views>,
@@ -87,8 +90,10 @@ struct Shared {
     wake: Condvar,
 }
 
-/// Most idle read connections kept open.
-const IDLE_READERS: usize = 8;
+/// Most idle read connections kept open: as many as a server runs reads at once, so that a busy
+/// server does not open (and parse the schema on) a connection per request. Under a 50-client
+/// load, 8 kept 3,747 requests/s and 64 kept 3,940 (docs/DECISIONS.md, 2026-12-01).
+const IDLE_READERS: usize = 64;
 
 /// A read connection inside a read transaction; returned to the pool when dropped.
 struct Reader<'a> {
@@ -362,6 +367,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             readers: Mutex::default(),
+            pending: Mutex::default(),
             path: store.path.clone(),
             pins: store.pins.clone(),
             store: Mutex::new(store),
@@ -381,6 +387,10 @@ impl Shared {
     // poisoned lock is safe to take over.
     fn lock_store(&self) -> MutexGuard<'_, Store> {
         self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn lock_pending(&self) -> MutexGuard<'_, Vec<Arc<remember::Pending>>> {
+        self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn lock_index(&self) -> MutexGuard<'_, Views> {

@@ -1,11 +1,11 @@
-//! Notes (direct memories) and single records: remember, get, update, delete, list, count and
-//! condense. Each write is one transaction and a decision in the log.
+//! Notes (direct memories) and single records: get, update, delete, list, count and condense
+//! (remembering is in `remember`). Each write is one transaction and a decision in the log.
 
 use super::*;
 use crate::config::Condense;
 use crate::notes::{
     check_content, check_importance, check_metadata, check_tags, check_title, embed_text, note_key, rename,
-    word_text, Checked, NewNote, NoteKind, NoteUpdate,
+    word_text, Checked, NoteKind, NoteUpdate,
 };
 use crate::store::{NoteMeta, NoteRow};
 
@@ -33,7 +33,7 @@ impl From<NoteRow> for Note {
     }
 }
 
-fn meta_of(n: &NoteRow) -> NoteMeta {
+pub(super) fn meta_of(n: &NoteRow) -> NoteMeta {
     NoteMeta {
         id: n.id,
         day: n.day,
@@ -76,96 +76,6 @@ pub struct TransferReport {
 }
 
 impl Memory {
-    /// Stores notes in `scope`, in one transaction. Each is validated first (a bad one fails the
-    /// whole call, naming `memories[i].field`); a note whose normalized content equals a note on
-    /// read paths that is at least as widely visible (the scope's own, or the user's shared
-    /// ones), or one earlier in the call, is not stored again: its entry names the note that
-    /// holds it. Keys are derived from the scope, `ts` and content. On any error the store is left
-    /// exactly as it was.
-    ///
-    /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, NoteKind, Scope};
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
-    /// let report = memory.remember(&[
-    ///     NewNote::new("The user is vegetarian.", "2026-03-01T10:00:00").tags(["food"]),
-    ///     NewNote::new("Ran 10 km in Monsanto.", "2026-03-01T18:00:00").kind(NoteKind::Episodic),
-    ///     NewNote::new("the user is VEGETARIAN", "2026-03-02T10:00:00"),
-    /// ], Scope::user("ana").agent("coach"))?;
-    /// assert!(report.notes[0].stored && report.notes[1].stored && !report.notes[2].stored);
-    /// assert_eq!(report.notes[2].key, report.notes[0].key);
-    /// # Ok::<(), mnemon::Error>(())
-    /// ```
-    pub fn remember<'s>(&self, notes: &[NewNote], scope: impl Into<Scope<'s>>) -> Result<RememberReport> {
-        let scope = scope.into();
-        check_scope(scope)?;
-        if notes.len() > MAX_NOTES_PER_CALL {
-            return Err(Error::input("memories", format!("at most {MAX_NOTES_PER_CALL} per call")));
-        }
-        let checked = notes
-            .iter()
-            .enumerate()
-            .map(|(i, n)| n.check(&format!("memories[{i}]")))
-            .collect::<Result<Vec<_>>>()?;
-        if checked.is_empty() {
-            return Ok(RememberReport::default());
-        }
-        let embedder = self.shared.embedder("remember")?;
-        let texts: Vec<String> =
-            checked.iter().map(|(c, _)| embed_text(c.title.as_deref(), &c.content)).collect();
-        let vectors = self.embed(embedder, &texts)?;
-
-        let agent = scope.agent;
-        let mut store = self.shared.lock_store();
-        let tx = store.begin()?;
-        let user = write::ensure_user(&tx, scope.user)?;
-        let version = write::user_version(&tx, user)?;
-        let mut report = RememberReport::default();
-        let mut added: Vec<(NoteMeta, &[f32])> = Vec::new();
-        let mut latest: Option<&Timestamp> = None;
-        for ((c, ts), vector) in checked.iter().zip(&vectors) {
-            let norm_key = normalized_key(&c.content);
-            let at = ts.sortable();
-            if let Some(of) = write::duplicate_note(&tx, user, agent, &norm_key)? {
-                let key = note_key(scope.user, agent, ts, &c.content, 0);
-                write::log(&tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
-                report.notes.push(Remembered { key: of, stored: false });
-                continue;
-            }
-            let key = free_key(&tx, user, scope, ts, &c.content)?;
-            let mut row = new_row(&key, agent, c, ts);
-            row.id = write::insert_note(&tx, user, &row, vector)?;
-            let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
-            write::log(&tx, user, agent, &at, "note.stored", &key, None, &detail)?;
-            added.push((meta_of(&row), vector));
-            if latest.is_none_or(|l| ts > l) {
-                latest = Some(ts);
-            }
-            report.notes.push(Remembered { key, stored: true });
-        }
-        write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
-        tx.commit()?;
-        // Grown before the next write can commit: the views follow the writes in order.
-        self.shared.grow(user, version, agent, |view| {
-            for (meta, v) in &added {
-                view.push_note(meta, v);
-            }
-        });
-        drop(store);
-        Ok(report)
-    }
-
-    /// Embeds `texts` as documents, checking the vectors against the store's dimension.
-    fn embed(&self, embedder: &Arc<dyn Embedder>, texts: &[String]) -> Result<Vec<Vec<f32>>> {
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embedder.embed_documents(&refs)?;
-        let dim = self.shared.pins.dim()?;
-        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
-            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", texts.len())));
-        }
-        Ok(vectors)
-    }
-
     /// The record with this key that `scope` sees: a note (`n-…`), a round (`<ts>#<hash>`) or a
     /// fact (`<round key>/<n>`, superseded ones included). Anything else is
     /// [`Error::NotFound`].
@@ -557,7 +467,7 @@ impl Memory {
 
 /// The key of a new note: derived from its scope, time and content, with `-2`, `-3`… when a note
 /// whose content changed since holds the plain one.
-fn free_key(
+pub(super) fn free_key(
     tx: &crate::store::Tx<'_>,
     user: i64,
     scope: Scope<'_>,
@@ -575,7 +485,7 @@ fn free_key(
 }
 
 /// A new note's row from its checked fields, stated at `ts`.
-fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestamp) -> NoteRow {
+pub(super) fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestamp) -> NoteRow {
     NoteRow {
         id: 0,
         key: key.to_owned(),

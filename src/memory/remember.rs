@@ -1,0 +1,200 @@
+//! Remembering notes, with group commit: callers that arrive while the write connection is busy
+//! queue their (validated, embedded) notes, and whoever takes the connection next writes every
+//! queued call in one transaction, each inside its own savepoint. A call's outcome is exactly
+//! what it would be alone after the calls before it in the queue; only the commits are shared.
+
+use super::notes::{free_key, meta_of, new_row};
+use super::*;
+use crate::notes::{embed_text, note_key, Checked, NewNote};
+use crate::store::{NoteMeta, NoteRow};
+
+/// One call's notes, waiting for the write connection.
+pub(super) struct Pending {
+    user: String,
+    agent: Option<String>,
+    notes: Vec<(Checked, Timestamp)>,
+    vectors: Vec<Vec<f32>>,
+    /// Set, under the write connection, by whoever wrote the call.
+    outcome: Mutex<Option<Result<RememberReport>>>,
+}
+
+impl Pending {
+    fn settle(&self, outcome: Result<RememberReport>) {
+        *self.outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(outcome);
+    }
+
+    fn take(&self) -> Option<Result<RememberReport>> {
+        self.outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// What one written call leaves for the views once the transaction commits.
+struct Growth {
+    user: i64,
+    version: i64,
+    added: Vec<(NoteMeta, usize)>,
+}
+
+impl Memory {
+    /// Stores notes in `scope`, in one transaction. Each is validated first (a bad one fails the
+    /// whole call, naming `memories[i].field`); a note whose normalized content equals a note on
+    /// read paths that is at least as widely visible (the scope's own, or the user's shared
+    /// ones), or one earlier in the call, is not stored again: its entry names the note that
+    /// holds it. Keys are derived from the scope, `ts` and content. On any error the store is left
+    /// exactly as it was.
+    ///
+    /// Concurrent calls share commits: a call that finds the store busy is written, in arrival
+    /// order, by the call that takes the store next, each in its own savepoint, so one failing
+    /// call never undoes another.
+    ///
+    /// ```
+    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, NoteKind, Scope};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// let report = memory.remember(&[
+    ///     NewNote::new("The user is vegetarian.", "2026-03-01T10:00:00").tags(["food"]),
+    ///     NewNote::new("Ran 10 km in Monsanto.", "2026-03-01T18:00:00").kind(NoteKind::Episodic),
+    ///     NewNote::new("the user is VEGETARIAN", "2026-03-02T10:00:00"),
+    /// ], Scope::user("ana").agent("coach"))?;
+    /// assert!(report.notes[0].stored && report.notes[1].stored && !report.notes[2].stored);
+    /// assert_eq!(report.notes[2].key, report.notes[0].key);
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn remember<'s>(&self, notes: &[NewNote], scope: impl Into<Scope<'s>>) -> Result<RememberReport> {
+        let scope = scope.into();
+        check_scope(scope)?;
+        if notes.len() > MAX_NOTES_PER_CALL {
+            return Err(Error::input("memories", format!("at most {MAX_NOTES_PER_CALL} per call")));
+        }
+        let checked = notes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| n.check(&format!("memories[{i}]")))
+            .collect::<Result<Vec<_>>>()?;
+        if checked.is_empty() {
+            return Ok(RememberReport::default());
+        }
+        let embedder = self.shared.embedder("remember")?;
+        let texts: Vec<String> =
+            checked.iter().map(|(c, _)| embed_text(c.title.as_deref(), &c.content)).collect();
+        let vectors = self.embed(embedder, &texts)?;
+
+        let mine = Arc::new(Pending {
+            user: scope.user.to_owned(),
+            agent: scope.agent.map(str::to_owned),
+            notes: checked,
+            vectors,
+            outcome: Mutex::new(None),
+        });
+        self.shared.lock_pending().push(Arc::clone(&mine));
+        let store = self.shared.lock_store();
+        if let Some(outcome) = mine.take() {
+            return outcome;
+        }
+        // Only a holder of the write connection takes the queue, and it settles every call it
+        // took before letting go; a call taken but unsettled means that holder panicked.
+        let batch = std::mem::take(&mut *self.shared.lock_pending());
+        if !batch.iter().any(|p| Arc::ptr_eq(p, &mine)) {
+            return Err(Error::Io(std::io::Error::other("the write that carried this call failed")));
+        }
+        self.write_batch(store, &batch);
+        mine.take().unwrap_or_else(|| Err(Error::Io(std::io::Error::other("the call was not written"))))
+    }
+
+    /// Embeds `texts` as documents, checking the vectors against the store's dimension.
+    pub(super) fn embed(&self, embedder: &Arc<dyn Embedder>, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embedder.embed_documents(&refs)?;
+        let dim = self.shared.pins.dim()?;
+        if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
+            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", texts.len())));
+        }
+        Ok(vectors)
+    }
+
+    /// Writes `batch` in one transaction, a savepoint per call, settling every call: its report
+    /// once the transaction commits, else its error (its own, or the commit's).
+    fn write_batch(&self, mut store: MutexGuard<'_, Store>, batch: &[Arc<Pending>]) {
+        let tx = match store.begin() {
+            Ok(tx) => tx,
+            Err(e) => return settle_all(batch, &e),
+        };
+        let mut reports = Vec::with_capacity(batch.len());
+        let mut growth = Vec::with_capacity(batch.len());
+        for pending in batch {
+            let written = tx.execute_batch("SAVEPOINT remember").map_err(Error::from).and_then(|()| {
+                let written = write_call(&tx, pending);
+                let end = if written.is_ok() {
+                    "RELEASE remember"
+                } else {
+                    "ROLLBACK TO remember; RELEASE remember"
+                };
+                tx.execute_batch(end).map_err(Error::from).map(|()| written)
+            });
+            match written {
+                Ok(Ok((report, grown))) => {
+                    reports.push(Ok(report));
+                    growth.push((pending, grown));
+                }
+                Ok(Err(e)) => reports.push(Err(e)),
+                // The savepoint could not be set or undone: the transaction's state is unknown.
+                Err(e) => return settle_all(batch, &e),
+            }
+        }
+        if let Err(e) = tx.commit() {
+            return settle_all(batch, &e);
+        }
+        // Grown before the connection is let go: the views follow the writes in order.
+        for (pending, g) in growth {
+            self.shared.grow(g.user, g.version, pending.agent.as_deref(), |view| {
+                for (meta, i) in &g.added {
+                    view.push_note(meta, &pending.vectors[*i]);
+                }
+            });
+        }
+        for (pending, report) in batch.iter().zip(reports) {
+            pending.settle(report);
+        }
+        drop(store);
+    }
+}
+
+/// Settles every call of a batch that failed as a whole with (a copy of) `e`.
+fn settle_all(batch: &[Arc<Pending>], e: &Error) {
+    for pending in batch {
+        pending.settle(Err(e.replicate()));
+    }
+}
+
+/// Writes one call's notes inside the open transaction.
+fn write_call(tx: &crate::store::Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)> {
+    let scope = Scope { user: &pending.user, agent: pending.agent.as_deref() };
+    let agent = scope.agent;
+    let user = write::ensure_user(tx, scope.user)?;
+    let version = write::user_version(tx, user)?;
+    let mut report = RememberReport::default();
+    let mut added = Vec::new();
+    let mut latest: Option<&Timestamp> = None;
+    for (i, (c, ts)) in pending.notes.iter().enumerate() {
+        let norm_key = normalized_key(&c.content);
+        let at = ts.sortable();
+        if let Some(of) = write::duplicate_note(tx, user, agent, &norm_key)? {
+            let key = note_key(scope.user, agent, ts, &c.content, 0);
+            write::log(tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+            report.notes.push(Remembered { key: of, stored: false });
+            continue;
+        }
+        let key = free_key(tx, user, scope, ts, &c.content)?;
+        let mut row: NoteRow = new_row(&key, agent, c, ts);
+        row.id = write::insert_note(tx, user, &row, &pending.vectors[i])?;
+        let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
+        write::log(tx, user, agent, &at, "note.stored", &key, None, &detail)?;
+        added.push((meta_of(&row), i));
+        if latest.is_none_or(|l| ts > l) {
+            latest = Some(ts);
+        }
+        report.notes.push(Remembered { key, stored: true });
+    }
+    write::touch_user(tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+    Ok((report, Growth { user, version, added }))
+}
