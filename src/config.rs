@@ -27,7 +27,8 @@ pub struct Config {
     pub context_budget: Option<usize>,
     /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
     pub busy_timeout_ms: u32,
-    /// SQLite page cache per connection in KiB. Default 200 000 (about 200 MB at most).
+    /// SQLite page cache of the write connection in KiB; each read connection gets an eighth.
+    /// Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
     /// Memory for the scopes' in-memory views (vectors, word indexes), in bytes: past it the
     /// least recently used views are dropped (and loaded again when next read). A single view

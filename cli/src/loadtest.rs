@@ -1,6 +1,12 @@
 //! `mnemon loadtest`: drives a running `mnemon serve` over loopback HTTP with many concurrent
 //! clients (threads, each with its own connection) and prints throughput, latency percentiles
 //! and errors. A measurement, bounded in time; nothing here asserts a speed.
+//!
+//! Without `--rate` the clients are a closed loop (each sends its next request as soon as the
+//! last one is answered): that finds the server's saturation throughput, and latency is then
+//! the queue that 50 clients build. With `--rate` the load is open: requests are sent on a fixed
+//! schedule at that total rate, and each latency counts from the request's scheduled time, so a
+//! server that falls behind is charged for the wait (no coordinated omission).
 #![allow(clippy::disallowed_methods)]
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +38,10 @@ pub struct Args {
     /// Memories saved per user before the load starts.
     #[arg(long, default_value_t = 1000)]
     seed: usize,
+    /// Requests per second offered in total, on a fixed schedule (open loop); none: each client
+    /// sends as soon as its last request is answered (closed loop).
+    #[arg(long)]
+    rate: Option<f64>,
     /// Bearer token, if the server wants one.
     #[arg(long)]
     token: Option<String>,
@@ -72,6 +82,9 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
 }
 
 pub fn run(args: &Args) -> Result<(), Fail> {
+    if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
+        return Err(Fail::msg("--rate must be a positive number of requests per second"));
+    }
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let token = args.token.as_deref();
     let mut words = Words(7);
@@ -108,12 +121,25 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         .map(|c| {
             let (stop, samples) = (Arc::clone(&stop), Arc::clone(&samples));
             let (url, token, writes, users) = (args.url.clone(), args.token.clone(), args.writes, args.users);
+            // Open loop: client c sends at started + (c + j·clients) / rate, j = 0, 1, 2, …
+            let schedule = args.rate.map(|rate| {
+                let gap = Duration::from_secs_f64(1.0 / rate);
+                (started + gap * c as u32, gap * args.clients as u32)
+            });
             std::thread::spawn(move || {
                 let agent: ureq::Agent =
                     ureq::Agent::config_builder().http_status_as_error(false).build().into();
                 let mut words = Words(1000 + c as u64);
                 let mut mine = Vec::new();
+                let mut next = schedule.map(|(first, _)| first);
                 while !stop.load(Ordering::Relaxed) {
+                    if let Some(at) = next {
+                        std::thread::sleep(at.saturating_duration_since(Instant::now()));
+                    }
+                    let due = next;
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
                     let user = format!("load-{}", words.next() as usize % users);
                     let write = (words.next() % 10_000) as f64 / 10_000.0 < writes;
                     let (path, body) = if write {
@@ -124,10 +150,13 @@ pub fn run(args: &Args) -> Result<(), Fail> {
                             json!({"user_id": user, "query": words.sentence(6), "limit": 10}),
                         )
                     };
-                    let t = Instant::now();
+                    let t = due.unwrap_or_else(Instant::now);
                     let ok = post(&agent, &format!("{url}{path}"), token.as_deref(), &body)
                         .is_ok_and(|s| s == 200);
                     mine.push(Sample { write, micros: t.elapsed().as_micros() as u64, ok });
+                    if let (Some(at), Some((_, period))) = (next.as_mut(), schedule) {
+                        *at += period;
+                    }
                 }
                 samples.lock().unwrap().extend(mine);
             })
@@ -140,8 +169,9 @@ pub fn run(args: &Args) -> Result<(), Fail> {
     }
     let elapsed = started.elapsed().as_secs_f64();
     let samples = samples.lock().unwrap();
+    let pace = args.rate.map_or("closed loop".to_owned(), |r| format!("open loop at {r:.0} requests/s"));
     println!(
-        "{} clients, {:.0} s, {:.0} % writes, {} users × {} seeded memories",
+        "{} clients, {pace}, {:.0} s, {:.0} % writes, {} users × {} seeded memories",
         args.clients,
         elapsed,
         args.writes * 100.0,
