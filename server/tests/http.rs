@@ -423,6 +423,30 @@ fn a_busy_store_answers_busy_and_a_slow_request_timeout() {
 }
 
 #[test]
+fn a_fault_inside_the_store_answers_internal_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let s = start(settings(&data, vec![], Config::default()), HttpOptions::default());
+    assert_eq!(s.call("POST", "/v1/memories", Some(json!({"memories": ["one"]}))).status, 200);
+    // A trigger in the file fails the insert: a real SQLite error inside the write.
+    rusqlite::Connection::open(data.join("global.db"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER fault BEFORE INSERT ON notes WHEN NEW.content = 'two' \
+             BEGIN SELECT RAISE(ABORT, 'disk fault'); END;",
+        )
+        .unwrap();
+    let r = s.call("POST", "/v1/memories", Some(json!({"memories": ["zero", "two"]})));
+    assert_eq!((r.status, code(&r)), (500, "internal"), "{}", r.body);
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("disk fault"), "{}", r.body);
+    let r = s.call("POST", "/v1/memories/list", None);
+    let contents: Vec<&str> =
+        r.body["notes"].as_array().unwrap().iter().map(|n| n["content"].as_str().unwrap()).collect();
+    assert_eq!(contents, ["one"], "the failed call wrote nothing, not even its first memory");
+    assert_eq!(s.call("POST", "/v1/memories", Some(json!({"memories": ["three"]}))).status, 200);
+}
+
+#[test]
 fn many_requests_opening_new_stores_at_once_all_succeed() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(settings(&dir.path().join("data"), vec![], Config::default()), HttpOptions::default());
