@@ -10,6 +10,13 @@ fn turn(role: Role, content: &str) -> Turn {
     Turn { role, content: content.into(), ts: "2024-03-01T10:00:00".into(), id: None, speaker: None }
 }
 
+/// One decode at a time: two tests decoding at once on 2 cores make llama.cpp's spinning thread
+/// barriers wait on each other, and both slow down many times over.
+fn one_decode_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static DECODING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    DECODING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn smollm() -> &'static LlamaExtractor {
     static MODEL: OnceLock<LlamaExtractor> = OnceLock::new();
     MODEL.get_or_init(|| {
@@ -55,6 +62,7 @@ fn a_missing_truncated_or_foreign_model_file_is_a_typed_error_naming_it() {
 
 #[test]
 fn the_same_round_gives_the_same_bytes_every_time() {
+    let _decoding = one_decode_at_a_time();
     let round = [
         turn(Role::User, "I adopted a beagle named Toby last month. I live in Porto."),
         turn(Role::Assistant, "Congratulations on Toby! Porto has lovely riverside walks."),
@@ -62,8 +70,16 @@ fn the_same_round_gives_the_same_bytes_every_time() {
     let m = smollm();
     let first = m.extract(&round).unwrap();
     assert!(first.generated_tokens > 0 && first.prompt_tokens > 100, "{first:?}");
-    // Valid under the contract, or flagged: never anything in between.
-    assert!(first.truncated || mnemon::extract::parse(&first.raw_output).is_some(), "{first:?}");
+    // A short round ends well within the bound, and its facts are its parsed output...
+    assert!(!first.truncated && first.generated_tokens < 160, "{first:?}");
+    assert_eq!(mnemon::extract::parse(&first.raw_output).as_ref(), Some(&first.facts));
+    // ...while a decode cut at the bound is flagged, and none of its half-written facts kept.
+    let bound = first.generated_tokens - 1;
+    let config = LlamaConfig { max_tokens: bound, ..LlamaConfig::default() };
+    let cut = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
+    let cut = cut.extract(&round).unwrap();
+    assert!(cut.truncated && cut.facts.is_empty() && cut.generated_tokens == bound, "{cut:?}");
+    assert!(first.raw_output.starts_with(&cut.raw_output), "the same decode, cut short");
     for _ in 0..2 {
         assert_eq!(m.extract(&round).unwrap(), first);
     }
@@ -77,6 +93,7 @@ fn the_same_round_gives_the_same_bytes_every_time() {
 /// before never changes a round's output.
 #[test]
 fn a_round_gives_the_same_bytes_first_or_after_others() {
+    let _decoding = one_decode_at_a_time();
     let round =
         [turn(Role::User, "My sister Ana moved to Lisbon in May."), turn(Role::Assistant, "Lovely city!")];
     let other = [turn(Role::User, "I run 10 km every Sunday with my dog Rex.")];
@@ -89,6 +106,7 @@ fn a_round_gives_the_same_bytes_first_or_after_others() {
 
 #[test]
 fn the_input_cap_keeps_the_user_turn_and_cuts_the_reply() {
+    let _decoding = one_decode_at_a_time();
     let config = LlamaConfig { input_cap: 24, max_tokens: 8, ..LlamaConfig::default() };
     let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     let long_reply = "word ".repeat(400);
@@ -232,10 +250,11 @@ fn long_conversation() -> Vec<mnemon::Message> {
 
 /// ENGINE §3.5: the store after the background queue drains equals, byte for byte in every
 /// export, the store extracted inline, with a real model on a 32-round conversation added one
-/// message at a time. The inline run fills an extraction cache that the background run reads,
-/// so the model runs once per round.
+/// exchange at a time. Each run has its own extraction cache, so each runs the model on every
+/// round: inline one round per call, the worker as many as it finds queued, decoded together.
 #[test]
 fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
+    let _decoding = one_decode_at_a_time();
     use std::sync::Arc;
 
     use mnemon::extract::CachedExtractor;
@@ -243,21 +262,26 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
 
     let dir = tempfile::tempdir().unwrap();
     let config = LlamaConfig { threads: 2, max_tokens: 128, ..LlamaConfig::default() };
-    let model = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
-    let extractor: Arc<dyn Extractor> =
-        Arc::new(CachedExtractor::open(dir.path().join("cache.db"), model).unwrap());
-    let open = |name: &str, background: bool| {
+    // Each store its own cache: both runs go through the model (the worker several rounds at a
+    // time, as it finds them queued; the inline path one round per call).
+    let cached = |name: &str| {
+        let model =
+            LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config.clone()).unwrap();
+        Arc::new(CachedExtractor::open(dir.path().join(name), model).unwrap())
+    };
+    let (inline_cache, background_cache) = (cached("inline-cache.db"), cached("background-cache.db"));
+    let open = |name: &str, extractor: Arc<dyn Extractor>, background: bool| {
         let config = Config { background_extraction: background, ..Config::default() };
         Memory::open_with(
             dir.path().join(name),
             Arc::new(HashingEmbedder::default()),
-            Some(extractor.clone()),
+            Some(extractor),
             config,
         )
         .unwrap()
     };
-    let inline = open("inline.db", false);
-    let background = open("background.db", true);
+    let inline = open("inline.db", inline_cache.clone(), false);
+    let background = open("background.db", background_cache.clone(), true);
     let conversation = long_conversation();
     // A chat loop: one call per exchange (a user turn and its reply, if any).
     let exchanges: Vec<&[mnemon::Message]> =
@@ -270,6 +294,9 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     }
     background.flush().unwrap();
     assert_eq!(background.pending(None).unwrap(), 0);
+    let sent = inline_cache.stats().1;
+    assert!(sent > 20, "the inline run sent {sent} rounds to the model");
+    assert_eq!(background_cache.stats(), (0, sent), "the background run decoded every round itself");
     assert_eq!(inline.rounds("maya").unwrap().len(), 32);
     let facts = inline.facts("maya").unwrap();
     assert!(!facts.is_empty(), "SmolLM2 extracted nothing from 32 rounds");
@@ -284,6 +311,7 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
 /// tokens, and a cancelled decode leaves nothing behind (the round then gives its usual bytes).
 #[test]
 fn a_decode_gives_up_when_cancelled_and_leaves_no_trace() {
+    let _decoding = one_decode_at_a_time();
     use std::sync::atomic::{AtomicBool, Ordering};
     let round = [
         turn(Role::User, "I work as a nurse at the city hospital, night shifts mostly."),
@@ -304,4 +332,42 @@ fn a_decode_gives_up_when_cancelled_and_leaves_no_trace() {
     });
     assert!(matches!(cancelled, Err(Error::Cancelled)), "{cancelled:?}");
     assert_eq!(m.extract_cancellable(&round, &AtomicBool::new(false)).unwrap(), before);
+}
+
+/// The rounds of `long_conversation` as turns (a user turn and its reply, if any).
+fn conversation_rounds() -> Vec<Vec<Turn>> {
+    let mut rounds: Vec<Vec<Turn>> = Vec::new();
+    for m in long_conversation() {
+        let role = m.role;
+        let t = turn(role, &m.content);
+        match (role, rounds.last_mut()) {
+            (Role::Assistant, Some(last)) => last.push(t),
+            _ => rounds.push(vec![t]),
+        }
+    }
+    rounds
+}
+
+/// Rounds decoded together (one sequence each in one context) give the bytes each gives alone,
+/// in any grouping and order.
+#[test]
+fn a_round_gives_the_same_bytes_alone_or_decoded_with_others() {
+    let _decoding = one_decode_at_a_time();
+    let m = smollm();
+    let rounds = conversation_rounds();
+    let alone: Vec<_> = rounds.iter().map(|r| m.extract(r).unwrap()).collect();
+    let no = std::sync::atomic::AtomicBool::new(false);
+    for size in [2, 5, 8] {
+        let mut order: Vec<usize> = (0..rounds.len()).collect();
+        if size == 5 {
+            order.reverse();
+        }
+        for group in order.chunks(size) {
+            let refs: Vec<&[Turn]> = group.iter().map(|&i| rounds[i].as_slice()).collect();
+            let (outcomes, _) = m.extract_batch_measured(&refs, &no).unwrap();
+            for (&i, outcome) in group.iter().zip(outcomes) {
+                assert_eq!(outcome.unwrap(), alone[i], "round {i} in a group of {size}");
+            }
+        }
+    }
 }

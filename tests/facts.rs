@@ -24,6 +24,9 @@ struct Scripted {
     /// Wait (up to 30 s) for the store to close, then report whether it was cancelled.
     block: bool,
     cancelled: std::sync::atomic::AtomicBool,
+    /// Rounds it asks for per `extract_batch` call, and the sizes of the calls it got.
+    batch: usize,
+    groups: std::sync::Mutex<Vec<usize>>,
 }
 
 fn fact(content: &str, raw: &str, when: Option<&str>) -> String {
@@ -89,6 +92,8 @@ fn scripted() -> Arc<Scripted> {
         delay_ms: 0,
         block: false,
         cancelled: std::sync::atomic::AtomicBool::new(false),
+        batch: 1,
+        groups: std::sync::Mutex::default(),
     })
 }
 
@@ -121,6 +126,19 @@ impl Extractor for Scripted {
         }
         std::thread::sleep(std::time::Duration::from_millis(self.delay_ms));
         self.extract(turns)
+    }
+
+    fn extract_batch(
+        &self,
+        rounds: &[&[Turn]],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> mnemon::Result<Vec<mnemon::Result<Extraction>>> {
+        self.groups.lock().unwrap().push(rounds.len());
+        Ok(rounds.iter().map(|r| self.extract_cancellable(r, cancel)).collect())
+    }
+
+    fn batch_size(&self) -> usize {
+        self.batch
     }
 
     fn extract(&self, turns: &[Turn]) -> mnemon::Result<Extraction> {
@@ -510,13 +528,23 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let after = m.facts("maya").unwrap();
     for (b, a) in before.iter().zip(&after) {
         assert!(a.salience <= b.salience, "{} rose", a.key);
-        assert!(b.salience == 0.0 || a.salience > 0.0, "{} reached 0", a.key);
+        assert!(a.salience >= 0.15f32.min(b.salience), "{} fell below the floor", a.key);
     }
     let cat = after.iter().find(|f| f.content.contains("cat")).unwrap();
     assert!((cat.salience - 0.5f32.powf(144.0 / 30.0).max(0.15)).abs() < 1e-6, "{}", cat.salience);
     let once = exports(&m, "maya");
     assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
     assert_eq!(exports(&m, "maya"), once, "twice = once");
+
+    // With a one-day half-life, 144 days would take the cat to 0.5^144 (0 in practice): the
+    // floor holds it at 0.15.
+    let t = temp_store();
+    open(&t.path, &x, false).add(&messages, "maya").unwrap();
+    let fast = mnemon::Decay { half_life_days: 1.0, ..mnemon::Decay::default() };
+    let m = Memory::open_stored(&t.path, Config { decay: Some(fast), ..Config::default() }).unwrap();
+    m.consolidate("maya").unwrap();
+    let cat = m.facts("maya").unwrap().into_iter().find(|f| f.content.contains("cat")).unwrap();
+    assert_eq!(cat.salience, 0.15, "held at the floor, not decayed to nothing");
 }
 
 proptest::proptest! {
@@ -577,6 +605,40 @@ fn one_users_failing_round_never_blocks_another_users_rounds() {
     assert!(m.add(&later, "bad").is_err());
     assert_eq!(m.pending(Some("bad")).unwrap(), 2);
     assert!(matches!(m.flush(), Err(Error::Extractor(_))), "flush reports the failure");
+}
+
+/// The queue drained several rounds per extractor call ends where it ends drained one at a time:
+/// rounds stored in queue order, a failing round and its user's later rounds left queued while
+/// other users' rounds in the same call are stored.
+#[test]
+fn rounds_drained_several_at_a_time_end_as_rounds_drained_one_at_a_time() {
+    let run = |batch: usize| {
+        let x = with(|x| {
+            x.poison = Some("POISON");
+            x.batch = batch;
+        });
+        let t = temp_store();
+        let m = open(&t.path, &x, false);
+        // Every round queued first (the extractor fails while adding), then drained at once.
+        x.fail.store(usize::MAX / 2, Ordering::SeqCst);
+        let mut bo = conversation();
+        bo.insert(2, Message::user("POISON: I work as a nurse.", "2023/05/20 (Sat) 02:22"));
+        for (user, messages) in [("ana", conversation()), ("bo", bo)] {
+            let _ = m.add(&messages, user);
+        }
+        x.fail.store(0, Ordering::SeqCst);
+        assert!(matches!(m.flush(), Err(Error::Extractor(_))), "the poisoned round is reported");
+        let pending = (m.pending(Some("ana")).unwrap(), m.pending(Some("bo")).unwrap());
+        let groups = x.groups.lock().unwrap().clone();
+        (exports(&m, "ana"), exports(&m, "bo"), pending, groups)
+    };
+    let (ana1, bo1, pending1, groups1) = run(1);
+    let (ana3, bo3, pending3, groups3) = run(3);
+    assert!(groups1.iter().all(|&g| g == 1), "{groups1:?}");
+    assert!(groups3.contains(&3), "rounds went to the extractor three at a time: {groups3:?}");
+    assert_eq!(pending1.0, 0, "ana's rounds all extracted");
+    assert!(pending1.1 >= 2, "bo's poisoned round and the ones after it wait: {pending1:?}");
+    assert_eq!((pending3, &ana3, &bo3), (pending1, &ana1, &bo1));
 }
 
 #[test]

@@ -89,6 +89,9 @@ pub enum Command {
         out: PathBuf,
         #[arg(long, default_value_t = 2)]
         threads: i32,
+        /// Rounds decoded together, each its own sequence in one llama.cpp context (1: alone).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+        batch: u16,
     },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
@@ -200,7 +203,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
-        Command::Extract { dataset, model, evidence, other, scored_only, out, threads } => {
+        Command::Extract { dataset, model, evidence, other, scored_only, out, threads, batch } => {
             let extractor = mnemon::extract::LlamaExtractor::load(
                 &model,
                 mnemon::extract::LlamaConfig { threads, ..Default::default() },
@@ -215,6 +218,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 &dataset,
                 &extractor,
                 mnemon_eval::extraction::Sample { evidence, other, scored_only },
+                usize::from(batch),
                 &out,
                 &|d, t| {
                     bar.set_length(t as u64);

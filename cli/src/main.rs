@@ -71,6 +71,9 @@ pub(crate) struct EmbedArgs {
     /// llama.cpp threads for the extractor.
     #[arg(long, default_value_t = 2)]
     extract_threads: i32,
+    /// Rounds the extractor decodes together (each gives the bytes it gives alone).
+    #[arg(long, default_value_t = LlamaConfig::default().batch, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
+    extract_batch: usize,
 }
 
 impl EmbedArgs {
@@ -107,7 +110,11 @@ impl EmbedArgs {
         if path.extension().is_some_and(|e| e == "json") {
             return Ok(Some(Arc::new(ScriptedExtractor::load(path)?)));
         }
-        let config = LlamaConfig { threads: self.extract_threads.max(1), ..LlamaConfig::default() };
+        let config = LlamaConfig {
+            threads: self.extract_threads.max(1),
+            batch: self.extract_batch,
+            ..LlamaConfig::default()
+        };
         let model = LlamaExtractor::load(path, config)?;
         Ok(Some(match &self.extract_cache {
             Some(cache) => Arc::new(CachedExtractor::open(cache, model)?),

@@ -51,10 +51,16 @@ pub struct RoundResult {
     pub mentions_cleared: usize,
     /// The output broke the contract or hit the token bound.
     pub truncated: bool,
-    /// llama.cpp's timing.
+    /// llama.cpp's timing (a round decoded with others: its share of the group's).
     pub speed: Speed,
-    /// Wall-clock seconds of the call.
+    /// Wall-clock seconds of the call (a round decoded with others: its share of the group's).
     pub seconds: f64,
+    /// The model's output, verbatim (compared across runs: alone versus with others).
+    #[serde(default)]
+    pub raw_output: String,
+    /// Rounds decoded together in the call that decoded this one.
+    #[serde(default)]
+    pub group: usize,
 }
 
 const FUNCTION_WORDS: &[&str] = &[
@@ -133,12 +139,13 @@ fn sample(dataset: &Path, want: Sample) -> Result<Vec<Sampled>> {
     Ok(evidence)
 }
 
-/// Runs (or resumes) the sample through `extractor`, appending to `out/rounds.jsonl`;
-/// `progress(done, total)` after each round.
+/// Runs (or resumes) the sample through `extractor`, `batch` rounds per call (each decoded as
+/// its own sequence), appending to `out/rounds.jsonl`; `progress(done, total)` after each call.
 pub fn run(
     dataset: &Path,
     extractor: &LlamaExtractor,
     want: Sample,
+    batch: usize,
     out: &Path,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Vec<RoundResult>> {
@@ -159,60 +166,86 @@ pub fn run(
         }
     }
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
-    for (question, answer, scored, key, turns, evidence) in todo {
-        if seen.contains(&(question.clone(), key.clone())) {
-            continue;
-        }
-        let skipped = skip(&turns).map(|r| r.name().to_string());
-        // Timing is this harness's job.
-        #[allow(clippy::disallowed_methods)]
-        let started = std::time::Instant::now();
-        let (extraction, speed) = match skipped {
-            Some(_) => (None, Speed::default()),
-            None => {
-                let (e, s) = extractor.extract_measured(&turns)?;
-                (Some(e), s)
-            }
-        };
-        let seconds = started.elapsed().as_secs_f64();
-        let extracted = extraction.as_ref().map(|e| e.facts.clone()).unwrap_or_default();
-        let anchor =
-            turns.first().and_then(|t| mnemon::Timestamp::parse(&t.ts).ok()).map(|t| t.date()).ok_or_else(
-                || Error::InvalidInput {
-                    field: "ts".into(),
-                    reason: format!("round {key} has no readable timestamp"),
-                },
-            )?;
-        let (kept, notes) = verify(&extracted, &turns, anchor);
-        let facts: Vec<ExtractedFact> = kept.into_iter().map(|v| v.fact).collect();
-        let ungrounded: Vec<ExtractedFact> = extracted
-            .iter()
-            .zip(&notes)
-            .filter(|(_, n)| **n == Some(Note::Ungrounded))
-            .map(|(f, _)| f.clone())
-            .collect();
-        let mentions_cleared = notes.iter().filter(|n| **n == Some(Note::MentionNotInRound)).count();
-        let result = RoundResult {
-            carries_answer: evidence && carries(&answer, &facts),
-            question,
-            key,
-            evidence,
-            scored: evidence && scored,
-            skipped,
-            truncated: extraction.as_ref().is_some_and(|e| e.truncated),
-            facts,
-            ungrounded,
-            mentions_cleared,
-            speed,
-            seconds,
-        };
+    let left: Vec<Sampled> =
+        todo.into_iter().filter(|t| !seen.contains(&(t.0.clone(), t.3.clone()))).collect();
+    let (skipped, sent): (Vec<Sampled>, Vec<Sampled>) = left.into_iter().partition(|t| skip(&t.4).is_some());
+    let mut record = |result: RoundResult, done: &mut Vec<RoundResult>| -> Result<()> {
         let line = serde_json::to_string(&result).map_err(|e| Error::Extractor(e.to_string()))?;
         writeln!(file, "{line}")?;
         file.flush()?;
         done.push(result);
+        Ok(())
+    };
+    for t in skipped {
+        let rule = skip(&t.4).map(|r| r.name().to_string());
+        record(judge(t, rule, None, Speed::default(), 0.0, 0)?, &mut done)?;
+    }
+    let no = std::sync::atomic::AtomicBool::new(false);
+    for group in sent.chunks(batch.max(1)) {
+        let turns: Vec<&[Turn]> = group.iter().map(|t| t.4.as_slice()).collect();
+        // Timing is this harness's job.
+        #[allow(clippy::disallowed_methods)]
+        let started = std::time::Instant::now();
+        let (outcomes, speed) = extractor.extract_batch_measured(&turns, &no)?;
+        let n = group.len();
+        let seconds = started.elapsed().as_secs_f64() / n as f64;
+        let share = Speed {
+            prompt_ms: speed.prompt_ms / n as f64,
+            prompt_tokens: speed.prompt_tokens / n,
+            generation_ms: speed.generation_ms / n as f64,
+            generated_tokens: speed.generated_tokens / n,
+        };
+        for (t, outcome) in group.iter().zip(outcomes) {
+            record(judge(t.clone(), None, Some(outcome?), share, seconds, n)?, &mut done)?;
+        }
         progress(done.len(), total);
     }
     Ok(done)
+}
+
+/// A round's result from its extraction (none when the pre-filter skipped it).
+fn judge(
+    sampled: Sampled,
+    skipped: Option<String>,
+    extraction: Option<mnemon::extract::Extraction>,
+    speed: Speed,
+    seconds: f64,
+    group: usize,
+) -> Result<RoundResult> {
+    let (question, answer, scored, key, turns, evidence) = sampled;
+    let extracted = extraction.as_ref().map(|e| e.facts.clone()).unwrap_or_default();
+    let anchor =
+        turns.first().and_then(|t| mnemon::Timestamp::parse(&t.ts).ok()).map(|t| t.date()).ok_or_else(
+            || Error::InvalidInput {
+                field: "ts".into(),
+                reason: format!("round {key} has no readable timestamp"),
+            },
+        )?;
+    let (kept, notes) = verify(&extracted, &turns, anchor);
+    let facts: Vec<ExtractedFact> = kept.into_iter().map(|v| v.fact).collect();
+    let ungrounded: Vec<ExtractedFact> = extracted
+        .iter()
+        .zip(&notes)
+        .filter(|(_, n)| **n == Some(Note::Ungrounded))
+        .map(|(f, _)| f.clone())
+        .collect();
+    let mentions_cleared = notes.iter().filter(|n| **n == Some(Note::MentionNotInRound)).count();
+    Ok(RoundResult {
+        carries_answer: evidence && carries(&answer, &facts),
+        question,
+        key,
+        evidence,
+        scored: evidence && scored,
+        skipped,
+        truncated: extraction.as_ref().is_some_and(|e| e.truncated),
+        facts,
+        ungrounded,
+        mentions_cleared,
+        speed,
+        seconds,
+        raw_output: extraction.map(|e| e.raw_output).unwrap_or_default(),
+        group,
+    })
 }
 
 /// The summary printed and recorded.

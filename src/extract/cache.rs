@@ -82,6 +82,47 @@ impl<E: Extractor> CachedExtractor<E> {
     pub fn inner(&self) -> &E {
         &self.inner
     }
+
+    /// The stored output for `key`, re-parsed through the current parser (counted as a hit).
+    fn lookup(&self, key: &str) -> Result<Option<Extraction>> {
+        let hit: Option<(String, bool, i64, i64)> = {
+            let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            conn.query_row(
+                "SELECT raw, stopped, prompt_tokens, generated_tokens FROM extractions WHERE key = ?1",
+                [key],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            )
+            .optional()?
+        };
+        let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        Ok(match hit {
+            Some((raw, stopped, prompt, generated)) => {
+                counts.0 += 1;
+                Some(Extraction::from_output(raw, stopped, prompt as usize, generated as usize))
+            }
+            None => None,
+        })
+    }
+
+    /// Stores a fresh output under `key` (counted as a miss).
+    fn keep(&self, key: &str, fresh: &Extraction) -> Result<()> {
+        self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 += 1;
+        // A decode that stopped at the bound is flagged truncated whatever its text; keep that.
+        let stopped = fresh.truncated && super::parse(&fresh.raw_output).is_some();
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        conn.execute(
+            "INSERT OR IGNORE INTO extractions(key, raw, stopped, prompt_tokens, generated_tokens)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                key,
+                fresh.raw_output,
+                stopped,
+                fresh.prompt_tokens as i64,
+                fresh.generated_tokens as i64
+            ],
+        )?;
+        Ok(())
+    }
 }
 
 impl<E: Extractor> Extractor for CachedExtractor<E> {
@@ -99,44 +140,45 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Extraction> {
         let key = round_key(turns);
-        let hit: Option<(String, bool, i64, i64)> = {
-            let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            conn.query_row(
-                "SELECT raw, stopped, prompt_tokens, generated_tokens FROM extractions WHERE key = ?1",
-                [&key],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-            )
-            .optional()?
-        };
-        let counts = |hit: bool| {
-            let mut c = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if hit {
-                c.0 += 1;
-            } else {
-                c.1 += 1;
-            }
-        };
-        if let Some((raw, stopped, prompt, generated)) = hit {
-            counts(true);
-            return Ok(Extraction::from_output(raw, stopped, prompt as usize, generated as usize));
+        if let Some(hit) = self.lookup(&key)? {
+            return Ok(hit);
         }
         let fresh = self.inner.extract_cancellable(turns, cancel)?;
-        counts(false);
-        // A decode that stopped at the bound is flagged truncated whatever its text; keep that.
-        let stopped = fresh.truncated && super::parse(&fresh.raw_output).is_some();
-        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        conn.execute(
-            "INSERT OR IGNORE INTO extractions(key, raw, stopped, prompt_tokens, generated_tokens)
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-            params![
-                key,
-                fresh.raw_output,
-                stopped,
-                fresh.prompt_tokens as i64,
-                fresh.generated_tokens as i64
-            ],
-        )?;
+        self.keep(&key, &fresh)?;
         Ok(fresh)
+    }
+
+    /// The rounds the cache holds come from it; the others go to the model together.
+    fn extract_batch(
+        &self,
+        rounds: &[&[Turn]],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Vec<Result<Extraction>>> {
+        let keys: Vec<String> = rounds.iter().map(|t| round_key(t)).collect();
+        let mut out: Vec<Option<Result<Extraction>>> = Vec::with_capacity(rounds.len());
+        let mut missing = Vec::new();
+        for (i, key) in keys.iter().enumerate() {
+            let hit = self.lookup(key)?;
+            if hit.is_none() {
+                missing.push(i);
+            }
+            out.push(hit.map(Ok));
+        }
+        if !missing.is_empty() {
+            let turns: Vec<&[Turn]> = missing.iter().map(|&i| rounds[i]).collect();
+            let fresh = self.inner.extract_batch(&turns, cancel)?;
+            for (&i, outcome) in missing.iter().zip(fresh) {
+                if let Ok(extraction) = &outcome {
+                    self.keep(&keys[i], extraction)?;
+                }
+                out[i] = Some(outcome);
+            }
+        }
+        Ok(out.into_iter().map(|o| o.expect("every round answered")).collect())
+    }
+
+    fn batch_size(&self) -> usize {
+        self.inner.batch_size()
     }
 
     fn forget(&self, turns: &[Turn]) -> Result<()> {

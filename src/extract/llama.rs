@@ -15,7 +15,7 @@
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
@@ -34,8 +34,33 @@ use super::{prompt_blake3, round_text, Extraction, Extractor, ExtractorPins, GRA
 use crate::error::{Error, Result};
 use crate::round::{Role, Turn};
 
-/// The runtime, as pinned: the binding crate and the llama.cpp it vendors.
+/// The runtime: the binding crate and the llama.cpp it vendors. The pin adds the kernel options
+/// llama.cpp was compiled with ([`kernels`]).
 pub const RUNTIME: &str = "llama-cpp-2 0.1.160 (llama-cpp-sys-2 0.1.161)";
+
+/// The CPU backend's compiled options as llama.cpp reports them (`llama_print_system_info`):
+/// instruction sets, and whether llamafile's tinyBLAS and weight repacking are in. They choose
+/// the arithmetic kernels, so outputs are comparable only within one set.
+pub fn kernels() -> &'static str {
+    static KERNELS: OnceLock<String> = OnceLock::new();
+    KERNELS.get_or_init(|| {
+        // SAFETY: llama.cpp returns a NUL-terminated string it owns (a function-local static),
+        // copied here at once; the OnceLock makes this the only call.
+        let text = unsafe { std::ffi::CStr::from_ptr(llama_cpp_sys_2::llama_print_system_info()) };
+        text.to_string_lossy().trim().trim_end_matches('|').trim().to_owned()
+    })
+}
+
+/// Whether every row of a matrix product takes the same kernel however many rows a batch holds:
+/// llama.cpp built without llamafile's tinyBLAS and without weight repacking (set
+/// `GGML_LLAMAFILE=OFF GGML_CPU_REPACK=OFF` in the environment of a clean build). Only then do
+/// rounds decoded together give the bytes each gives alone, for every quantization; otherwise
+/// [`LlamaExtractor`] decodes one round at a time. The default build keeps both: on a 2-core CPU
+/// they make prompts 45 % faster, and decoding rounds together gains less than that
+/// (docs/DECISIONS.md, 2026-12-01).
+pub fn row_invariant() -> bool {
+    !kernels().split('|').any(|f| matches!(f.trim(), "LLAMAFILE = 1" | "REPACK = 1"))
+}
 
 /// How the model is run. All fields but `threads` change the output and are pinned.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -43,6 +68,11 @@ pub struct LlamaConfig {
     /// CPU threads for decoding (not pinned: the output does not depend on it).
     #[serde(skip)]
     pub threads: i32,
+    /// Rounds decoded together, each its own sequence in one context, when llama.cpp's kernels
+    /// allow it ([`row_invariant`]; otherwise one at a time). Not pinned: a round gives the same
+    /// bytes alone or with others (`tests/extract.rs`).
+    #[serde(skip)]
+    pub batch: usize,
     /// Context size in tokens.
     pub n_ctx: u32,
     /// Prompt tokens decoded per batch.
@@ -56,9 +86,15 @@ pub struct LlamaConfig {
 
 impl Default for LlamaConfig {
     fn default() -> Self {
-        LlamaConfig { threads: 2, n_ctx: 4096, n_batch: 512, input_cap: 1536, max_tokens: 768 }
+        LlamaConfig { threads: 2, batch: 4, n_ctx: 4096, n_batch: 512, input_cap: 1536, max_tokens: 768 }
     }
 }
+
+/// llama.cpp's `LLAMA_FLASH_ATTN_TYPE_DISABLED`. Flash attention on the CPU splits one
+/// sequence's single-token step across threads (partial sums reduced at the end) but not a step
+/// of several sequences, so a round's logits would depend on how many rounds decode with it.
+/// Without it, every attention row is computed the same way whatever else is in the batch.
+const FLASH_ATTENTION_OFF: i32 = 0;
 
 static BACKEND: OnceLock<std::result::Result<LlamaBackend, String>> = OnceLock::new();
 
@@ -78,8 +114,9 @@ pub struct LlamaExtractor {
     model: LlamaModel,
     config: LlamaConfig,
     pins: ExtractorPins,
-    /// The prompt's fixed head and its decoded state, made on first use.
-    head: OnceLock<std::result::Result<Option<Head>, String>>,
+    /// The prompt's fixed head and its decoded state, made on first use for each number of
+    /// sequences per context (a state restores only into a context of the same shape).
+    heads: Mutex<Vec<(u32, Option<Arc<Head>>)>>,
 }
 
 /// The tokens every prompt starts with, and the KV state after decoding them.
@@ -143,6 +180,7 @@ impl LlamaExtractor {
             serde_json::json!({
                 "sampling": "greedy, fast grammar path, ties to lower id",
                 "prompt head": "decoded once, state restored per round",
+                "attention": "no flash attention; one KV stream per round",
                 "config": config,
             })
             .to_string()
@@ -154,11 +192,11 @@ impl LlamaExtractor {
             name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
             model_blake3,
             quant,
-            runtime: RUNTIME.into(),
+            runtime: format!("{RUNTIME}; {}", kernels()),
             decode,
             prompt: prompt_blake3(),
         };
-        Ok(LlamaExtractor { model, config, pins, head: OnceLock::new() })
+        Ok(LlamaExtractor { model, config, pins, heads: Mutex::default() })
     }
 
     /// The model file's path is not kept; this is its name as pinned.
@@ -228,10 +266,15 @@ impl LlamaExtractor {
             .map_err(|e| Error::Extractor(format!("chat template: {e}")))
     }
 
-    fn context(&self) -> Result<LlamaContext<'_>> {
+    /// A context for `sequences` rounds at once, each with its own `n_ctx` cells (KV streams
+    /// kept apart, so a round attends to its own cells only, as alone).
+    fn context(&self, sequences: u32) -> Result<LlamaContext<'_>> {
         let c = &self.config;
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(c.n_ctx))
+            .with_n_ctx(NonZeroU32::new(c.n_ctx * sequences))
+            .with_n_seq_max(sequences)
+            .with_kv_unified(false)
+            .with_flash_attention_policy(FLASH_ATTENTION_OFF)
             .with_n_batch(c.n_batch)
             .with_n_ubatch(c.n_batch)
             .with_n_threads(c.threads)
@@ -241,45 +284,48 @@ impl LlamaExtractor {
         self.model.new_context(backend()?, params).map_err(|e| llama("context", e))
     }
 
-    /// The prompt's fixed head: the tokens two different rounds' prompts share, decoded once.
-    fn head(&self) -> Result<Option<&Head>> {
-        let made = self.head.get_or_init(|| {
-            let make = || -> Result<Option<Head>> {
-                let vocab = self.model.vocab();
-                let a = vocab.tokenize(self.render("a".into())?.as_bytes(), true, true);
-                let b = vocab.tokenize(self.render("b".into())?.as_bytes(), true, true);
-                let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
-                if shared == 0 {
-                    return Ok(None);
-                }
-                let tokens = a[..shared].to_vec();
-                let mut ctx = self.context()?;
-                let mut batch = LlamaBatch::new(self.config.n_batch as usize, 1);
-                decode_chunks(&mut ctx, &mut batch, &tokens, 0, self.config.n_batch as usize)?;
-                let state =
-                    ctx.state_seq_get(0, LlamaStateSeqFlags::empty()).map_err(|e| llama("state", e))?;
-                Ok(Some(Head { tokens, state }))
-            };
-            make().map_err(|e| e.to_string())
-        });
-        made.as_ref().map(Option::as_ref).map_err(|e| Error::Extractor(e.clone()))
+    /// The prompt's fixed head: the tokens two different rounds' prompts share, decoded once per
+    /// context shape (`sequences`) into sequence 0.
+    fn head(&self, sequences: u32) -> Result<Option<Arc<Head>>> {
+        let mut heads = self.heads.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, head)) = heads.iter().find(|(n, _)| *n == sequences) {
+            return Ok(head.clone());
+        }
+        let vocab = self.model.vocab();
+        let a = vocab.tokenize(self.render("a".into())?.as_bytes(), true, true);
+        let b = vocab.tokenize(self.render("b".into())?.as_bytes(), true, true);
+        let shared = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+        let head = if shared == 0 {
+            None
+        } else {
+            let tokens = a[..shared].to_vec();
+            let mut ctx = self.context(sequences)?;
+            let mut batch = LlamaBatch::new(self.config.n_batch as usize, 1);
+            decode_chunks(&mut ctx, &mut batch, &tokens, 0, self.config.n_batch as usize, 0)?;
+            let state = ctx.state_seq_get(0, LlamaStateSeqFlags::empty()).map_err(|e| llama("state", e))?;
+            Some(Arc::new(Head { tokens, state }))
+        };
+        heads.push((sequences, head.clone()));
+        Ok(head)
     }
 }
 
-/// Decodes `tokens[start..]` at their positions in batches of `n_batch`; logits for the last only.
+/// Decodes `tokens[start..]` of sequence `seq` at their positions in batches of `n_batch`; logits
+/// for the last only.
 fn decode_chunks(
     ctx: &mut LlamaContext<'_>,
     batch: &mut LlamaBatch,
     tokens: &[LlamaToken],
     start: usize,
     n_batch: usize,
+    seq: i32,
 ) -> Result<()> {
     let positions: Vec<usize> = (start..tokens.len()).collect();
     for chunk in positions.chunks(n_batch) {
         batch.clear();
         for &pos in chunk {
             batch
-                .add(tokens[pos], pos as i32, &[0], pos + 1 == tokens.len())
+                .add(tokens[pos], pos as i32, &[seq], pos + 1 == tokens.len())
                 .map_err(|e| llama("batch", e))?;
         }
         ctx.decode(batch).map_err(|e| llama("decode", e))?;
@@ -332,6 +378,23 @@ impl Extractor for LlamaExtractor {
     fn extract_cancellable(&self, turns: &[Turn], cancel: &AtomicBool) -> Result<Extraction> {
         self.run(turns, cancel).map(|(e, _)| e)
     }
+
+    fn extract_batch(&self, rounds: &[&[Turn]], cancel: &AtomicBool) -> Result<Vec<Result<Extraction>>> {
+        // At most `batch_size` rounds per context.
+        let mut out = Vec::with_capacity(rounds.len());
+        for group in rounds.chunks(self.batch_size()) {
+            out.extend(self.run_batch(group, cancel)?.0);
+        }
+        Ok(out)
+    }
+
+    fn batch_size(&self) -> usize {
+        if row_invariant() {
+            self.config.batch.max(1)
+        } else {
+            1
+        }
+    }
 }
 
 impl LlamaExtractor {
@@ -341,84 +404,99 @@ impl LlamaExtractor {
     }
 
     fn run(&self, turns: &[Turn], cancel: &AtomicBool) -> Result<(Extraction, Speed)> {
-        let cancelled = || cancel.load(Ordering::Relaxed);
-        let prompt = self.prompt(turns)?;
-        let vocab = self.model.vocab();
-        let tokens = vocab.tokenize(prompt.as_bytes(), true, true);
-        let c = &self.config;
-        if tokens.len() + c.max_tokens > c.n_ctx as usize {
-            return Err(Error::Extractor(format!(
-                "prompt of {} tokens + {} generated exceeds the context of {}",
-                tokens.len(),
-                c.max_tokens,
-                c.n_ctx
-            )));
-        }
-        let mut ctx = self.context()?;
-        let mut grammar =
-            LlamaSampler::grammar(&self.model, GRAMMAR, "root").map_err(|e| llama("grammar", e))?;
-        let n_batch = c.n_batch as usize;
-        let mut batch = LlamaBatch::new(n_batch, 1);
-        let start = match self.head()? {
-            Some(head) if tokens.len() > head.tokens.len() && tokens.starts_with(&head.tokens) => {
-                ctx.state_seq_set(&head.state, 0).map_err(|e| llama("state", e))?;
-                head.tokens.len()
-            }
-            _ => 0,
-        };
-        if cancelled() {
-            return Err(Error::Cancelled);
-        }
-        decode_chunks(&mut ctx, &mut batch, &tokens, start, n_batch)?;
+        let (mut done, speed) = self.run_batch(&[turns], cancel)?;
+        done.pop().expect("one outcome per round").map(|e| (e, speed))
+    }
 
-        let mut out: Vec<u8> = Vec::new();
-        let mut pos = tokens.len();
-        let mut generated = 0;
-        let mut stopped = true;
-        let mut guard = super::RepeatGuard::default();
-        while generated < c.max_tokens {
+    /// Extracts several rounds in one context, each its own sequence: every round's prompt is
+    /// decoded as it would be alone (its own batches, from the restored head), then generation
+    /// decodes one token of every live round per call, so the weights are read once for all of
+    /// them. An outcome per round, in order; the `Speed` covers the whole call.
+    pub fn extract_batch_measured(
+        &self,
+        rounds: &[&[Turn]],
+        cancel: &AtomicBool,
+    ) -> Result<(Vec<Result<Extraction>>, Speed)> {
+        self.run_batch(rounds, cancel)
+    }
+
+    fn run_batch(&self, rounds: &[&[Turn]], cancel: &AtomicBool) -> Result<(Vec<Result<Extraction>>, Speed)> {
+        let cancelled = || cancel.load(Ordering::Relaxed);
+        let vocab = self.model.vocab();
+        let c = &self.config;
+        let mut outcomes: Vec<Option<Result<Extraction>>> = Vec::with_capacity(rounds.len());
+        let mut live: Vec<Sequence> = Vec::new();
+        for (i, turns) in rounds.iter().enumerate() {
+            let tokens = self.prompt(turns).map(|p| vocab.tokenize(p.as_bytes(), true, true));
+            match tokens {
+                Ok(t) if t.len() + c.max_tokens > c.n_ctx as usize => {
+                    outcomes.push(Some(Err(Error::Extractor(format!(
+                        "prompt of {} tokens + {} generated exceeds the context of {}",
+                        t.len(),
+                        c.max_tokens,
+                        c.n_ctx
+                    )))))
+                }
+                Ok(tokens) => {
+                    outcomes.push(None);
+                    let grammar = LlamaSampler::grammar(&self.model, GRAMMAR, "root")
+                        .map_err(|e| llama("grammar", e))?;
+                    live.push(Sequence::new(i, live.len() as i32, tokens, grammar));
+                }
+                Err(e) => outcomes.push(Some(Err(e))),
+            }
+        }
+        if live.is_empty() {
+            return Ok((outcomes.into_iter().map(|o| o.expect("settled")).collect(), Speed::default()));
+        }
+        let mut ctx = self.context(live.len() as u32)?;
+        let n_batch = c.n_batch as usize;
+        let mut batch = LlamaBatch::new(n_batch.max(live.len()), live.len() as i32);
+        let head = self.head(live.len() as u32)?;
+        // Prompts, one sequence at a time, exactly as alone; each round's first token is chosen
+        // from its own last logits before the next prompt overwrites them.
+        for seq in &mut live {
+            let start = match &head {
+                Some(head)
+                    if seq.tokens.len() > head.tokens.len() && seq.tokens.starts_with(&head.tokens) =>
+                {
+                    ctx.state_seq_set(&head.state, seq.id).map_err(|e| llama("state", e))?;
+                    head.tokens.len()
+                }
+                _ => 0,
+            };
             if cancelled() {
                 return Err(Error::Cancelled);
             }
-            let logits = ctx.get_logits_ith(batch.n_tokens() - 1);
-            let all =
-                || logits.iter().enumerate().map(|(i, l)| LlamaTokenData::new(LlamaToken(i as i32), *l, 0.0));
-            let Some(free) = argmax(all()) else { break };
-            let mut one = LlamaTokenDataArray::new(
-                vec![LlamaTokenData::new(free, logits[free.0 as usize], 0.0)],
-                false,
-            );
-            grammar.apply(&mut one);
-            let token = if one.data[0].logit().is_finite() {
-                free
-            } else {
-                let mut every = LlamaTokenDataArray::new(all().collect(), false);
-                grammar.apply(&mut every);
-                match argmax(every.data.into_iter()) {
-                    Some(t) => t,
-                    None => break, // the grammar allows nothing: a dead end
-                }
-            };
-            if vocab.is_eog(token) {
-                stopped = false;
-                break;
-            }
-            grammar.accept(token);
-            out.extend(vocab.token_to_piece(token, false, None));
-            generated += 1;
-            if let Some(keep) = guard.feed(&out) {
-                out.truncate(keep);
-                out.push(b']');
-                stopped = false;
-                break;
+            decode_chunks(&mut ctx, &mut batch, &seq.tokens, start, n_batch, seq.id)?;
+            seq.choose(self, ctx.get_logits_ith(batch.n_tokens() - 1));
+        }
+        // Generation: one token per live sequence per decode.
+        loop {
+            if cancelled() {
+                return Err(Error::Cancelled);
             }
             batch.clear();
-            batch.add(token, pos as i32, &[0], true).map_err(|e| llama("batch", e))?;
-            pos += 1;
+            let mut rows = Vec::new();
+            for seq in live.iter_mut().filter(|s| s.next.is_some()) {
+                let token = seq.next.take().expect("filtered");
+                batch.add(token, seq.pos as i32, &[seq.id], true).map_err(|e| llama("batch", e))?;
+                seq.pos += 1;
+                rows.push(seq.id);
+            }
+            if rows.is_empty() {
+                break;
+            }
             ctx.decode(&mut batch).map_err(|e| llama("decode", e))?;
+            for (row, id) in rows.into_iter().enumerate() {
+                let seq = live.iter_mut().find(|s| s.id == id).expect("a live sequence");
+                seq.choose(self, ctx.get_logits_ith(row as i32));
+            }
         }
-        let text =
-            String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        for seq in live {
+            let round = seq.round;
+            outcomes[round] = Some(Ok(seq.finish()));
+        }
         let t = ctx.timings();
         let speed = Speed {
             prompt_ms: t.t_p_eval_ms(),
@@ -426,7 +504,87 @@ impl LlamaExtractor {
             generation_ms: t.t_eval_ms(),
             generated_tokens: usize::try_from(t.n_eval()).unwrap_or(0),
         };
-        Ok((Extraction::from_output(text, stopped, tokens.len(), generated), speed))
+        Ok((outcomes.into_iter().map(|o| o.expect("settled")).collect(), speed))
+    }
+}
+
+/// One round being decoded: its sequence in the context, the grammar's state, the output so far
+/// and the token to decode next (none once it has ended).
+struct Sequence {
+    round: usize,
+    id: i32,
+    tokens: Vec<LlamaToken>,
+    grammar: LlamaSampler,
+    out: Vec<u8>,
+    pos: usize,
+    generated: usize,
+    stopped: bool,
+    guard: super::RepeatGuard,
+    next: Option<LlamaToken>,
+}
+
+impl Sequence {
+    fn new(round: usize, id: i32, tokens: Vec<LlamaToken>, grammar: LlamaSampler) -> Sequence {
+        let pos = tokens.len();
+        Sequence {
+            round,
+            id,
+            tokens,
+            grammar,
+            out: Vec::new(),
+            pos,
+            generated: 0,
+            stopped: true,
+            guard: super::RepeatGuard::default(),
+            next: None,
+        }
+    }
+
+    /// Picks the next token from `logits` (greedy under the grammar), or ends the sequence: at
+    /// the token bound, an end-of-generation token, a grammar dead end or a repeated item.
+    fn choose(&mut self, x: &LlamaExtractor, logits: &[f32]) {
+        if self.generated >= x.config.max_tokens {
+            return;
+        }
+        let vocab = x.model.vocab();
+        let all =
+            || logits.iter().enumerate().map(|(i, l)| LlamaTokenData::new(LlamaToken(i as i32), *l, 0.0));
+        let Some(free) = argmax(all()) else { return };
+        let mut one =
+            LlamaTokenDataArray::new(vec![LlamaTokenData::new(free, logits[free.0 as usize], 0.0)], false);
+        self.grammar.apply(&mut one);
+        let token = if one.data[0].logit().is_finite() {
+            free
+        } else {
+            let mut every = LlamaTokenDataArray::new(all().collect(), false);
+            self.grammar.apply(&mut every);
+            match argmax(every.data.into_iter()) {
+                Some(t) => t,
+                None => return, // the grammar allows nothing: a dead end
+            }
+        };
+        if vocab.is_eog(token) {
+            self.stopped = false;
+            return;
+        }
+        self.grammar.accept(token);
+        self.out.extend(vocab.token_to_piece(token, false, None));
+        self.generated += 1;
+        if let Some(keep) = self.guard.feed(&self.out) {
+            self.out.truncate(keep);
+            self.out.push(b']');
+            self.stopped = false;
+            return;
+        }
+        if self.generated < x.config.max_tokens {
+            self.next = Some(token);
+        }
+    }
+
+    fn finish(self) -> Extraction {
+        let text = String::from_utf8(self.out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Extraction::from_output(text, self.stopped, self.tokens.len(), self.generated)
     }
 }
 

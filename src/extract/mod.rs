@@ -124,6 +124,31 @@ pub trait Extractor: Send + Sync {
         self.extract(turns)
     }
 
+    /// Extracts several rounds, each exactly as [`extract_cancellable`](Extractor::extract_cancellable)
+    /// would alone: an outcome per round, in order, or an error that stops them all
+    /// ([`Error::Cancelled`](crate::Error::Cancelled)). The default extracts them one at a time;
+    /// a model that decodes rounds together overrides it.
+    fn extract_batch(
+        &self,
+        rounds: &[&[Turn]],
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Vec<Result<Extraction>>> {
+        let mut out = Vec::with_capacity(rounds.len());
+        for turns in rounds {
+            match self.extract_cancellable(turns, cancel) {
+                Err(crate::Error::Cancelled) => return Err(crate::Error::Cancelled),
+                outcome => out.push(outcome),
+            }
+        }
+        Ok(out)
+    }
+
+    /// How many rounds [`extract_batch`](Extractor::extract_batch) is best given at once. The
+    /// default, 1, says more at once gain nothing.
+    fn batch_size(&self) -> usize {
+        1
+    }
+
     /// Drops anything kept about this round (a cache's entry), after it was deleted. The
     /// default keeps nothing, so does nothing.
     fn forget(&self, turns: &[Turn]) -> Result<()> {

@@ -1,17 +1,8 @@
-//! The extraction queue's drain: one round per transaction, facts verified, deduplicated and
-//! settled against the user's active facts.
+//! The extraction queue's drain: queued rounds taken a few at a time (as many as the extractor
+//! decodes together), then stored one per transaction in queue order, facts verified,
+//! deduplicated and settled against the user's active facts.
 
 use super::*;
-
-/// What the worker did with one queued round.
-enum Step {
-    /// No round waits (of a user not skipped).
-    Empty,
-    /// A round was handled.
-    Done,
-    /// Extracting a round of this user failed; the round stays queued.
-    Failed(i64, Error),
-}
 
 impl Shared {
     /// The worker: waits for a signal, drains the queue, until told to stop. A failure leaves its
@@ -55,14 +46,17 @@ impl Shared {
                 return Ok(failed);
             }
             let skip: Vec<i64> = failed.iter().map(|(u, _)| *u).collect();
-            match self.extract_next(extractor.as_ref(), &skip)? {
-                Step::Empty => return Ok(failed),
-                Step::Done => {}
-                Step::Failed(_, Error::Cancelled) => return Ok(failed),
-                Step::Failed(user, e) => {
-                    tracing::warn!(user, error = %e, "extraction failed; the user's rounds stay queued");
-                    failed.push((user, e));
-                }
+            let queued = self.lock_store().next_queued(&skip, extractor.batch_size())?;
+            if queued.is_empty() {
+                return Ok(failed);
+            }
+            let before = failed.len();
+            let cancelled = self.extract_rounds(extractor.as_ref(), &queued, &mut failed);
+            for (user, e) in &failed[before..] {
+                tracing::warn!(user, error = %e, "extraction failed; the user's rounds stay queued");
+            }
+            if cancelled {
+                return Ok(failed);
             }
         }
     }
@@ -88,32 +82,81 @@ impl Shared {
         }
     }
 
-    /// Extracts the first queued round of a user not in `skip` and stores its facts, in one
-    /// transaction.
-    fn extract_next(&self, extractor: &dyn Extractor, skip: &[i64]) -> Result<Step> {
-        let (round_id, user) = match self.lock_store().next_queued(skip)? {
-            None => return Ok(Step::Empty),
-            Some(next) => next,
-        };
-        match self.extract_round(extractor, round_id, user) {
-            Ok(()) => Ok(Step::Done),
-            Err(e) => Ok(Step::Failed(user, e)),
+    /// Extracts `queued` rounds (`(round id, user)`, in queue order) in one call of the
+    /// extractor, then stores each in order. A round that fails stays queued, with its user's
+    /// later rounds; its user and error join `failed`. Returns whether the store began closing
+    /// (the rounds not stored stay queued).
+    fn extract_rounds(
+        &self,
+        extractor: &dyn Extractor,
+        queued: &[(i64, i64)],
+        failed: &mut Vec<(i64, Error)>,
+    ) -> bool {
+        let mut rounds = Vec::with_capacity(queued.len());
+        for &(round_id, user) in queued {
+            match self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id]) {
+                Ok(mut found) if !found.is_empty() => rounds.push((round_id, user, found.remove(0))),
+                Ok(_) => {} // forgotten since it was read from the queue
+                Err(e) => failed.push((user, e)),
+            }
         }
+        // The model runs outside every lock, on the rounds the pre-filter lets through.
+        let sent: Vec<&[Turn]> = rounds
+            .iter()
+            .filter(|(_, _, r)| crate::prefilter::skip(&r.turns).is_none())
+            .map(|(_, _, r)| r.turns.as_slice())
+            .collect();
+        let mut outcomes = match extractor.extract_batch(&sent, &self.cancel) {
+            Ok(outcomes) => outcomes.into_iter(),
+            Err(Error::Cancelled) => return true,
+            Err(e) => {
+                for (_, user, _) in &rounds {
+                    if !failed.iter().any(|(u, _)| u == user) {
+                        failed.push((*user, e.replicate()));
+                    }
+                }
+                return false;
+            }
+        };
+        for (round_id, user, round) in rounds {
+            let skipped = crate::prefilter::skip(&round.turns);
+            let extraction = match skipped {
+                Some(_) => None,
+                None => Some(outcomes.next().unwrap_or_else(|| Err(Error::Extractor("no outcome".into())))),
+            };
+            if failed.iter().any(|(u, _)| *u == user) {
+                continue; // an earlier round of this user failed: it and its later rounds wait
+            }
+            let stored = match extraction.transpose() {
+                Ok(extraction) => self.store_round(round_id, user, &round, skipped, extraction),
+                Err(e) => Err(e),
+            };
+            match stored {
+                Ok(()) => {}
+                Err(Error::Cancelled) => return true,
+                Err(e) => failed.push((user, e)),
+            }
+        }
+        false
     }
 
-    fn extract_round(&self, extractor: &dyn Extractor, round_id: i64, user: i64) -> Result<()> {
+    /// Stores one round's extraction (none when the pre-filter skipped it): its facts verified,
+    /// embedded, deduplicated and settled, and the round dequeued, in one transaction.
+    fn store_round(
+        &self,
+        round_id: i64,
+        user: i64,
+        round: &RoundRow,
+        skipped: Option<crate::prefilter::Rule>,
+        extraction: Option<crate::extract::Extraction>,
+    ) -> Result<()> {
         let embedder = self.embedder("extraction")?;
-        let round = self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id])?.remove(0);
         let agent = round.agent.as_deref();
         let ts = Timestamp::parse(&round.ts)?;
         let at = ts.sortable();
-
-        // The model runs outside every lock.
-        let skipped = crate::prefilter::skip(&round.turns);
-        let (facts, notes, truncated) = match skipped {
-            Some(_) => (Vec::new(), Vec::new(), false),
-            None => {
-                let extraction = extractor.extract_cancellable(&round.turns, &self.cancel)?;
+        let (facts, notes, truncated) = match extraction {
+            None => (Vec::new(), Vec::new(), false),
+            Some(extraction) => {
                 let (kept, notes) = crate::facts::verify(&extraction.facts, &round.turns, ts.date());
                 (kept, notes, extraction.truncated)
             }

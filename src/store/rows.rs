@@ -362,18 +362,15 @@ impl Store {
         Ok(n as usize)
     }
 
-    /// The first queued round (lowest id) of a user not in `skip`, and its user.
-    pub(crate) fn next_queued(&self, skip: &[i64]) -> Result<Option<(i64, i64)>> {
+    /// The first `limit` queued rounds (lowest ids) of users not in `skip`, with their users.
+    pub(crate) fn next_queued(&self, skip: &[i64], limit: usize) -> Result<Vec<(i64, i64)>> {
         let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".to_owned());
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT round_id, user_id FROM extract_queue \
-                 WHERE user_id NOT IN (SELECT value FROM json_each(?1)) ORDER BY round_id LIMIT 1",
-                [skip],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?)
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT round_id, user_id FROM extract_queue \
+             WHERE user_id NOT IN (SELECT value FROM json_each(?1)) ORDER BY round_id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![skip, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
