@@ -10,3 +10,6 @@ scripts/fetch-models.sh
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace
+# The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build and pass.
+cargo clippy --locked -p mnemon --no-default-features --all-targets -- -D warnings
+cargo test --locked -p mnemon --no-default-features

@@ -78,7 +78,9 @@ pub mod stores;
 pub mod time;
 
 pub use config::{Condense, Config, Decay};
-pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder, OnnxConfig, OnnxEmbedder};
+pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder};
+#[cfg(feature = "onnx")]
+pub use embed::{OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result};
 pub use export::ImportReport;
 pub use lexical::LEXICAL_SCHEME;

@@ -1,5 +1,6 @@
 //! Extraction with a real GGUF through llama.cpp (SmolLM2-135M, fetched by scripts/fetch-models.sh):
 //! the grammar file, bad model files, and byte-identical output.
+#![cfg(feature = "llama")]
 
 use std::sync::OnceLock;
 

@@ -1,5 +1,6 @@
 //! The MiniLM embedder through the real ONNX Runtime. Needs `scripts/fetch-models.sh` (the
 //! README's test command runs it); without the files these tests fail with the fix.
+#![cfg(feature = "onnx")]
 
 mod common;
 

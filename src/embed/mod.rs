@@ -7,11 +7,13 @@
 
 mod cache;
 mod hashing;
+#[cfg(feature = "onnx")]
 mod onnx;
 pub mod vector;
 
 pub use cache::CachedEmbedder;
 pub use hashing::HashingEmbedder;
+#[cfg(feature = "onnx")]
 pub use onnx::{OnnxConfig, OnnxEmbedder};
 
 use crate::error::Result;

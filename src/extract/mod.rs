@@ -8,6 +8,7 @@
 //! empty extraction flagged `truncated`, and half an array is never salvaged.
 
 mod cache;
+#[cfg(feature = "llama")]
 mod llama;
 mod scripted;
 
@@ -18,6 +19,7 @@ use crate::error::Result;
 use crate::round::Turn;
 
 pub use cache::{round_key, CachedExtractor};
+#[cfg(feature = "llama")]
 pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
 pub use scripted::ScriptedExtractor;
 
@@ -237,6 +239,7 @@ fn parse_fact(item: &Value) -> Option<ExtractedFact> {
 /// rest of the decode. The cut is a function of the bytes alone, so it is as deterministic as
 /// the decode.
 #[derive(Default)]
+#[cfg_attr(not(feature = "llama"), allow(dead_code))]
 pub(crate) struct RepeatGuard {
     scanned: usize,
     in_string: bool,
@@ -247,6 +250,7 @@ pub(crate) struct RepeatGuard {
     seen: Vec<String>,
 }
 
+#[cfg_attr(not(feature = "llama"), allow(dead_code))]
 impl RepeatGuard {
     /// Scans what `out` gained since the last call; `Some(n)` when an item repeats: `out[..n]` ends
     /// after the last new item, and closing it with `]` gives the array to keep.

@@ -3,9 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+#[cfg(feature = "onnx")]
+use std::sync::OnceLock;
 
-use mnemon::{Config, Embedder, HashingEmbedder, Memory, Message, OnnxConfig, OnnxEmbedder};
+use mnemon::{Config, Embedder, HashingEmbedder, Memory, Message};
+#[cfg(feature = "onnx")]
+use mnemon::{OnnxConfig, OnnxEmbedder};
 
 pub struct TempStore {
     pub dir: tempfile::TempDir,
@@ -18,6 +22,7 @@ pub fn temp_store() -> TempStore {
     TempStore { dir, path }
 }
 
+#[cfg(feature = "onnx")]
 /// MiniLM through the real ONNX Runtime, loaded once per test binary. Needs
 /// `scripts/fetch-models.sh` (the README's test command runs it); without the files the tests
 /// that use it fail with the fix.
@@ -33,9 +38,14 @@ pub fn minilm() -> Arc<OnnxEmbedder> {
     .clone()
 }
 
-/// The two embedders the operations are tested on: the hashing test double and MiniLM.
+/// The embedders the operations are tested on: the hashing test double and, with the `onnx`
+/// feature, MiniLM.
 pub fn embedders() -> Vec<(&'static str, Arc<dyn Embedder>)> {
-    vec![("hashing", Arc::new(HashingEmbedder::default())), ("minilm", minilm())]
+    let hashing: (&'static str, Arc<dyn Embedder>) = ("hashing", Arc::new(HashingEmbedder::default()));
+    #[cfg(feature = "onnx")]
+    return vec![hashing, ("minilm", minilm())];
+    #[cfg(not(feature = "onnx"))]
+    vec![hashing]
 }
 
 /// A store with this embedder and the default configuration.
