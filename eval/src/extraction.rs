@@ -168,7 +168,14 @@ pub fn run(
     let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
     let left: Vec<Sampled> =
         todo.into_iter().filter(|t| !seen.contains(&(t.0.clone(), t.3.clone()))).collect();
-    let (skipped, sent): (Vec<Sampled>, Vec<Sampled>) = left.into_iter().partition(|t| skip(&t.4).is_some());
+    let mut sent = Vec::new();
+    let mut skipped = Vec::new();
+    for t in left {
+        match skip(&t.4) {
+            Some(rule) => skipped.push((t, rule.name().to_string())),
+            None => sent.push(t),
+        }
+    }
     let mut record = |result: RoundResult, done: &mut Vec<RoundResult>| -> Result<()> {
         let line = serde_json::to_string(&result).map_err(|e| Error::Extractor(e.to_string()))?;
         writeln!(file, "{line}")?;
@@ -176,9 +183,8 @@ pub fn run(
         done.push(result);
         Ok(())
     };
-    for t in skipped {
-        let rule = skip(&t.4).map(|r| r.name().to_string());
-        record(judge(t, rule, None, Speed::default(), 0.0, 0)?, &mut done)?;
+    for (t, rule) in skipped {
+        record(judge(t, Some(rule), None, Speed::default(), 0.0, 0)?, &mut done)?;
     }
     let no = std::sync::atomic::AtomicBool::new(false);
     for group in sent.chunks(batch.max(1)) {

@@ -95,22 +95,23 @@ impl Shared {
         let mut rounds = Vec::with_capacity(queued.len());
         for &(round_id, user) in queued {
             match self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id]) {
-                Ok(mut found) if !found.is_empty() => rounds.push((round_id, user, found.remove(0))),
+                Ok(mut found) if !found.is_empty() => {
+                    let round = found.remove(0);
+                    let skipped = crate::prefilter::skip(&round.turns);
+                    rounds.push((round_id, user, round, skipped));
+                }
                 Ok(_) => {} // forgotten since it was read from the queue
                 Err(e) => failed.push((user, e)),
             }
         }
         // The model runs outside every lock, on the rounds the pre-filter lets through.
-        let sent: Vec<&[Turn]> = rounds
-            .iter()
-            .filter(|(_, _, r)| crate::prefilter::skip(&r.turns).is_none())
-            .map(|(_, _, r)| r.turns.as_slice())
-            .collect();
+        let sent: Vec<&[Turn]> =
+            rounds.iter().filter(|r| r.3.is_none()).map(|(_, _, round, _)| round.turns.as_slice()).collect();
         let mut outcomes = match extractor.extract_batch(&sent, &self.cancel) {
             Ok(outcomes) => outcomes.into_iter(),
             Err(Error::Cancelled) => return true,
             Err(e) => {
-                for (_, user, _) in &rounds {
+                for (_, user, _, _) in &rounds {
                     if !failed.iter().any(|(u, _)| u == user) {
                         failed.push((*user, e.replicate()));
                     }
@@ -118,8 +119,7 @@ impl Shared {
                 return false;
             }
         };
-        for (round_id, user, round) in rounds {
-            let skipped = crate::prefilter::skip(&round.turns);
+        for (round_id, user, round, skipped) in rounds {
             let extraction = match skipped {
                 Some(_) => None,
                 None => Some(outcomes.next().unwrap_or_else(|| Err(Error::Extractor("no outcome".into())))),
