@@ -1,9 +1,11 @@
 //! [`LlamaExtractor`]: a local GGUF model run through llama.cpp (`llama-cpp-2`), greedy, under the
 //! facts grammar.
 //!
-//! Every call gets a fresh context (no state carries over between rounds), decodes the prompt in
-//! fixed-size batches and generates greedily. The prompt's fixed head (system text and worked
-//! examples, the same for every round) is decoded once per extractor into a fresh context and its
+//! Every call gets a fresh context (no state carries over between calls), with one KV stream per
+//! round when several rounds are decoded together; each round's prompt is decoded in fixed-size
+//! batches as it would be alone, then generation is greedy, one token of every live round per
+//! decode. The prompt's fixed head (system text and worked
+//! examples, the same for every round) is decoded once per extractor (and context shape) into a fresh context and its
 //! KV state saved; each call restores that snapshot into its own fresh context and decodes only the
 //! round. That is the same computation every time, so it is as deterministic as decoding the whole
 //! prompt, and it saves the head's share of the prompt cost on every round. For each token the unconstrained argmax is put to the
@@ -383,7 +385,7 @@ impl Extractor for LlamaExtractor {
         // At most `batch_size` rounds per context.
         let mut out = Vec::with_capacity(rounds.len());
         for group in rounds.chunks(self.batch_size()) {
-            out.extend(self.run_batch(group, cancel)?.0);
+            out.extend(self.extract_batch_measured(group, cancel)?.0);
         }
         Ok(out)
     }
@@ -404,7 +406,7 @@ impl LlamaExtractor {
     }
 
     fn run(&self, turns: &[Turn], cancel: &AtomicBool) -> Result<(Extraction, Speed)> {
-        let (mut done, speed) = self.run_batch(&[turns], cancel)?;
+        let (mut done, speed) = self.extract_batch_measured(&[turns], cancel)?;
         done.pop().expect("one outcome per round").map(|e| (e, speed))
     }
 
@@ -417,10 +419,6 @@ impl LlamaExtractor {
         rounds: &[&[Turn]],
         cancel: &AtomicBool,
     ) -> Result<(Vec<Result<Extraction>>, Speed)> {
-        self.run_batch(rounds, cancel)
-    }
-
-    fn run_batch(&self, rounds: &[&[Turn]], cancel: &AtomicBool) -> Result<(Vec<Result<Extraction>>, Speed)> {
         let cancelled = || cancel.load(Ordering::Relaxed);
         let vocab = self.model.vocab();
         let c = &self.config;
@@ -488,9 +486,9 @@ impl LlamaExtractor {
                 break;
             }
             ctx.decode(&mut batch).map_err(|e| llama("decode", e))?;
+            // A sequence's id is its place in `live`.
             for (row, id) in rows.into_iter().enumerate() {
-                let seq = live.iter_mut().find(|s| s.id == id).expect("a live sequence");
-                seq.choose(self, ctx.get_logits_ith(row as i32));
+                live[id as usize].choose(self, ctx.get_logits_ith(row as i32));
             }
         }
         for seq in live {

@@ -102,7 +102,7 @@ impl Memory {
     }
 
     /// Embeds `texts` as documents, checking the vectors against the store's dimension.
-    pub(super) fn embed(&self, embedder: &Arc<dyn Embedder>, texts: &[String]) -> Result<Vec<Vec<f32>>> {
+    fn embed(&self, embedder: &Arc<dyn Embedder>, texts: &[String]) -> Result<Vec<Vec<f32>>> {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embedder.embed_documents(&refs)?;
         let dim = self.shared.pins.dim()?;
@@ -122,14 +122,14 @@ impl Memory {
         let mut reports = Vec::with_capacity(batch.len());
         let mut growth = Vec::with_capacity(batch.len());
         for pending in batch {
-            let written = tx.execute_batch("SAVEPOINT remember").map_err(Error::from).and_then(|()| {
+            // Cached statements: every write runs these, so none is parsed more than once.
+            let run = |sql: &str| tx.prepare_cached(sql).and_then(|mut s| s.execute([])).map_err(Error::from);
+            let written = run("SAVEPOINT remember").and_then(|_| {
                 let written = write_call(&tx, pending);
-                let end = if written.is_ok() {
-                    "RELEASE remember"
-                } else {
-                    "ROLLBACK TO remember; RELEASE remember"
-                };
-                tx.execute_batch(end).map_err(Error::from).map(|()| written)
+                if written.is_err() {
+                    run("ROLLBACK TO remember")?;
+                }
+                run("RELEASE remember").map(|_| written)
             });
             match written {
                 Ok(Ok((report, grown))) => {
