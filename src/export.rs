@@ -16,8 +16,9 @@ use crate::store::{write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, RoundRo
 use crate::time::{day_number, Timestamp};
 
 const DUMP_FORMAT: &str = "mnemon-dump";
-/// Version 3 adds notes and agents; version 2 dumps (neither) still import.
-const DUMP_VERSION: u32 = 3;
+/// Version 3 added notes and agents, version 4 the extractors (the header's pins are the store's
+/// alone, and each round and fact names its extractor); version 2 and 3 dumps still import.
+const DUMP_VERSION: u32 = 4;
 
 /// One line of a JSONL dump.
 #[derive(Debug, Serialize, Deserialize)]
@@ -28,6 +29,11 @@ enum Line {
         version: u32,
         pins: BTreeMap<String, String>,
     },
+    /// An extractor that rounds and facts below name by `hash`.
+    Extractor {
+        hash: String,
+        pins: BTreeMap<String, String>,
+    },
     Round {
         user: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -35,6 +41,8 @@ enum Line {
         key: String,
         session: String,
         turns: Vec<Turn>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extractor: Option<String>,
         embedding_f32le: String,
     },
     Note {
@@ -73,6 +81,8 @@ enum Line {
         supersedes: Option<String>,
         #[serde(default)]
         superseded_by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extractor: Option<String>,
         embedding_f32le: String,
     },
     Queued {
@@ -163,6 +173,8 @@ pub(crate) struct Records {
     /// Keys of the rounds waiting for extraction.
     pub queued: Vec<String>,
     pub decisions: Vec<DecisionRow>,
+    /// Every extractor the store knows, with what it produced in the view.
+    pub extractors: Vec<crate::store::ExtractorRow>,
 }
 
 impl Records {
@@ -176,6 +188,7 @@ impl Records {
             note_vectors: Vec::new(),
             queued: Vec::new(),
             decisions: store.decisions(view)?,
+            extractors: store.extractors(Some(view))?,
         };
         if !vectors {
             return Ok(records);
@@ -296,7 +309,7 @@ pub(crate) fn export(
     records: &Records,
     format: ExportFormat,
 ) -> Result<String> {
-    let Records { rounds, facts, notes, decisions, .. } = records;
+    let Records { rounds, facts, notes, decisions, extractors, .. } = records;
     // Markdown shows superseded facts struck through with their winner; text shows them in its
     // record list below; contexts never show them.
     let mut lines: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -375,6 +388,14 @@ pub(crate) fn export(
                 }
                 let _ = writeln!(out, " {}", d.detail);
             }
+            let used: Vec<_> = extractors.iter().filter(|e| e.rounds + e.facts > 0).collect();
+            if !used.is_empty() {
+                let _ = writeln!(out, "\nextractors:");
+                for e in used {
+                    let pins = crate::store::extractor_json(&e.pins);
+                    let _ = writeln!(out, "  {} rounds {} facts {}\n    {pins}", e.hash, e.rounds, e.facts);
+                }
+            }
         }
         ExportFormat::Jsonl => {
             return Err(Error::input("format", "the JSONL dump is written by export_dump"));
@@ -384,7 +405,8 @@ pub(crate) fn export(
 }
 
 pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> Result<String> {
-    let Records { rounds, vectors, facts, fact_vectors, notes, note_vectors, queued, decisions } = records;
+    let Records { rounds, vectors, facts, fact_vectors, notes, note_vectors, queued, decisions, extractors } =
+        records;
     let user = scope.user;
     let mut out = String::new();
     let mut push = |line: &Line| -> Result<()> {
@@ -393,6 +415,12 @@ pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
         Ok(())
     };
     push(&Line::Header { format: DUMP_FORMAT.into(), version: DUMP_VERSION, pins: pins.with_hash() })?;
+    let mut hashes: BTreeMap<i64, &str> = BTreeMap::new();
+    for e in extractors.iter().filter(|e| e.rounds + e.facts > 0) {
+        push(&Line::Extractor { hash: e.hash.clone(), pins: e.pins.clone() })?;
+        hashes.insert(e.id, &e.hash);
+    }
+    let hash = |id: Option<i64>| id.and_then(|id| hashes.get(&id)).map(|h| (*h).to_owned());
     for (r, v) in rounds.iter().zip(vectors) {
         push(&Line::Round {
             user: user.into(),
@@ -400,6 +428,7 @@ pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             key: r.key.clone(),
             session: r.session.clone(),
             turns: r.turns.clone(),
+            extractor: hash(r.extractor),
             embedding_f32le: hex(v),
         })?;
     }
@@ -421,6 +450,7 @@ pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             pair_key: f.pair_key.clone(),
             supersedes: f.supersedes.clone(),
             superseded_by: f.superseded_by.clone(),
+            extractor: hash(f.extractor),
             embedding_f32le: hex(v),
         })?;
     }
@@ -459,11 +489,22 @@ pub(crate) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
     Ok(out)
 }
 
+/// A fact line: its user, its round's key, the fact, its vector, its extractor's hash.
+struct ParsedFact {
+    user: String,
+    round: String,
+    row: FactRow,
+    vector: Vec<f32>,
+    extractor: Option<String>,
+}
+
 struct Parsed {
     pins: Pins,
-    rounds: Vec<(String, RoundRow, Vec<f32>)>,
-    /// (user, round key, fact, vector)
-    facts: Vec<(String, String, FactRow, Vec<f32>)>,
+    /// Extractors by hash.
+    extractors: BTreeMap<String, BTreeMap<String, String>>,
+    /// (user, round, vector, its extractor's hash)
+    rounds: Vec<(String, RoundRow, Vec<f32>, Option<String>)>,
+    facts: Vec<ParsedFact>,
     notes: Vec<(String, NoteRow, Vec<f32>)>,
     /// (user, round key)
     queued: Vec<(String, String)>,
@@ -474,18 +515,16 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
     let mut lines = dump.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
     let bad = |line: usize, reason: String| Error::Import { line: line + 1, reason };
     let (n, first) = lines.next().ok_or_else(|| bad(0, "empty dump".into()))?;
-    let pins = match serde_json::from_str::<Line>(first).map_err(|e| bad(n, e.to_string()))? {
+    // A version 2 or 3 dump came from a schema 3 or 4 store, whose pins held its extractor's:
+    // they are split as a migration splits them, and its rounds and facts name that extractor.
+    let (pins, legacy) = match serde_json::from_str::<Line>(first).map_err(|e| bad(n, e.to_string()))? {
         Line::Header { format, version, pins } if format == DUMP_FORMAT && version == DUMP_VERSION => {
-            Pins::from_stored(pins).map_err(|e| bad(n, e))?
+            (Pins::from_stored(pins).map_err(|e| bad(n, e))?, None)
         }
-        // Version 2 came from schema 3 stores: the same pins, without the note rules.
-        Line::Header { format, version: 2, pins } if format == DUMP_FORMAT => {
-            let mut pins = Pins::from_stored(pins).map_err(|e| bad(n, e))?;
-            pins.0.insert("schema_version".into(), crate::store::SCHEMA_VERSION.to_string());
-            for (k, v) in crate::store::NOTE_PINS {
-                pins.0.insert((*k).to_owned(), (*v).to_owned());
-            }
-            pins
+        Line::Header { format, version: 2..=3, pins } if format == DUMP_FORMAT => {
+            let old = Pins::from_stored(pins).map_err(|e| bad(n, e))?;
+            let (pins, extractor) = crate::store::split_legacy(old.0);
+            (pins, extractor)
         }
         _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
     };
@@ -494,6 +533,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
     let mut round_at: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut parsed = Parsed {
         pins,
+        extractors: BTreeMap::new(),
         rounds: Vec::new(),
         facts: Vec::new(),
         notes: Vec::new(),
@@ -503,10 +543,31 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
     let scope = |user: &str, agent: &Option<String>, n: usize| {
         check_scope(Scope { user, agent: agent.as_deref() }).map_err(|e| bad(n, e.to_string()))
     };
+    let legacy_hash = legacy.as_ref().map(crate::store::extractor_hash);
+    if let (Some(hash), Some(pins)) = (&legacy_hash, legacy) {
+        parsed.extractors.insert(hash.clone(), pins);
+    }
+    let known = |parsed: &Parsed, hash: Option<String>, n: usize| match (&legacy_hash, hash) {
+        (Some(_), Some(_)) => Err(bad(n, "a version 2 or 3 dump names no extractor".into())),
+        (_, Some(h)) if !parsed.extractors.contains_key(&h) => {
+            Err(bad(n, format!("extractor {h} is not declared before it")))
+        }
+        (legacy, hash) => Ok(hash.or_else(|| legacy.clone())),
+    };
     for (n, text) in lines {
         match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
             Line::Header { .. } => return Err(bad(n, "a second header".into())),
-            Line::Round { user, agent, key, session, turns, embedding_f32le } => {
+            Line::Extractor { hash, pins } => {
+                if legacy_hash.is_some() {
+                    return Err(bad(n, "a version 2 or 3 dump has no extractor lines".into()));
+                }
+                let expected = crate::store::extractor_hash(&pins);
+                if expected != hash {
+                    return Err(bad(n, format!("extractor {hash}: its pins hash to {expected}")));
+                }
+                parsed.extractors.insert(hash, pins);
+            }
+            Line::Round { user, agent, key, session, turns, extractor, embedding_f32le } => {
                 scope(&user, &agent, n)?;
                 let first = turns.first().ok_or_else(|| bad(n, "a round without turns".into()))?;
                 let ts = Timestamp::parse(&first.ts).map_err(|e| bad(n, e.to_string()))?;
@@ -530,9 +591,11 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     turns,
                     text,
                     agent,
+                    extractor: None,
                 };
+                let extractor = known(&parsed, extractor, n)?;
                 round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
-                parsed.rounds.push((user, row, vector));
+                parsed.rounds.push((user, row, vector, extractor));
             }
             Line::Fact {
                 user,
@@ -550,6 +613,7 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 pair_key,
                 supersedes,
                 superseded_by,
+                extractor,
                 embedding_f32le,
             } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
@@ -585,13 +649,19 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     supersedes,
                     superseded_by,
                     agent: owner.agent.clone(),
+                    extractor: None,
                 };
-                parsed.facts.push((user, round, row, vector));
+                let extractor = known(&parsed, extractor, n)?;
+                parsed.facts.push(ParsedFact { user, round, row, vector, extractor });
             }
             Line::Queued { user, round } => {
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
-                if !round_at.contains_key(&(user.clone(), round.clone())) {
+                let Some(&at) = round_at.get(&(user.clone(), round.clone())) else {
                     return Err(bad(n, format!("queued round {round} is not in the dump before it")));
+                };
+                // A queued round waits for its (next) extraction.
+                if legacy_hash.is_some() {
+                    parsed.rounds[at].3 = None;
                 }
                 parsed.queued.push((user, round));
             }
@@ -694,15 +764,21 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
         }
     }
     let tx = store.begin()?;
+    let mut extractor_ids: BTreeMap<&str, i64> = BTreeMap::new();
+    for (hash, pins) in &parsed.extractors {
+        extractor_ids.insert(hash, write::register(&tx, pins)?);
+    }
+    let extractor = |hash: &Option<String>| hash.as_deref().map(|h| extractor_ids[h]);
     let mut ids = BTreeMap::new();
     for user in &users {
         ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
     }
     let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
     let mut round_ids: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-    for (user, row, vector) in &parsed.rounds {
+    for (user, row, vector, hash) in &parsed.rounds {
         let id = ids[user.as_str()];
-        let round_id = write::insert_round(&tx, id, row, vector).map_err(|e| match e {
+        let stored = RoundRow { extractor: extractor(hash), ..row.clone() };
+        let round_id = write::insert_round(&tx, id, &stored, vector).map_err(|e| match e {
             Error::Sqlite(e) => Error::Import { line: 0, reason: format!("round {}: {e}", row.key) },
             other => other,
         })?;
@@ -712,8 +788,12 @@ pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportR
             *entry = (row.ts.clone(), row.ts_unix);
         }
     }
-    for (user, round, fact, vector) in &parsed.facts {
-        let row = FactRow { round_id: round_ids[&(user.as_str(), round.as_str())], ..fact.clone() };
+    for ParsedFact { user, round, row: fact, vector, extractor: hash } in &parsed.facts {
+        let row = FactRow {
+            round_id: round_ids[&(user.as_str(), round.as_str())],
+            extractor: extractor(hash),
+            ..fact.clone()
+        };
         write::insert_fact(&tx, ids[user.as_str()], &row, vector).map_err(|e| match e {
             Error::Sqlite(e) => Error::Import { line: 0, reason: format!("fact {}: {e}", row.key) },
             other => other,

@@ -86,9 +86,9 @@ pub use export::ImportReport;
 pub use lexical::LEXICAL_SCHEME;
 pub use memory::{
     AddReport, CondenseReport, ConsolidateReport, Context, Counts, Decision, Deleted, Duplicate,
-    ExportFormat, Fact, ForgetReport, Found, Hit, List, Memory, Page, Query, Ranking, Recall, RecalledRound,
-    Recency, Record, RememberReport, Remembered, Scope, Search, StoredRound, TransferReport,
-    MAX_NOTES_PER_CALL,
+    ExportFormat, ExtractorInfo, Fact, ForgetReport, Found, Hit, List, Memory, Page, Query, Ranking, Recall,
+    RecalledRound, Recency, Record, Reextract, ReextractReport, RememberReport, Remembered, Scope, Search,
+    StoredRound, TransferReport, MAX_NOTES_PER_CALL,
 };
 pub use notes::{
     validate_notes, Filter, NewNote, Note, NoteKind, NoteUpdate, Relevance, MAX_METADATA_BYTES,

@@ -91,7 +91,7 @@ fn an_unknown_schema_version_is_refused() {
     match reopen(&t) {
         Err(Error::UnsupportedSchema { found, supported }) => {
             assert_eq!(found, "99");
-            assert_eq!(supported, 4);
+            assert_eq!(supported, 5);
         }
         other => panic!("{:?}", other.err()),
     }
@@ -144,12 +144,12 @@ fn pins_are_stored_with_their_hash() {
         "embedder.dim",
         "embedder.revision",
         "embedder.template",
-        "extractor",
+        "extraction",
         "pins_hash",
     ] {
         assert!(pins.contains_key(key), "missing {key}");
     }
-    assert_eq!(pins["extractor"], "none");
+    assert_eq!(pins["extraction"], "off");
     assert_eq!(pins["embedder.name"], "hashing-v1");
 }
 

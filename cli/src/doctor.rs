@@ -84,16 +84,20 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
         }
     }
     if let Some(db) = db {
-        match Memory::open_stored(db, Config::default()).and_then(|m| Ok((m.pins()?, m.users()?))) {
-            Ok((pins, users)) => {
+        let opened = Memory::open_stored(db, Config::default())
+            .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?)));
+        match opened {
+            Ok((pins, users, extractors)) => {
                 r.ok("store", format!("{} opens, {} users", db.display(), users.len()));
                 for (k, v) in pins {
                     println!("      pin {k} = {v}");
                 }
+                for e in extractors {
+                    let name = e.pins.get("extractor").map_or("?", String::as_str);
+                    println!("      extractor {} ({name}): {} rounds, {} facts", e.hash, e.rounds, e.facts);
+                }
             }
-            Err(e) => {
-                r.fail("store", e, "check the path; a store from another mnemon version needs that version")
-            }
+            Err(e) => r.fail("store", e, "check the path; a store of a newer schema needs a newer mnemon"),
         }
     }
     if r.failures == 0 {

@@ -61,8 +61,10 @@ pub(crate) struct EmbedArgs {
     #[arg(long)]
     batch: Option<usize>,
     /// A GGUF model that extracts facts from every round (e.g. from scripts/fetch-models.sh
-    /// --qwen), or a JSON script of given facts (`ScriptedExtractor`). A store built with one must
-    /// be opened with the same one.
+    /// --qwen), or a JSON script of given facts (`ScriptedExtractor`). Only writes need it (a
+    /// store created with one queues its rounds for it); another model or version than the one a
+    /// store was built with is recorded beside it, and `mnemon reextract` brings older rounds up
+    /// to date.
     #[arg(long)]
     extractor: Option<PathBuf>,
     /// Keep the extractor's outputs in this SQLite file and reuse them (outputs are unchanged).
@@ -275,8 +277,27 @@ enum Command {
         #[arg(long)]
         user: String,
     },
-    /// Re-run the conflict pass over a user's facts, then decay salience and condense old
-    /// episodic notes if asked (needs no model unless condensing).
+    /// Send rounds through the extractor again (after a change of model, prompt, lexicons or
+    /// conflict rules; through --extract-cache, so unchanged rounds cost nothing), then settle
+    /// every fact again; prints what changed and which extractors the store knows.
+    Reextract {
+        #[arg(long)]
+        db: PathBuf,
+        /// Only this user's rounds (default: every user's).
+        #[arg(long)]
+        user: Option<String>,
+        /// Every round, not only those another extractor made.
+        #[arg(long, conflicts_with = "round")]
+        all: bool,
+        /// Only these rounds (by key; needs --user).
+        #[arg(long, requires = "user")]
+        round: Vec<String>,
+        #[command(flatten)]
+        embed: EmbedArgs,
+    },
+    /// Re-run the conflict pass over a user's facts (every fact, superseded ones included, keyed
+    /// again under the current lexicons), then decay salience and condense old episodic notes if
+    /// asked (needs no model unless condensing).
     Consolidate {
         #[arg(long)]
         db: PathBuf,
@@ -416,6 +437,38 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let report = Memory::import(&db, &dump, Config::default())?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
+        Command::Reextract { db, user, all, round, embed } => {
+            if embed.extractor.is_none() {
+                return Err(Fail::msg("reextract needs --extractor"));
+            }
+            let memory = embed.open(&db)?;
+            let keys: Vec<&str> = round.iter().map(String::as_str).collect();
+            let which = match (all, keys.is_empty()) {
+                (true, _) => mnemon::Reextract::All,
+                (false, false) => mnemon::Reextract::Rounds(&keys),
+                (false, true) => mnemon::Reextract::Stale,
+            };
+            let report = memory.reextract(user.as_deref(), which)?;
+            memory.flush()?;
+            let users = match &user {
+                Some(u) => vec![u.clone()],
+                None => memory.users()?,
+            };
+            let mut settled = Vec::new();
+            for u in &users {
+                settled.push((u.clone(), memory.consolidate(u.as_str())?));
+            }
+            let extractors = memory.extractors(user.as_deref())?;
+            let out = serde_json::json!({
+                "reextract": report,
+                "consolidate": settled.into_iter().collect::<std::collections::BTreeMap<_, _>>(),
+                "extractors": extractors.iter().map(|e| serde_json::json!({
+                    "hash": e.hash, "current": e.current, "name": e.pins.get("extractor"),
+                    "rounds": e.rounds, "facts": e.facts,
+                })).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string(&out).context("json")?);
+        }
         Command::Consolidate {
             db,
             user,
@@ -546,7 +599,7 @@ fn ingest(
         haystacks.iter().map(|h| memory.facts(&h.user).map(|f| f.len())).sum::<mnemon::Result<usize>>()?;
     println!(
         "{}",
-        serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped, "facts": facts, "extractor": memory.pins()?.get("extractor")})
+        serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped, "facts": facts, "extractor": memory.extractors(None)?.into_iter().find(|e| e.current).map(|e| e.pins["extractor"].clone())})
     );
     Ok(())
 }

@@ -12,7 +12,9 @@ impl Memory {
     /// same session (and the same agent) is not stored. Every decision goes to the log. On any error the store is
     /// left exactly as it was.
     ///
-    /// With an extractor, each stored round is queued for extraction in the same transaction.
+    /// In a store that extracts, each stored round is queued for extraction in the same
+    /// transaction (extracted here or by the worker if this handle has an extractor, else by the
+    /// next handle that has one).
     /// In the background mode (the default) `add` returns once the rounds are committed; see
     /// [`flush`](Memory::flush) and [`pending`](Memory::pending). Inline
     /// ([`Config::background_extraction`] off), `add` extracts before returning; an extraction
@@ -85,10 +87,11 @@ impl Memory {
                 turns: round.turns.clone(),
                 text: text.clone(),
                 agent: agent.map(str::to_owned),
+                extractor: None,
             };
             let id = write::insert_round(&tx, user, &row, vector)?;
             write::log(&tx, user, agent, &at, "round.stored", &key, None, "{}")?;
-            if self.shared.extractor.is_some() {
+            if self.shared.pins.extracts() {
                 write::enqueue(&tx, user, id)?;
             }
             members.push((key.clone(), vector.clone()));

@@ -1,6 +1,5 @@
 //! Listing, export, consolidation, forgetting and import.
 
-use super::worker::{date_of, settle};
 use super::*;
 
 impl Memory {
@@ -53,8 +52,12 @@ impl Memory {
         })
     }
 
-    /// The conflict pass over the user's active facts, in the order they were stored (facts only
-    /// meet facts of the same agent), then salience decay if [`Config::decay`] is set (ENGINE
+    /// The conflict pass over every fact of the user, superseded ones included, in the order they
+    /// were stored (facts only meet facts of the same agent): each fact's `subject|predicate` key
+    /// is computed again under the current lexicons and every supersession decided again under
+    /// the current conflict rules, so after a change of either (or a
+    /// [`reextract`](Memory::reextract)) the facts are settled as the current rules would have
+    /// settled them. Then salience decay if [`Config::decay`] is set (ENGINE
     /// §7), then condensing old episodic notes if [`Config::condense`] is set (see
     /// [`condense`](Memory::condense)). With an agent in `scope`, only that agent's records are
     /// consolidated; without, every agent's and the shared ones. On a store built by `add` the
@@ -76,21 +79,15 @@ impl Memory {
             let tx = store.begin()?;
             let agents = match scope.agent {
                 Some(a) => vec![Some(a.to_owned())],
-                None => write::fact_agents(&tx, user)?,
+                None => write::all_fact_agents(&tx, user)?,
             };
             for agent in &agents {
-                let mut kept: Vec<crate::store::ActiveFact> = Vec::new();
-                let mut dates: Vec<String> = Vec::new();
-                for fact in write::active_facts(&tx, user, agent.as_deref())? {
-                    let date = date_of(fact.round_day);
-                    let (active, n) =
-                        settle(&tx, user, &at, &fact.row, &date, fact.ts_unix, &mut kept, &mut dates)?;
-                    report.superseded += n;
-                    if active {
-                        kept.push(fact);
-                        dates.push(date);
-                    }
-                }
+                let (superseded, restored, rekeyed) =
+                    super::upgrade::resettle(&tx, user, agent.as_deref(), &at)?;
+                report.superseded += superseded;
+                report.restored += restored;
+                report.rekeyed += rekeyed;
+                let kept = write::active_facts(&tx, user, agent.as_deref())?;
                 if let (Some(decay), Some((_, now_unix))) = (self.shared.config.decay, &now) {
                     for fact in &kept {
                         let days = (now_unix - fact.ts_unix) as f64 / 86_400.0;
@@ -113,7 +110,7 @@ impl Memory {
                     }
                 }
             }
-            if report.superseded + report.decayed > 0 {
+            if report.superseded + report.restored + report.rekeyed + report.decayed > 0 {
                 write::touch_user(&tx, user, None)?;
             }
             tx.commit()?;

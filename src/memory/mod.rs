@@ -8,6 +8,7 @@ mod read;
 mod remember;
 mod transfer;
 mod types;
+mod upgrade;
 mod view;
 mod views;
 mod worker;
@@ -74,7 +75,8 @@ struct Shared {
     path: std::path::PathBuf,
     pins: Pins,
     embedder: Option<Arc<dyn Embedder>>,
-    extractor: Option<Arc<dyn Extractor>>,
+    /// The extractor, and its id in the store's `extractors` table.
+    extractor: Option<(Arc<dyn Extractor>, i64)>,
     config: Config,
     /// Calls to [`Memory::remember`] waiting for the write connection (group commit).
     pending: Mutex<Vec<Arc<remember::Pending>>>,
@@ -187,33 +189,47 @@ fn logical_now(store: &Store, user: i64) -> Result<String> {
         .unwrap_or_default())
 }
 
-fn expected_pins(e: &EmbedderPins, x: Option<&ExtractorPins>, config: &Config) -> Pins {
+/// The store's pins: what every record depends on, checked at every open. Whether the store
+/// extracts is one of them; which extractor is not (see [`extractor_pins`]).
+fn expected_pins(e: &EmbedderPins, extracts: bool, config: &Config) -> Pins {
     let mut pins = vec![
         ("embedder.name", e.name.clone()),
         ("embedder.revision", e.revision.clone()),
         ("embedder.dim", e.dim.to_string()),
         ("embedder.template", e.template.clone()),
-        ("extractor", x.map_or_else(|| "none".to_owned(), |x| x.name.clone())),
+        (crate::store::EXTRACTION, if extracts { "on" } else { "off" }.to_owned()),
         ("rounds.dedup_cosine", config.dedup_cosine.to_string()),
         ("rounds.normalizer", "v1".to_owned()),
     ];
     pins.extend(crate::store::NOTE_PINS.iter().map(|(k, v)| (*k, (*v).to_owned())));
-    if let Some(x) = x {
-        pins.extend([
-            ("extractor.model_blake3", x.model_blake3.clone()),
-            ("extractor.quant", x.quant.clone()),
-            ("extractor.runtime", x.runtime.clone()),
-            ("extractor.decode", x.decode.clone()),
-            ("extractor.prompt", x.prompt.clone()),
-            ("extractor.prefilter", crate::prefilter::prefilter_blake3()),
-            ("facts.verify", crate::facts::VERIFY_VERSION.to_owned()),
-            ("facts.resolver", crate::resolve::RESOLVER_VERSION.to_owned()),
-            ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
-            ("facts.conflict", crate::conflict::CONFLICT_VERSION.to_owned()),
-            ("facts.lexicons", crate::normalize::normalize_blake3()),
-        ]);
-    }
     Pins::new(pins)
+}
+
+/// What an extractor's facts depend on: the model and its decoding, the pre-filter, and the
+/// rules that verify, resolve, deduplicate and settle facts. Recorded in the store's
+/// `extractors` table, and named by every round and fact it produced, so that one store holds
+/// facts of several extractor versions and [`Memory::reextract`] knows which rounds are stale.
+pub(crate) fn extractor_pins(
+    x: &ExtractorPins,
+    config: &Config,
+) -> std::collections::BTreeMap<String, String> {
+    [
+        ("extractor", x.name.clone()),
+        ("extractor.model_blake3", x.model_blake3.clone()),
+        ("extractor.quant", x.quant.clone()),
+        ("extractor.runtime", x.runtime.clone()),
+        ("extractor.decode", x.decode.clone()),
+        ("extractor.prompt", x.prompt.clone()),
+        ("extractor.prefilter", crate::prefilter::prefilter_blake3()),
+        ("facts.verify", crate::facts::VERIFY_VERSION.to_owned()),
+        ("facts.resolver", crate::resolve::RESOLVER_VERSION.to_owned()),
+        ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
+        ("facts.conflict", crate::conflict::CONFLICT_VERSION.to_owned()),
+        ("facts.lexicons", crate::normalize::normalize_blake3()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect()
 }
 
 impl Memory {
@@ -233,8 +249,12 @@ impl Memory {
     }
 
     /// Opens a store that extracts facts from every round with `extractor` (ENGINE §3.5–3.6).
-    /// The extractor's pins, the pre-filter's lexicons and the verification rules are pinned: a
-    /// store built without an extractor, or with another, is refused. With
+    /// A store created without an extractor is refused ([`Error::PinMismatch`] on `extraction`);
+    /// a store that extracts opens with any extractor, and with none (it then reads, and queues
+    /// new rounds for a handle that has one). The extractor's pins (the model, its prompt and
+    /// decoding, the pre-filter, the verification and conflict rules, the lexicons) are recorded
+    /// in the store, and every fact names the extractor that produced it: after a change,
+    /// [`reextract`](Memory::reextract) brings older rounds up to date. With
     /// [`Config::background_extraction`] (the default) a worker thread drains the extraction queue;
     /// rounds a previous process left queued are resumed at once.
     pub fn open_with(
@@ -244,8 +264,25 @@ impl Memory {
         config: Config,
     ) -> Result<Memory> {
         config.validate()?;
-        let pins = expected_pins(&embedder.pins(), extractor.as_ref().map(|x| x.pins()).as_ref(), &config);
-        let store = Store::open(path.as_ref(), &config, OpenMode::Expect(&pins))?;
+        let pins = expected_pins(&embedder.pins(), extractor.is_some(), &config);
+        let mode = if extractor.is_some() { OpenMode::Expect(&pins) } else { OpenMode::ExpectReading(&pins) };
+        let mut store = Store::open(path.as_ref(), &config, mode)?;
+        let extractor = match extractor {
+            Some(x) => {
+                let pins = extractor_pins(&x.pins(), &config);
+                let id = match store.extractor_id(&crate::store::extractor_hash(&pins))? {
+                    Some(id) => id,
+                    None => {
+                        let tx = store.begin()?;
+                        let id = write::register(&tx, &pins)?;
+                        tx.commit()?;
+                        id
+                    }
+                };
+                Some((x, id))
+            }
+            None => None,
+        };
         let background = extractor.is_some() && config.background_extraction;
         let shared = Arc::new(Shared::new(store, Some(embedder), extractor, config));
         let worker = if background {
@@ -362,7 +399,7 @@ impl Shared {
     fn new(
         store: Store,
         embedder: Option<Arc<dyn Embedder>>,
-        extractor: Option<Arc<dyn Extractor>>,
+        extractor: Option<(Arc<dyn Extractor>, i64)>,
         config: Config,
     ) -> Shared {
         Shared {

@@ -257,7 +257,7 @@ impl Memory {
             let refs: Vec<&str> = evict.iter().map(String::as_str).collect();
             e.forget(&refs)?;
         }
-        if let (Some(x), Some(turns)) = (&self.shared.extractor, &evict_turns) {
+        if let (Some((x, _)), Some(turns)) = (&self.shared.extractor, &evict_turns) {
             x.forget(turns)?;
         }
         Ok(deleted)

@@ -34,7 +34,7 @@ impl Shared {
     pub(super) fn drain(&self) -> Result<Vec<(i64, Error)>> {
         let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut failed: Vec<(i64, Error)> = Vec::new();
-        let Some(extractor) = self.extractor.as_ref() else {
+        let Some((extractor, _)) = self.extractor.as_ref() else {
             return match self.lock_store().pending(None)? {
                 0 => Ok(failed),
                 pending => Err(Error::NoExtractor { operation: "extraction", pending }),
@@ -151,6 +151,7 @@ impl Shared {
         extraction: Option<crate::extract::Extraction>,
     ) -> Result<()> {
         let embedder = self.embedder("extraction")?;
+        let extractor = self.extractor.as_ref().map(|(_, id)| *id);
         let agent = round.agent.as_deref();
         let ts = Timestamp::parse(&round.ts)?;
         let at = ts.sortable();
@@ -223,6 +224,7 @@ impl Shared {
                 supersedes: None,
                 superseded_by: None,
                 agent: round.agent.clone(),
+                extractor,
             };
             row.pair_key = statement(&row, &round_date, round.ts_unix).normal().map(|n| n.pair_key());
             // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
@@ -300,6 +302,7 @@ impl Shared {
             write::log(&tx, user, agent, &at, "round.extracted", &round.key, None, &detail)?;
         }
         write::dequeue(&tx, round_id)?;
+        write::set_round_extractor(&tx, round_id, extractor)?;
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
 
@@ -341,28 +344,8 @@ pub(super) fn settle(
     existing: &mut Vec<crate::store::ActiveFact>,
     dates: &mut Vec<String>,
 ) -> Result<(bool, usize)> {
-    let new = statement(row, date, ts_unix);
-    let key = |r: &FactRow, date: &str, ts: i64| {
-        r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
-    };
-    let Some(new_key) = key(row, date, ts_unix) else { return Ok((true, 0)) };
-    let mut losers = Vec::new();
-    let mut lost_to = None;
-    for (i, old) in existing.iter().enumerate() {
-        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
-        if key(&old.row, &dates[i], old.ts_unix).as_deref() != Some(new_key.as_str()) {
-            continue;
-        }
-        let old_statement = statement(&old.row, &dates[i], old.ts_unix);
-        if let Some(rule) = conflict(&new, &old_statement) {
-            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
-                losers.push((i, rule));
-            } else {
-                lost_to = Some((i, rule));
-                break;
-            }
-        }
-    }
+    let others = existing.iter().zip(dates.iter()).map(|(f, d)| (&f.row, d.as_str(), f.ts_unix));
+    let Contest { lost_to, losers } = contest(row, date, ts_unix, others);
     let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
         write::supersede(tx, user, &loser.key, &winner.key)?;
         let detail = serde_json::json!({
@@ -393,6 +376,47 @@ pub(super) fn settle(
         dates.remove(*i);
     }
     Ok((true, losers.len()))
+}
+
+/// How a fact fares against the active facts it meets: the one it loses to (it reports an older
+/// state), or else the ones it beats, by their place among `others`.
+pub(super) struct Contest {
+    pub lost_to: Option<(usize, Rule)>,
+    pub losers: Vec<(usize, Rule)>,
+}
+
+/// The conflict rules between `row` (of the given round date and timestamp) and `others` (active
+/// facts in id order, each with its round's date and timestamp): only facts with the same
+/// `subject|predicate` key can conflict; the first one that is newer wins over `row`.
+pub(super) fn contest<'a>(
+    row: &FactRow,
+    date: &str,
+    ts_unix: i64,
+    others: impl Iterator<Item = (&'a FactRow, &'a str, i64)>,
+) -> Contest {
+    let mut out = Contest { lost_to: None, losers: Vec::new() };
+    let new = statement(row, date, ts_unix);
+    let key = |r: &FactRow, date: &str, ts: i64| {
+        r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
+    };
+    let Some(new_key) = key(row, date, ts_unix) else { return out };
+    for (i, (old, old_date, old_ts)) in others.enumerate() {
+        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
+        if key(old, old_date, old_ts).as_deref() != Some(new_key.as_str()) {
+            continue;
+        }
+        let old_statement = statement(old, old_date, old_ts);
+        if let Some(rule) = conflict(&new, &old_statement) {
+            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                out.losers.push((i, rule));
+            } else {
+                out.lost_to = Some((i, rule));
+                out.losers.clear();
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// A day number as `YYYY-MM-DD`.

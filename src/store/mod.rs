@@ -1,23 +1,29 @@
 //! The store: the only code that knows SQL.
 //!
 //! One SQLite file in WAL mode. Tables: `meta` (pins), `users` (logical now, a write counter),
-//! `rounds` (verbatim turns), `facts` (extracted from rounds), `notes` (direct memories, with
-//! `note_tags`), a sqlite-vec `vec0` table per record kind (partitioned by user), FTS5 over round
-//! and note text, `extract_queue` and `decisions` (the write-path decision log).
+//! `rounds` (verbatim turns), `facts` (extracted from rounds), `extractors` (the pins of every
+//! extractor that produced a fact; each round and fact names its own), `notes` (direct memories,
+//! with `note_tags`), a sqlite-vec `vec0` table per record kind (partitioned by user), FTS5 over
+//! round and note text, `extract_queue` and `decisions` (the write-path decision log).
 //! Every read and write names its user, and every read that can see agent-private records
 //! applies the visibility rule ([`View`]); no statement here can touch another user's rows.
 //! The store never embeds, ranks or renders.
 
+mod extractors;
 mod notes;
 mod pins;
-mod rows;
+pub(crate) mod rows;
 
+pub(crate) use extractors::ExtractorRow;
 pub(crate) use notes::{NoteMeta, NoteRow};
-pub(crate) use pins::{Pins, NOTE_PINS, SCHEMA_VERSION};
+pub(crate) use pins::{
+    extractor_hash, extractor_json, split_legacy, Pins, EXTRACTION, NOTE_PINS, SCHEMA_VERSION,
+};
 pub(crate) use rows::{blob_vector, vector_blob, ActiveFact, DecisionRow, FactRow, RoundRow, UserVectors};
 
 /// The writes used inside a caller's transaction ([`Tx`]).
 pub(crate) mod write {
+    pub(crate) use super::extractors::write::*;
     pub(crate) use super::notes::write::*;
     pub(crate) use super::rows::write::*;
 }
@@ -74,6 +80,9 @@ pub(crate) struct Store {
 pub(crate) enum OpenMode<'a> {
     /// Create the store with these pins if it is new; otherwise every pin must match.
     Expect(&'a Pins),
+    /// As `Expect`, for a handle without an extractor: a store that extracts opens too (its
+    /// rounds are then queued for whichever handle has one), so reading never needs the model.
+    ExpectReading(&'a Pins),
     /// The store must exist; take its stored pins as they are.
     Stored,
 }
@@ -129,7 +138,7 @@ impl Store {
         let not_a_store = |reason: String| Error::NotAStore { path: path.to_owned(), reason };
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         match mode {
-            OpenMode::Expect(_) => flags |= OpenFlags::SQLITE_OPEN_CREATE,
+            OpenMode::Expect(_) | OpenMode::ExpectReading(_) => flags |= OpenFlags::SQLITE_OPEN_CREATE,
             OpenMode::Stored if !path.exists() => {
                 return Err(not_a_store("no such file".into()));
             }
@@ -154,14 +163,25 @@ impl Store {
         let mut store = Store { conn, path: path.to_owned(), pins: Pins::default() };
         if tables == 0 {
             match mode {
-                OpenMode::Expect(pins) => store.create(pins)?,
+                OpenMode::Expect(pins) | OpenMode::ExpectReading(pins) => store.create(pins)?,
                 OpenMode::Stored => return Err(not_a_store("empty SQLite file".into())),
             }
         }
         store.migrate()?;
         let stored = store.read_pins()?;
-        if let OpenMode::Expect(expected) = mode {
-            let differences = stored.differences(expected);
+        let expected = match mode {
+            OpenMode::Expect(expected) => Some(expected.clone()),
+            OpenMode::ExpectReading(expected) => {
+                let mut expected = expected.clone();
+                if let Some(on) = stored.0.get(pins::EXTRACTION) {
+                    expected.0.insert(pins::EXTRACTION.into(), on.clone());
+                }
+                Some(expected)
+            }
+            OpenMode::Stored => None,
+        };
+        if let Some(expected) = expected {
+            let differences = stored.differences(&expected);
             if !differences.is_empty() {
                 return Err(Error::PinMismatch { differences });
             }
@@ -190,10 +210,13 @@ impl Store {
         Ok(())
     }
 
-    /// Brings a store of an older schema to this one, in place and in one transaction:
-    /// version 3 gains agent columns and the note tables (its pins gain the note pins).
+    /// Brings a store of an older schema (3 or 4) to this one, in place and in one transaction,
+    /// after copying the file to `<file>.schema-<N>.bak` beside it (a consistent copy, made with
+    /// `VACUUM INTO`). Version 3 gains agent columns and the note tables (its pins gain the note
+    /// pins); version 4 gains the `extractors` table, and its extractor's pins move from the
+    /// store's pins into it, named by every round and fact it produced.
     fn migrate(&mut self) -> Result<()> {
-        let version = |conn: &Connection| -> Result<Option<String>> {
+        let version = |conn: &Connection| -> Result<Option<u32>> {
             let has_meta: i64 = conn.query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
                 [],
@@ -202,50 +225,79 @@ impl Store {
             if has_meta == 0 {
                 return Ok(None);
             }
-            Ok(conn
+            let v: Option<String> = conn
                 .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
-                .optional()?)
+                .optional()?;
+            Ok(v.and_then(|v| v.parse().ok()))
         };
-        if version(&self.conn)?.as_deref() != Some("3") {
-            return Ok(());
-        }
+        let found = match version(&self.conn)? {
+            Some(v @ 3..=4) => v,
+            _ => return Ok(()),
+        };
+        self.backup(found)?;
         let path = self.path.clone();
         let tx = self.begin()?;
         // Another process may have migrated it between our check and our lock.
-        if version(&tx)?.as_deref() == Some("3") {
-            let dim: usize = tx
-                .query_row("SELECT value FROM meta WHERE key = 'embedder.dim'", [], |r| {
-                    r.get::<_, String>(0)
-                })?
-                .parse()
-                .map_err(|_| Error::Corrupt { path, reason: "embedder.dim".into() })?;
+        let Some(found @ 3..=4) = version(&tx)? else { return tx.commit() };
+        let dim: usize = tx
+            .query_row("SELECT value FROM meta WHERE key = 'embedder.dim'", [], |r| r.get::<_, String>(0))?
+            .parse()
+            .map_err(|_| Error::Corrupt { path, reason: "embedder.dim".into() })?;
+        if found == 3 {
             tx.execute_batch(&format!(
                 "ALTER TABLE rounds ADD COLUMN agent TEXT; ALTER TABLE facts ADD COLUMN agent TEXT; \
                  ALTER TABLE decisions ADD COLUMN agent TEXT; \
                  INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1); {}",
                 notes_schema(dim)
             ))?;
-            let mut all = std::collections::BTreeMap::new();
-            {
-                let mut stmt = tx.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
-                let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-                for row in rows {
-                    let (k, v) = row?;
-                    all.insert(k, v);
-                }
-            }
-            all.insert("schema_version".into(), SCHEMA_VERSION.to_string());
-            for (k, v) in pins::NOTE_PINS {
-                all.insert((*k).to_owned(), (*v).to_owned());
-            }
-            tx.execute("DELETE FROM meta", [])?;
-            let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
-            for (k, v) in Pins(all).with_hash() {
-                insert.execute((k, v))?;
-            }
-            drop(insert);
         }
+        tx.execute_batch(&format!(
+            "{EXTRACTORS_SCHEMA} \
+             ALTER TABLE rounds ADD COLUMN extractor INTEGER REFERENCES extractors(id); \
+             ALTER TABLE facts ADD COLUMN extractor INTEGER REFERENCES extractors(id);"
+        ))?;
+        let mut all = std::collections::BTreeMap::new();
+        {
+            let mut stmt = tx.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
+            let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            for row in rows {
+                let (k, v) = row?;
+                all.insert(k, v);
+            }
+        }
+        let (pins, extractor) = pins::split_legacy(all);
+        if let Some(extractor) = extractor {
+            let id = extractors::write::register(&tx, &extractor)?;
+            // Every fact came from it, and every round it got to (the queued ones wait).
+            tx.execute("UPDATE facts SET extractor = ?1", [id])?;
+            tx.execute(
+                "UPDATE rounds SET extractor = ?1 WHERE id NOT IN (SELECT round_id FROM extract_queue)",
+                [id],
+            )?;
+        }
+        tx.execute("DELETE FROM meta", [])?;
+        let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+        for (k, v) in pins.with_hash() {
+            insert.execute((k, v))?;
+        }
+        drop(insert);
         tx.commit()
+    }
+
+    /// Copies the store, as it is, to `<file>.schema-<version>.bak` (replacing an older copy: a
+    /// migration that failed left the store as it was).
+    fn backup(&self, version: u32) -> Result<()> {
+        let mut name = self.path.clone().into_os_string();
+        name.push(format!(".schema-{version}.bak"));
+        let target = PathBuf::from(name);
+        let mut partial = target.clone().into_os_string();
+        partial.push(format!(".{}", std::process::id()));
+        let partial = PathBuf::from(partial);
+        let _ = std::fs::remove_file(&partial);
+        self.conn.execute("VACUUM INTO ?1", [partial.to_string_lossy()])?;
+        std::fs::rename(&partial, &target)?;
+        tracing::info!(backup = %target.display(), "store of schema {version} copied before migrating");
+        Ok(())
     }
 
     fn read_pins(&self) -> Result<Pins> {
@@ -312,6 +364,7 @@ CREATE TABLE rounds(
   turns TEXT NOT NULL,
   text TEXT NOT NULL,
   agent TEXT,
+  extractor INTEGER REFERENCES extractors(id),
   UNIQUE(user_id, round_key)
 );
 CREATE INDEX rounds_by_session ON rounds(user_id, session, norm_key);
@@ -352,20 +405,28 @@ CREATE TABLE facts(
   supersedes TEXT,
   superseded_by TEXT,
   agent TEXT,
+  extractor INTEGER REFERENCES extractors(id),
   UNIQUE(user_id, fact_key)
 );
 CREATE INDEX facts_by_round ON facts(round_id, id);
 CREATE INDEX facts_by_session ON facts(user_id, session, norm_key);
 CREATE VIRTUAL TABLE fact_vectors USING vec0(user_id integer partition key, embedding float[{dim}]);
+{extractors}
 CREATE TABLE extract_queue(
   round_id INTEGER PRIMARY KEY REFERENCES rounds(id),
   user_id INTEGER NOT NULL REFERENCES users(id)
 );
 INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1);
 {notes}",
-        notes = notes_schema(dim)
+        notes = notes_schema(dim),
+        extractors = EXTRACTORS_SCHEMA,
     )
 }
+
+/// Every extractor that produced a round's extraction (schema version 5): its pins as canonical
+/// JSON and their blake3, which exports name it by.
+const EXTRACTORS_SCHEMA: &str =
+    "CREATE TABLE extractors(id INTEGER PRIMARY KEY, pins_hash TEXT NOT NULL UNIQUE, pins TEXT NOT NULL);";
 
 /// The note tables (schema version 4). FTS5's secure-delete removes a deleted note's terms from
 /// the index itself, not only from its results.

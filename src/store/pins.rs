@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 use crate::error::PinDifference;
 
 /// The schema version this build reads and writes.
-pub(crate) const SCHEMA_VERSION: u32 = 4;
+pub(crate) const SCHEMA_VERSION: u32 = 5;
+
+/// The store pin that says whether rounds are queued for extraction (`on`) or not (`off`).
+pub(crate) const EXTRACTION: &str = "extraction";
 
 /// How notes (direct memories) are keyed and deduplicated; pinned in every store. Stores of
 /// schema version 3 gain these at migration (they hold no notes yet).
@@ -52,6 +55,11 @@ impl Pins {
         Ok(pins)
     }
 
+    /// Whether the store queues its rounds for extraction.
+    pub(crate) fn extracts(&self) -> bool {
+        self.0.get(EXTRACTION).map(String::as_str) == Some("on")
+    }
+
     /// The vector width the store was created with.
     pub(crate) fn dim(&self) -> crate::error::Result<usize> {
         self.0.get("embedder.dim").and_then(|d| d.parse().ok()).filter(|d| (1..=8192).contains(d)).ok_or_else(
@@ -76,6 +84,37 @@ impl Pins {
     }
 }
 
+/// Whether a key of a schema 4 store's pins (or a version 2 or 3 dump's) belongs to the extractor:
+/// since schema 5 those are recorded per extractor, not pinned for the whole store.
+fn is_extractor_key(key: &str) -> bool {
+    key == "extractor" || key.starts_with("extractor.") || key.starts_with("facts.")
+}
+
+/// Splits the pins of a schema 3 or 4 store (or of a dump made from one) into the store's pins
+/// of this schema (with [`EXTRACTION`] on or off and this schema version) and the pins of the
+/// extractor it was built with, if it had one. `all` holds no `pins_hash`.
+pub(crate) fn split_legacy(all: BTreeMap<String, String>) -> (Pins, Option<BTreeMap<String, String>>) {
+    let (extractor, mut store): (BTreeMap<String, String>, BTreeMap<String, String>) =
+        all.into_iter().partition(|(k, _)| is_extractor_key(k));
+    let had = extractor.get("extractor").is_some_and(|name| name != "none");
+    store.insert(EXTRACTION.into(), if had { "on" } else { "off" }.into());
+    store.insert("schema_version".into(), SCHEMA_VERSION.to_string());
+    for (k, v) in NOTE_PINS {
+        store.entry((*k).to_owned()).or_insert_with(|| (*v).to_owned());
+    }
+    (Pins(store), had.then_some(extractor))
+}
+
+/// The hash an extractor's pins are known by: blake3 over their canonical JSON.
+pub(crate) fn extractor_hash(pins: &BTreeMap<String, String>) -> String {
+    blake3::hash(canonical_json(pins).as_bytes()).to_hex().to_string()
+}
+
+/// The canonical JSON of an extractor's pins, as stored.
+pub(crate) fn extractor_json(pins: &BTreeMap<String, String>) -> String {
+    canonical_json(pins)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +134,32 @@ mod tests {
         let keys: Vec<String> = a.differences(&b).into_iter().map(|d| d.key).collect();
         assert_eq!(keys, vec!["embedder.name", "x", "y"]);
         assert!(a.differences(&a).is_empty());
+    }
+
+    #[test]
+    fn legacy_pins_split_into_the_store_and_its_extractor() {
+        let old: BTreeMap<String, String> = [
+            ("embedder.dim", "384"),
+            ("extractor", "qwen.gguf"),
+            ("extractor.prompt", "p"),
+            ("facts.lexicons", "l"),
+            ("rounds.normalizer", "v1"),
+            ("schema_version", "4"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let (store, extractor) = split_legacy(old.clone());
+        assert!(store.extracts());
+        assert_eq!(store.0["schema_version"], SCHEMA_VERSION.to_string());
+        assert!(store.0.keys().all(|k| !is_extractor_key(k)), "{store:?}");
+        let extractor = extractor.unwrap();
+        assert_eq!(extractor.keys().collect::<Vec<_>>(), ["extractor", "extractor.prompt", "facts.lexicons"]);
+        let mut none = old;
+        none.retain(|k, _| !is_extractor_key(k));
+        none.insert("extractor".into(), "none".into());
+        let (store, extractor) = split_legacy(none);
+        assert!(!store.extracts() && extractor.is_none());
     }
 
     #[test]

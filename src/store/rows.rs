@@ -22,6 +22,9 @@ pub(crate) struct RoundRow {
     pub text: String,
     /// The agent it is private to; `None`: shared by every agent of the user.
     pub agent: Option<String>,
+    /// The extractor (its id in `extractors`) that made its latest extraction; `None` while it
+    /// waits, or in a store that does not extract.
+    pub extractor: Option<i64>,
 }
 
 /// A logged write-path decision.
@@ -65,6 +68,8 @@ pub(crate) struct FactRow {
     pub superseded_by: Option<String>,
     /// Its round's agent.
     pub agent: Option<String>,
+    /// The extractor (its id in `extractors`) that produced it.
+    pub extractor: Option<i64>,
 }
 
 /// An active fact with what the conflict rules need from its round.
@@ -84,11 +89,11 @@ pub(crate) struct UserVectors {
     pub data: Vec<f32>,
 }
 
-const FACT_COLUMNS: &str =
+pub(crate) const FACT_COLUMNS: &str =
     "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
-     subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent";
+     subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent, extractor";
 
-fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
+pub(crate) fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
     Ok(FactRow {
         id: r.get(0)?,
         round_id: r.get(1)?,
@@ -109,6 +114,7 @@ fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
         supersedes: r.get(16)?,
         superseded_by: r.get(17)?,
         agent: r.get(18)?,
+        extractor: r.get(19)?,
     })
 }
 
@@ -120,7 +126,8 @@ pub(crate) fn blob_vector(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
-const ROUND_COLUMNS: &str = "id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent";
+const ROUND_COLUMNS: &str =
+    "id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, extractor";
 
 impl Store {
     fn corrupt(&self, reason: impl Into<String>) -> Error {
@@ -141,6 +148,7 @@ impl Store {
                 .map_err(|e| self.corrupt(format!("round {key}: turns: {e}")))?,
             text: r.get(8)?,
             agent: r.get(9)?,
+            extractor: r.get(10)?,
             key,
         })
     }
@@ -490,8 +498,8 @@ pub(crate) mod write {
     ) -> Result<i64> {
         let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
         conn.prepare_cached(
-            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
+             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
         )?
         .execute(params![
             user_id,
@@ -503,7 +511,8 @@ pub(crate) mod write {
             round.norm_key,
             turns,
             round.text,
-            round.agent
+            round.agent,
+            round.extractor
         ])?;
         let id = conn.last_insert_rowid();
         conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
@@ -590,9 +599,9 @@ pub(crate) mod write {
         let rows = stmt.query_map(params![user_id, agent], |r| {
             Ok(ActiveFact {
                 row: fact_from_row(r)?,
-                round_day: r.get(19)?,
-                ts_unix: r.get(20)?,
-                vector: blob_vector(&r.get::<_, Vec<u8>>(21)?),
+                round_day: r.get(20)?,
+                ts_unix: r.get(21)?,
+                vector: blob_vector(&r.get::<_, Vec<u8>>(22)?),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -624,7 +633,8 @@ pub(crate) mod write {
         conn.prepare_cached(
             "INSERT INTO facts(user_id, round_id, fact_key, session, day, norm_key, content, raw, mention, \
              valid_time, subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, \
-             agent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+             agent, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
+             ?19, ?20)",
         )?
         .execute(params![
             user_id,
@@ -645,21 +655,13 @@ pub(crate) mod write {
             f.pair_key,
             f.supersedes,
             f.superseded_by,
-            f.agent
+            f.agent,
+            f.extractor
         ])?;
         let id = conn.last_insert_rowid();
         conn.prepare_cached("INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
             .execute(params![id, user_id, vector_blob(vector)])?;
         Ok(id)
-    }
-
-    /// The agents the user's active facts belong to (`None`, the shared ones, first).
-    pub(crate) fn fact_agents(conn: &Connection, user_id: i64) -> Result<Vec<Option<String>>> {
-        let mut stmt = conn.prepare_cached(
-            "SELECT DISTINCT agent FROM facts WHERE user_id = ?1 AND salience > 0 ORDER BY agent IS NOT NULL, agent",
-        )?;
-        let rows = stmt.query_map([user_id], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
     /// Removes a fact and its vector.

@@ -1,0 +1,305 @@
+//! Upgrades without re-ingesting: stores of older schemas migrate in place (after a backup),
+//! reading needs no extractor, facts name the extractor that produced them, `reextract` brings a
+//! store up to date after its extractor changed, and `consolidate` settles every fact again.
+//! The extractors are `ScriptedExtractor`s: a changed script is a changed prompt, as far as the
+//! store can tell (both change the extractor's pins).
+
+mod common;
+
+use std::sync::Arc;
+
+use common::temp_store;
+use mnemon::extract::{Extractor, ScriptedExtractor};
+use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Reextract};
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+/// The gzipped fixture store `name`, unpacked into `dir`.
+fn unpack(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let gz = std::fs::read(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut bytes).unwrap();
+    let path = dir.join("store.db");
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
+
+/// A dump's lines as JSON values without what schema 5 added (extractor lines and fields), for
+/// comparing with a dump made before it.
+fn without_extractors(dump: &str) -> Vec<serde_json::Value> {
+    dump.lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] != "extractor")
+        .map(|mut v| {
+            v.as_object_mut().unwrap().remove("extractor");
+            v
+        })
+        .collect()
+}
+
+/// A text export up to its extractors section, without the pins hash line.
+fn text_body(text: &str) -> String {
+    let body = text.split("\nextractors:\n").next().unwrap();
+    body.lines().filter(|l| !l.starts_with("pins_hash")).collect::<Vec<_>>().join("\n")
+}
+
+fn script(name: &str, json: &str) -> Arc<dyn Extractor> {
+    Arc::new(ScriptedExtractor::from_json(name, json).unwrap())
+}
+
+fn open_with(path: &std::path::Path, x: Option<&Arc<dyn Extractor>>) -> Memory {
+    let config = Config { background_extraction: false, ..Config::default() };
+    Memory::open_with(path, Arc::new(HashingEmbedder::default()), x.cloned(), config).unwrap()
+}
+
+#[test]
+fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = unpack(dir.path(), "store-v4.db.gz");
+    let original = std::fs::read(&path).unwrap();
+    // No extractor: reading needs the embedder only.
+    let m = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
+    let pins = m.pins().unwrap();
+    assert_eq!(pins["schema_version"], "5");
+    assert_eq!(pins["extraction"], "on");
+    assert!(pins.keys().all(|k| !k.starts_with("extractor") && !k.starts_with("facts.")), "{pins:?}");
+
+    // The backup is the file as it was, still schema 4.
+    let backup = dir.path().join("store.db.schema-4.bak");
+    let conn = rusqlite::Connection::open(&backup).unwrap();
+    let version: String =
+        conn.query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0)).unwrap();
+    assert_eq!(version, "4");
+    let rounds: i64 = conn.query_row("SELECT count(*) FROM rounds", [], |r| r.get(0)).unwrap();
+    assert_eq!(rounds, 6);
+    drop(conn);
+    assert!(std::fs::metadata(&backup).unwrap().len() > 0 && !original.is_empty());
+
+    // It exports what it held.
+    assert_eq!(m.export("ana", ExportFormat::Markdown).unwrap(), fixture("store-v4.ana.md"));
+    assert_eq!(
+        text_body(&m.export("ana", ExportFormat::Text).unwrap()),
+        text_body(&fixture("store-v4.ana.text"))
+    );
+    let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
+    assert_eq!(without_extractors(&dump), without_extractors(&fixture("store-v4.ana.jsonl")));
+
+    // Its facts name the extractor that made them: the one its pins held.
+    let extractors = m.extractors(Some("ana")).unwrap();
+    assert_eq!(extractors.len(), 1);
+    let x = &extractors[0];
+    assert_eq!(x.pins["extractor"], "scripted:demo.facts.json");
+    let fact_lines: Vec<&str> = dump.lines().filter(|l| l.contains(r#""kind":"fact""#)).collect();
+    assert_eq!((x.rounds, x.facts, x.current), (6, fact_lines.len(), false));
+    assert!(fact_lines.len() >= 8 && fact_lines.iter().all(|l| l.contains(&x.hash)));
+
+    // Every read path, with no model loaded.
+    let context = m.get_context("Where does the user work?", "ana").unwrap();
+    assert!(context.text.contains("Northwind"), "{}", context.text);
+    assert_eq!(m.count("ana").unwrap().notes, 2);
+    assert_eq!(m.count(mnemon::Scope::user("ana").with_agent(Some("planner"))).unwrap().notes, 2);
+    assert_eq!(m.count("bo").unwrap().notes, 1);
+
+    // A migrated store's dump imports, and the copy exports the same.
+    let copy = dir.path().join("copy.db");
+    Memory::import(&copy, &dump, Config::default()).unwrap();
+    let copy = Memory::open_stored(&copy, Config::default()).unwrap();
+    assert_eq!(copy.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+    assert_eq!(copy.extractors(None).unwrap()[0].hash, x.hash);
+
+    // The fixture's own (version 3) dump imports as well, naming the same extractor.
+    let old = dir.path().join("old-dump.db");
+    Memory::import(&old, &fixture("store-v4.ana.jsonl"), Config::default()).unwrap();
+    let old = Memory::open_stored(&old, Config::default()).unwrap();
+    assert_eq!(old.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+
+    // Opened again: nothing left to migrate, and the backup is not made again.
+    drop(m);
+    std::fs::remove_file(&backup).unwrap();
+    let again = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
+    assert!(!backup.exists());
+    assert_eq!(again.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+}
+
+/// Porto, then a move to Lisbon (superseding it), then a cat; `v2` words the move differently,
+/// as a changed prompt would, and finds a second fact in the cat round.
+fn scripts() -> (String, String) {
+    let fact = |content: &str, raw: &str, s: &str, p: &str, o: &str| {
+        serde_json::json!({
+            "content": content, "raw": raw, "when": null,
+            "subject": s, "predicate": p, "object": o, "salience": 1.0
+        })
+    };
+    let porto = fact("The user lives in Porto.", "user: I live in Porto", "user", "lives in", "Porto");
+    let v1 = serde_json::json!({
+        "I live in Porto, near the river.": [porto],
+        "Big news: I moved to Lisbon last week!": [fact("The user moved to Lisbon.", "user: I moved to Lisbon last week", "user", "moved to", "Lisbon")],
+        "I have a cat named Pixel, she is three.": [fact("The user has a cat named Pixel.", "user: I have a cat named Pixel", "user", "has", "a cat")],
+    });
+    let v2 = serde_json::json!({
+        "I live in Porto, near the river.": [porto],
+        "Big news: I moved to Lisbon last week!": [fact("The user moved to Lisbon last week.", "user: I moved to Lisbon last week", "user", "lives in", "Lisbon")],
+        "I have a cat named Pixel, she is three.": [
+            fact("The user has a cat named Pixel.", "user: I have a cat named Pixel", "user", "has", "a cat"),
+            fact("The user's cat Pixel is three years old.", "user: she is three", "Pixel", "age is", "three"),
+        ],
+    });
+    (v1.to_string(), v2.to_string())
+}
+
+fn history() -> Vec<Message> {
+    vec![
+        Message::user("I live in Porto, near the river.", "2024-01-10T10:00:00").in_session("a"),
+        Message::assistant("Porto is lovely.", "2024-01-10T10:00:05").in_session("a"),
+        Message::user("Big news: I moved to Lisbon last week!", "2024-06-02T09:00:00").in_session("b"),
+        Message::assistant("Congratulations on the move!", "2024-06-02T09:00:05").in_session("b"),
+        Message::user("I have a cat named Pixel, she is three.", "2024-07-01T09:00:00").in_session("c"),
+        Message::assistant("Say hi to Pixel.", "2024-07-01T09:00:05").in_session("c"),
+    ]
+}
+
+#[test]
+fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
+    let (v1, v2) = scripts();
+    let (x1, x2) = (script("facts", &v1), script("facts", &v2));
+    let t = temp_store();
+    open_with(&t.path, Some(&x1)).add(&history(), "maya").unwrap();
+
+    // What a store built under the new extractor from the start holds.
+    let fresh = temp_store();
+    let direct = open_with(&fresh.path, Some(&x2));
+    direct.add(&history(), "maya").unwrap();
+    let expected = direct.export("maya", ExportFormat::Markdown).unwrap();
+    assert!(
+        expected.contains("three years old") && expected.contains("~~The user lives in Porto.~~"),
+        "{expected}"
+    );
+
+    // Opened with the changed extractor: no refusal, the old facts are still read.
+    let m = open_with(&t.path, Some(&x2));
+    let infos = m.extractors(Some("maya")).unwrap();
+    assert_eq!(infos.len(), 2);
+    assert_eq!((infos[0].rounds, infos[0].facts, infos[0].current), (3, 3, false));
+    assert_eq!((infos[1].rounds, infos[1].facts, infos[1].current), (0, 0, true));
+    assert!(m.get_context("Where does the user live?", "maya").unwrap().text.contains("moved to Lisbon"));
+
+    // A selection by key: the move's round, whose old fact had superseded the home (which is
+    // active again until the new fact settles); an unknown key changes nothing.
+    let before = m.export("maya", ExportFormat::Jsonl).unwrap();
+    let bad = ["2024-06-02T09:00:00#000000000000"];
+    match m.reextract(Some("maya"), Reextract::Rounds(&bad)) {
+        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "rounds[0]"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(m.export("maya", ExportFormat::Jsonl).unwrap(), before);
+    let keys: Vec<String> = m.rounds("maya").unwrap().into_iter().map(|r| r.key).collect();
+    let report = m.reextract(Some("maya"), Reextract::Rounds(&[keys[1].as_str()])).unwrap();
+    assert_eq!((report.users, report.rounds, report.replaced, report.restored), (1, 1, 1, 1), "{report:?}");
+    assert_eq!(m.extractors(Some("maya")).unwrap()[1].rounds, 1);
+
+    // The stale rest: the two rounds the old extractor made.
+    let report = m.reextract(Some("maya"), Reextract::Stale).unwrap();
+    assert_eq!((report.rounds, report.replaced, report.restored), (2, 2, 0), "{report:?}");
+    assert_eq!(report.extractor, infos[1].hash);
+    m.consolidate("maya").unwrap();
+    let infos = m.extractors(Some("maya")).unwrap();
+    assert_eq!((infos[0].rounds, infos[0].facts), (0, 0), "nothing left from the old extractor");
+    assert_eq!((infos[1].rounds, infos[1].facts), (3, 4));
+    // Nothing is stale any more, and settling again changes nothing.
+    assert_eq!(m.reextract(Some("maya"), Reextract::Stale).unwrap().rounds, 0);
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+
+    // The same facts, keys and supersessions as a store built under the new extractor.
+    assert_eq!(m.export("maya", ExportFormat::Markdown).unwrap(), expected);
+    let log = m.decisions("maya").unwrap();
+    let count = |kind: &str| log.iter().filter(|d| d.kind == kind).count();
+    assert_eq!((count("fact.replaced"), count("round.requeued"), count("round.extracted")), (3, 3, 6));
+    let replaced =
+        log.iter().find(|d| d.kind == "fact.replaced" && d.detail.contains("moved to Lisbon")).unwrap();
+    assert!(replaced.detail.contains(&infos[0].hash), "{replaced:?}");
+    assert!(log.iter().any(|d| d.kind == "fact.restored"), "Porto came back until Lisbon settled again");
+
+    // A dump carries both extractors and imports losslessly.
+    let dump = m.export("maya", ExportFormat::Jsonl).unwrap();
+    assert_eq!(
+        dump.lines().filter(|l| l.contains(r#""kind":"extractor""#)).count(),
+        1,
+        "only those that made records"
+    );
+    let copy = t.dir.path().join("copy.db");
+    Memory::import(&copy, &dump, Config::default()).unwrap();
+    assert_eq!(
+        Memory::open_stored(&copy, Config::default()).unwrap().export("maya", ExportFormat::Jsonl).unwrap(),
+        dump
+    );
+
+    // Without an extractor there is nothing to re-extract with.
+    let plain = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    assert!(matches!(plain.reextract(None, Reextract::All), Err(Error::NoExtractor { .. })));
+}
+
+#[test]
+fn a_handle_without_an_extractor_queues_rounds_for_the_next_one_with_it() {
+    let (v1, _) = scripts();
+    let x = script("facts", &v1);
+    let t = temp_store();
+    open_with(&t.path, Some(&x)).add(&history()[..2], "maya").unwrap();
+    let plain = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    plain.add(&history()[2..4], "maya").unwrap();
+    assert_eq!(plain.pending(Some("maya")).unwrap(), 1);
+    assert!(matches!(plain.flush(), Err(Error::NoExtractor { pending: 1, .. })));
+    assert_eq!(plain.facts("maya").unwrap().len(), 1);
+    drop(plain);
+    let m = open_with(&t.path, Some(&x));
+    m.flush().unwrap();
+    assert_eq!(m.pending(None).unwrap(), 0);
+    let facts = m.facts("maya").unwrap();
+    assert_eq!(facts.len(), 1, "{facts:?}");
+    assert!(facts[0].content.contains("Lisbon"), "the move superseded Porto: {facts:?}");
+    // A store made without an extractor refuses one, naming the pin.
+    let none = temp_store();
+    Memory::open(&none.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let config = Config::default();
+    match Memory::open_with(&none.path, Arc::new(HashingEmbedder::default()), Some(x), config) {
+        Err(Error::PinMismatch { differences }) => {
+            assert_eq!(differences.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(), ["extraction"])
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn consolidate_rekeys_and_resettles_every_fact_as_the_current_rules_would() {
+    let (v1, _) = scripts();
+    let x = script("facts", &v1);
+    let t = temp_store();
+    let m = open_with(&t.path, Some(&x));
+    m.add(&history(), "maya").unwrap();
+    let settled = m.export("maya", ExportFormat::Markdown).unwrap();
+    assert!(settled.contains("~~The user lives in Porto.~~"), "{settled}");
+    drop(m);
+    // As an older lexicon would have left it: the move keyed apart from the home, so nothing
+    // superseded.
+    let conn = rusqlite::Connection::open(&t.path).unwrap();
+    conn.execute_batch(
+        "UPDATE facts SET pair_key = 'user|relocated', supersedes = NULL WHERE content LIKE '%Lisbon%'; \
+         UPDATE facts SET superseded_by = NULL, salience = initial_salience WHERE content LIKE '%Porto%';",
+    )
+    .unwrap();
+    drop(conn);
+    let m = Memory::open_stored(&t.path, Config::default()).unwrap();
+    assert_eq!(m.facts("maya").unwrap().len(), 3);
+    let report = m.consolidate("maya").unwrap();
+    assert_eq!((report.superseded, report.restored, report.rekeyed), (1, 0, 1), "{report:?}");
+    assert_eq!(m.export("maya", ExportFormat::Markdown).unwrap(), settled);
+    let log = m.decisions("maya").unwrap();
+    let rekeyed = log.iter().find(|d| d.kind == "fact.rekeyed").unwrap();
+    assert!(
+        rekeyed.detail.contains("user|relocated") && rekeyed.detail.contains("user|lives_in"),
+        "{rekeyed:?}"
+    );
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+}
