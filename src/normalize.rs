@@ -79,6 +79,34 @@ impl Normal {
     }
 }
 
+/// The predicates of the closed output contract ([`crate::extract::Contract::Closed`]): the first
+/// form of every functional group, and the first form of each side of every antonym group, in
+/// lexicon order — the relations the conflict rules act on. Anything else is `other`.
+pub fn closed_predicates() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let mut push = |form: &str, out: &mut Vec<String>| {
+        if seen.insert(form.to_owned()) {
+            out.push(form.to_owned());
+        }
+    };
+    let mut last = String::new();
+    for (group, form) in entries(FUNCTIONAL) {
+        if group != last {
+            push(&form, &mut out);
+            last = group;
+        }
+    }
+    let mut sides = std::collections::BTreeSet::new();
+    for (group, line) in entries(ANTONYMS) {
+        let (side, form) = line.split_at(1);
+        if sides.insert((group, side.to_owned())) {
+            push(form.trim(), &mut out);
+        }
+    }
+    out
+}
+
 /// Lines of a lexicon that are neither blank nor comments, with the group each falls under
 /// (the text of its `## ` header, up to a colon).
 fn entries(text: &str) -> Vec<(String, String)> {

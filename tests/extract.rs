@@ -372,3 +372,58 @@ fn a_round_gives_the_same_bytes_alone_or_decoded_with_others() {
         }
     }
 }
+
+#[test]
+fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_turn() {
+    let _decoding = one_decode_at_a_time();
+    let config = LlamaConfig {
+        threads: 2,
+        max_tokens: 240,
+        contract: mnemon::extract::Contract::Closed,
+        ..LlamaConfig::default()
+    };
+    let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
+    // Another contract is another prompt, as the pins say; the open one's pin is unchanged.
+    assert_ne!(m.pins().prompt, smollm().pins().prompt);
+    assert_eq!(smollm().pins().prompt, mnemon::extract::prompt_blake3());
+    let vocabulary = mnemon::normalize::closed_predicates();
+    assert!(vocabulary.iter().any(|p| p == "lives in") && vocabulary.iter().any(|p| p == "dislike"));
+
+    // What decoding enforces, on outputs SmolLM2 would not write on its own (it answers `[]` to
+    // such rounds under either contract).
+    // The fields in the contract's order (the grammar fixes it).
+    let item = |content: &str, predicate: &str| {
+        format!(
+            r#"[{{"content":"{content}","raw":"user: now I only drive the Subaru Outback","when":null,"subject":"user","predicate":"{predicate}","object":"the Subaru Outback","salience":1.0}}]"#
+        )
+    };
+    let drive = "The user now drives only the Subaru Outback.";
+    let keeps = item(drive, "drives");
+    let free_predicate = item(drive, "is driving");
+    let misattributed = item("The assistant drives the Subaru Outback.", "other");
+    let open = smollm();
+    for (output, under_closed) in [(&keeps, true), (&free_predicate, false), (&misattributed, false)] {
+        assert!(open.grammar_allows(output).unwrap(), "open: {output}");
+        assert_eq!(m.grammar_allows(output).unwrap(), under_closed, "closed: {output}");
+    }
+    assert!(m.grammar_allows("[]").unwrap());
+    assert!(!m.grammar_allows(&keeps[..keeps.len() - 1]).unwrap(), "a cut array does not end");
+
+    // And the model decodes under it: whatever it writes keeps to it.
+    let round = [
+        turn(
+            Role::User,
+            "We finally sold the old Honda last weekend, so now I only drive the Subaru Outback.",
+        ),
+        turn(Role::Assistant, "Nice! The Outback is great in snow. I recommend winter tires."),
+    ];
+    let out = m.extract(&round).unwrap();
+    assert!(!out.truncated && m.grammar_allows(&out.raw_output).unwrap(), "{out:?}");
+    for f in &out.facts {
+        if let Some(p) = &f.predicate {
+            assert!(p == "other" || vocabulary.contains(p), "predicate {p:?} is outside the vocabulary");
+        }
+        let by = if f.content.starts_with("The assistant ") { "assistant: " } else { "user: " };
+        assert!(f.raw.starts_with(by), "{f:?}");
+    }
+}

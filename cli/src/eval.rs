@@ -92,6 +92,10 @@ pub enum Command {
         /// Rounds decoded together, each its own sequence in one llama.cpp context (1: alone).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
         batch: u16,
+        /// The output contract: `open` (free predicates) or `closed` (predicates from the
+        /// lexicons' relations or `other`; assistant facts only from the assistant's turn).
+        #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
+        contract: mnemon::extract::Contract,
     },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
@@ -203,10 +207,10 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
-        Command::Extract { dataset, model, evidence, other, scored_only, out, threads, batch } => {
+        Command::Extract { dataset, model, evidence, other, scored_only, out, threads, batch, contract } => {
             let extractor = mnemon::extract::LlamaExtractor::load(
                 &model,
-                mnemon::extract::LlamaConfig { threads, ..Default::default() },
+                mnemon::extract::LlamaConfig { threads, contract, ..Default::default() },
             )?;
             let bar = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(

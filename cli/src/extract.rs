@@ -24,6 +24,9 @@ pub struct Args {
     /// Most tokens of round text read (the user turn first).
     #[arg(long, default_value_t = LlamaConfig::default().input_cap)]
     input_cap: usize,
+    /// The output contract: `open` or `closed`.
+    #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
+    contract: mnemon::extract::Contract,
     /// The round: lines starting `user:` or `assistant:` begin a turn; other lines continue it.
     round: String,
 }
@@ -62,6 +65,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         threads: args.threads,
         max_tokens: args.max_tokens,
         input_cap: args.input_cap,
+        contract: args.contract,
         ..LlamaConfig::default()
     };
     let started = Instant::now();

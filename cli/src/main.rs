@@ -39,6 +39,15 @@ enum EmbedderChoice {
     Hashing,
 }
 
+/// `open` or `closed`, for the flags that choose an extractor's output contract.
+pub(crate) fn parse_contract(s: &str) -> Result<mnemon::extract::Contract, String> {
+    match s {
+        "open" => Ok(mnemon::extract::Contract::Open),
+        "closed" => Ok(mnemon::extract::Contract::Closed),
+        other => Err(format!("{other:?}: expected open or closed")),
+    }
+}
+
 #[derive(clap::Args, Clone)]
 pub(crate) struct EmbedArgs {
     /// Which embedder computes vectors.
@@ -73,6 +82,10 @@ pub(crate) struct EmbedArgs {
     /// llama.cpp threads for the extractor.
     #[arg(long, default_value_t = 2)]
     extract_threads: i32,
+    /// The extractor's output contract: `open` (free predicates) or `closed` (predicates from the
+    /// lexicons' relations or `other`; assistant facts only from the assistant's turn).
+    #[arg(long, default_value = "open", value_parser = parse_contract)]
+    extract_contract: mnemon::extract::Contract,
     /// Rounds the extractor decodes together (each gives the bytes it gives alone).
     #[arg(long, default_value_t = LlamaConfig::default().batch, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
     extract_batch: usize,
@@ -115,6 +128,7 @@ impl EmbedArgs {
         let config = LlamaConfig {
             threads: self.extract_threads.max(1),
             batch: self.extract_batch,
+            contract: self.extract_contract,
             ..LlamaConfig::default()
         };
         let model = LlamaExtractor::load(path, config)?;

@@ -280,7 +280,8 @@ pub fn summary(results: &[RoundResult]) -> String {
          evidence rounds carrying the answer's key information: {carried} / {} ({:.1} %)\n\
          facts per round sent: {:.2} kept, {:.2} dropped as not from the round; time mentions cleared: {cleared}\n\
          [] rate {:.1} % (no fact kept); truncated {:.1} %\n\
-         seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round)\n",
+         seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round)\n\
+         key information per hour of extraction: {:.1}\n",
         results.len(),
         results.iter().filter(|r| r.evidence).count(),
         scored.len(),
@@ -298,6 +299,7 @@ pub fn summary(results: &[RoundResult]) -> String {
         ptok as f64 / s,
         gtok as f64 / (gms / 1e3).max(1e-9),
         gtok as f64 / s,
+        carried as f64 * 3600.0 / secs.max(1e-9),
     )
 }
 

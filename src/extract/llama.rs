@@ -32,7 +32,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use llama_cpp_2::token::LlamaToken;
 use serde::Serialize;
 
-use super::{prompt_blake3, round_text, Extraction, Extractor, ExtractorPins, GRAMMAR};
+use super::{round_text, Contract, Extraction, Extractor, ExtractorPins};
 use crate::error::{Error, Result};
 use crate::round::{Role, Turn};
 
@@ -84,11 +84,22 @@ pub struct LlamaConfig {
     pub input_cap: usize,
     /// Most tokens generated; a decode that reaches it is flagged truncated.
     pub max_tokens: usize,
+    /// The output contract (pinned through the prompt hash, which covers its grammar).
+    #[serde(skip)]
+    pub contract: Contract,
 }
 
 impl Default for LlamaConfig {
     fn default() -> Self {
-        LlamaConfig { threads: 2, batch: 4, n_ctx: 4096, n_batch: 512, input_cap: 1536, max_tokens: 768 }
+        LlamaConfig {
+            threads: 2,
+            batch: 4,
+            n_ctx: 4096,
+            n_batch: 512,
+            input_cap: 1536,
+            max_tokens: 768,
+            contract: Contract::Open,
+        }
     }
 }
 
@@ -116,6 +127,9 @@ pub struct LlamaExtractor {
     model: LlamaModel,
     config: LlamaConfig,
     pins: ExtractorPins,
+    /// The contract's grammar and prompt text.
+    grammar: String,
+    prompt: String,
     /// The prompt's fixed head and its decoded state, made on first use for each number of
     /// sequences per context (a state restores only into a context of the same shape).
     heads: Mutex<Vec<(u32, Option<Arc<Head>>)>>,
@@ -196,9 +210,10 @@ impl LlamaExtractor {
             quant,
             runtime: format!("{RUNTIME}; {}", kernels()),
             decode,
-            prompt: prompt_blake3(),
+            prompt: config.contract.prompt_blake3(),
         };
-        Ok(LlamaExtractor { model, config, pins, heads: Mutex::default() })
+        let (grammar, prompt) = (config.contract.grammar(), config.contract.prompt());
+        Ok(LlamaExtractor { model, config, pins, grammar, prompt, heads: Mutex::default() })
     }
 
     /// The model file's path is not kept; this is its name as pinned.
@@ -209,6 +224,27 @@ impl LlamaExtractor {
     /// The run settings.
     pub fn config(&self) -> &LlamaConfig {
         &self.config
+    }
+
+    /// Whether this extractor's grammar (its contract's) lets the model write `output`, token by
+    /// token as the model's tokenizer splits it, and then end. A check of the contract as decoding
+    /// enforces it, for outputs a small model would not write on its own.
+    pub fn grammar_allows(&self, output: &str) -> Result<bool> {
+        let vocab = self.model.vocab();
+        let mut grammar = LlamaSampler::grammar(&self.model, &self.grammar, "root")
+            .map_err(|e| Error::Extractor(format!("grammar: {e}")))?;
+        let allowed = |grammar: &mut LlamaSampler, token: LlamaToken| {
+            let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
+            grammar.apply(&mut one);
+            one.data[0].logit().is_finite()
+        };
+        for token in vocab.tokenize(output.as_bytes(), false, false) {
+            if !allowed(&mut grammar, token) {
+                return Ok(false);
+            }
+            grammar.accept(token);
+        }
+        Ok(allowed(&mut grammar, vocab.eos()))
     }
 
     /// The round text within the input cap: the user turn first, then what fits of the rest.
@@ -256,7 +292,7 @@ impl LlamaExtractor {
             .model
             .chat_template(None)
             .map_err(|e| Error::Extractor(format!("{}: no chat template ({e})", self.pins.name)))?;
-        let mut messages = super::prompt_messages();
+        let mut messages = super::prompt_messages_of(&self.prompt);
         messages.push(("user", round));
         let chat = messages
             .into_iter()
@@ -437,7 +473,7 @@ impl LlamaExtractor {
                 }
                 Ok(tokens) => {
                     outcomes.push(None);
-                    let grammar = LlamaSampler::grammar(&self.model, GRAMMAR, "root")
+                    let grammar = LlamaSampler::grammar(&self.model, &self.grammar, "root")
                         .map_err(|e| llama("grammar", e))?;
                     live.push(Sequence::new(i, live.len() as i32, tokens, grammar));
                 }

@@ -159,11 +159,92 @@ pub trait Extractor: Send + Sync {
     }
 }
 
+/// The output contract an extractor decodes under.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Contract {
+    /// [`SCHEMA`] and [`GRAMMAR`] as they are: `predicate` is free text.
+    #[default]
+    Open,
+    /// `predicate` from a closed vocabulary ([`crate::normalize::closed_predicates`], the relations
+    /// the conflict rules act on, or `other`), and a fact about the assistant only from the
+    /// assistant's turn (its `raw` must begin `assistant: `; a fact about the user, `user: `).
+    /// The prompt names the vocabulary, and its examples follow it.
+    Closed,
+}
+
+impl Contract {
+    /// The GBNF grammar: [`GRAMMAR`], or for `Closed` [`GRAMMAR`] with its predicate and its
+    /// content / raw pair replaced.
+    pub fn grammar(self) -> String {
+        match self {
+            Contract::Open => GRAMMAR.to_owned(),
+            Contract::Closed => closed_grammar(),
+        }
+    }
+
+    /// The prompt text: [`PROMPT`], or for `Closed` [`PROMPT`] with the vocabulary named in the
+    /// instructions and the examples' free predicates written as `other`.
+    pub fn prompt(self) -> String {
+        match self {
+            Contract::Open => PROMPT.to_owned(),
+            Contract::Closed => {
+                let list: Vec<String> =
+                    crate::normalize::closed_predicates().iter().map(|p| format!("\"{p}\"")).collect();
+                let rule = format!(
+                    "\n\"predicate\" is one of {}, or \"other\" when none fits. A fact beginning \"The assistant\" \
+                     quotes the assistant's turn; a fact beginning \"The user\" quotes the user's turn.\n--- user ---",
+                    list.join(", ")
+                );
+                PROMPT
+                    .replacen("\n--- user ---", &rule, 1)
+                    .replace(r#""predicate":"starts at""#, r#""predicate":"other""#)
+                    .replace(r#""predicate":"recommended""#, r#""predicate":"other""#)
+            }
+        }
+    }
+
+    /// blake3 of the prompt, schema and grammar texts, in a fixed framing (the open contract's
+    /// is [`prompt_blake3`]).
+    pub fn prompt_blake3(self) -> String {
+        let framed =
+            serde_json::json!({ "prompt": self.prompt(), "schema": SCHEMA, "grammar": self.grammar() });
+        blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
+    }
+}
+
+/// [`GRAMMAR`] under the closed contract.
+fn closed_grammar() -> String {
+    let predicates: Vec<String> = crate::normalize::closed_predicates()
+        .iter()
+        .chain(std::iter::once(&"other".to_owned()))
+        .map(|p| format!("\"{p}\""))
+        .collect();
+    let open_predicate = r#"item-predicate-0 ::= "\"" char{0,60} "\"""#;
+    let open_pair = r#"item-content-kv "," space item-raw-kv"#;
+    assert!(GRAMMAR.contains(open_predicate) && GRAMMAR.contains(open_pair), "grammars/facts.gbnf changed");
+    let mut g = GRAMMAR
+        .replace(open_predicate, &format!(r#"item-predicate-0 ::= "\"" ({}) "\"""#, predicates.join(" | ")))
+        .replace(open_pair, "(item-by-user | item-by-assistant)");
+    g.push_str(concat!(
+        r#"item-by-user ::= "\"content\"" space ":" space "\"The user " item-content-1{4,186} "\"" "," space "\"raw\"" space ":" space "\"user: " char{1,154} "\"""#,
+        "\n",
+        r#"item-by-assistant ::= "\"content\"" space ":" space "\"The assistant " item-content-1{4,181} "\"" "," space "\"raw\"" space ":" space "\"assistant: " char{1,149} "\"""#,
+        "\n",
+    ));
+    g
+}
+
 /// [`PROMPT`] as chat messages: `("system", text)`, then the examples' `("user" | "assistant",
 /// text)` in order.
 pub fn prompt_messages() -> Vec<(&'static str, String)> {
+    prompt_messages_of(PROMPT)
+}
+
+/// A prompt text of [`PROMPT`]'s form as chat messages.
+pub fn prompt_messages_of(prompt: &str) -> Vec<(&'static str, String)> {
     let mut out = vec![("system", String::new())];
-    for line in PROMPT.lines() {
+    for line in prompt.lines() {
         match line.trim() {
             "--- user ---" => out.push(("user", String::new())),
             "--- assistant ---" => out.push(("assistant", String::new())),
@@ -306,6 +387,32 @@ pub fn round_text(turns: &[Turn]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_open_contract_is_the_files_and_the_closed_one_names_every_predicate() {
+        assert_eq!(Contract::Open.grammar(), GRAMMAR);
+        assert_eq!(Contract::Open.prompt_blake3(), prompt_blake3());
+        let grammar = Contract::Closed.grammar();
+        let prompt = Contract::Closed.prompt();
+        for p in crate::normalize::closed_predicates() {
+            assert!(grammar.contains(&format!("\"{p}\"")), "{p}");
+            assert!(prompt.contains(&format!("\"{p}\"")), "{p}");
+        }
+        assert!(grammar.contains(r#""\"user: ""#) && grammar.contains(r#""\"assistant: ""#));
+        assert!(
+            !prompt.contains(r#""predicate":"starts at""#)
+                && !prompt.contains(r#""predicate":"recommended""#)
+        );
+        // The examples still parse under the contract, and the prompt keeps its shape.
+        assert_eq!(prompt_messages_of(&prompt).len(), prompt_messages().len());
+        for (role, text) in prompt_messages_of(&prompt) {
+            if role == "assistant" {
+                let facts = parse(&text).expect("an example meets the contract");
+                assert!(facts.iter().all(|f| f.predicate.as_deref() == Some("other")), "{text}");
+            }
+        }
+        assert_ne!(Contract::Closed.prompt_blake3(), prompt_blake3());
+    }
 
     const ONE: &str = r#"[{"content":"The user adopted a beagle.","raw":"user: I adopted a beagle","when":" ","subject":"user","predicate":"adopted","object":"a beagle","salience":1.0}]"#;
 
