@@ -38,7 +38,8 @@ const FRAMING: &[&str] = &[
     "this",
 ];
 /// Version of the verification rules, pinned in stores built with an extractor.
-pub const VERIFY_VERSION: &str = "excerpt 0.6 + content 0.5 of stems, mention in round, v1";
+pub const VERIFY_VERSION: &str =
+    "excerpt 0.6 + content 0.5 of stems, mention in round, predicate other is none, v2";
 
 /// A fact that passed verification, ready to store.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -87,7 +88,8 @@ pub fn content_grounded(content: &str, round: &HashSet<String>) -> bool {
 }
 
 /// Verifies `facts` against the round they came from, dated `anchor`; returns the kept facts and,
-/// for each fact in input order, what was done to it.
+/// for each fact in input order, what was done to it. A kept fact's predicate `other` becomes
+/// none.
 pub fn verify(
     facts: &[ExtractedFact],
     turns: &[Turn],
@@ -104,6 +106,11 @@ pub fn verify(
             continue;
         }
         let mut fact = fact.clone();
+        // The closed contract's "none of the relations": no predicate, so no `subject|predicate`
+        // key that every such fact would share (and conflict under).
+        if fact.predicate.as_deref() == Some("other") {
+            fact.predicate = None;
+        }
         let mut note = None;
         if let Some(when) = &fact.when {
             let w = squash(when);
@@ -199,6 +206,19 @@ mod tests {
             notes,
             vec![None, Some(Note::Ungrounded), None, Some(Note::Ungrounded), Some(Note::Ungrounded), None]
         );
+    }
+
+    #[test]
+    fn the_predicate_other_is_no_predicate() {
+        let with = |p: &str| ExtractedFact {
+            subject: Some("user".into()),
+            predicate: Some(p.into()),
+            object: Some("sneakers".into()),
+            ..fact("The user's sneakers smell.", "user: My old sneakers smell", None)
+        };
+        let (kept, _) = verify(&[with("other"), with("smell")], &turns(), anchor());
+        assert_eq!(kept[0].fact.predicate, None);
+        assert_eq!(kept[1].fact.predicate.as_deref(), Some("smell"));
     }
 
     #[test]
