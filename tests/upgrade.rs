@@ -26,26 +26,6 @@ fn unpack(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
     path
 }
 
-/// A dump's lines as JSON values without what schema 5 added (extractor lines and fields), for
-/// comparing with a dump made before it.
-fn without_extractors(dump: &str) -> Vec<serde_json::Value> {
-    dump.lines()
-        .skip(1)
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["kind"] != "extractor")
-        .map(|mut v| {
-            v.as_object_mut().unwrap().remove("extractor");
-            v
-        })
-        .collect()
-}
-
-/// A text export up to its extractors section, without the pins hash line.
-fn text_body(text: &str) -> String {
-    let body = text.split("\nextractors:\n").next().unwrap();
-    body.lines().filter(|l| !l.starts_with("pins_hash")).collect::<Vec<_>>().join("\n")
-}
-
 fn script(name: &str, json: &str) -> Arc<dyn Extractor> {
     Arc::new(ScriptedExtractor::from_json(name, json).unwrap())
 }
@@ -81,11 +61,14 @@ fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
     // It exports what it held.
     assert_eq!(m.export("ana", ExportFormat::Markdown).unwrap(), fixture("store-v4.ana.md"));
     assert_eq!(
-        text_body(&m.export("ana", ExportFormat::Text).unwrap()),
-        text_body(&fixture("store-v4.ana.text"))
+        common::text_before_schema_5(&m.export("ana", ExportFormat::Text).unwrap()),
+        common::text_before_schema_5(&fixture("store-v4.ana.text"))
     );
     let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
-    assert_eq!(without_extractors(&dump), without_extractors(&fixture("store-v4.ana.jsonl")));
+    assert_eq!(
+        common::dump_before_schema_5(&dump),
+        common::dump_before_schema_5(&fixture("store-v4.ana.jsonl"))
+    );
 
     // Its facts name the extractor that made them: the one its pins held.
     let extractors = m.extractors(Some("ana")).unwrap();

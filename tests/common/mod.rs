@@ -85,3 +85,23 @@ pub fn conversation() -> Vec<Message> {
         Message::assistant("Great choice. Practice twenty minutes a day.", s3).in_session("c"),
     ]
 }
+
+/// A dump's records as JSON values, less what schema 5 added (extractor lines, each record's
+/// extractor) and the header: for comparing with a dump made before it.
+pub fn dump_before_schema_5(dump: &str) -> Vec<serde_json::Value> {
+    dump.lines()
+        .skip(1)
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] != "extractor")
+        .map(|mut v| {
+            v.as_object_mut().unwrap().remove("extractor");
+            v
+        })
+        .collect()
+}
+
+/// A text export up to its extractors section (schema 5), without the pins hash line.
+pub fn text_before_schema_5(text: &str) -> String {
+    let body = text.split("\nextractors:\n").next().unwrap_or_default();
+    body.lines().filter(|l| !l.starts_with("pins_hash")).collect::<Vec<_>>().join("\n")
+}
