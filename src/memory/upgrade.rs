@@ -57,18 +57,23 @@ impl Memory {
         if let Some(u) = user_id {
             check_user(u)?;
         }
-        let mut report = ReextractReport::default();
-        let names = match user_id {
-            Some(u) => vec![u.to_owned()],
-            None => self.shared.lock_store().user_names()?,
-        };
         if let (Reextract::Rounds(_), None) = (which, user_id) {
             return Err(Error::input("user_id", "is required to re-extract rounds by key"));
         }
+        let (names, hashes) = {
+            let store = self.shared.lock_store();
+            let names = match user_id {
+                Some(u) => vec![u.to_owned()],
+                None => store.user_names()?,
+            };
+            (names, store.extractor_hashes()?)
+        };
+        let mut report = ReextractReport {
+            extractor: hashes.get(&current).cloned().unwrap_or_default(),
+            ..Default::default()
+        };
         for name in &names {
             let mut store = self.shared.lock_store();
-            let hashes = store.extractor_hashes()?;
-            report.extractor = hashes.get(&current).cloned().unwrap_or_default();
             let Some((user, _)) = store.user(name)? else {
                 if let Reextract::Rounds(keys) = which {
                     if !keys.is_empty() {
