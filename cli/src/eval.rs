@@ -96,6 +96,10 @@ pub enum Command {
         /// lexicons' relations or `other`; assistant facts only from the assistant's turn).
         #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
         contract: mnemon::extract::Contract,
+        /// Another run of the same sample (say, with `--batch 1`): report how many rounds gave
+        /// the same output byte for byte, and exit non-zero if any did not.
+        #[arg(long, value_name = "RUN")]
+        same_as: Option<PathBuf>,
     },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
@@ -207,7 +211,18 @@ pub fn run(command: Command) -> Result<(), Fail> {
             eprintln!("artifacts in {}", out.display());
         }
         Command::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
-        Command::Extract { dataset, model, evidence, other, scored_only, out, threads, batch, contract } => {
+        Command::Extract {
+            dataset,
+            model,
+            evidence,
+            other,
+            scored_only,
+            out,
+            threads,
+            batch,
+            contract,
+            same_as,
+        } => {
             let extractor = mnemon::extract::LlamaExtractor::load(
                 &model,
                 mnemon::extract::LlamaConfig { threads, contract, ..Default::default() },
@@ -230,9 +245,22 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 },
             )?;
             bar.finish_and_clear();
-            let text = mnemon_eval::extraction::summary(&results);
+            let mut text = mnemon_eval::extraction::summary(&results);
+            let mut differ = Vec::new();
+            if let Some(other) = &same_as {
+                let (both, same, keys) = mnemon_eval::extraction::identity(&results, other)?;
+                text.push_str(&format!(
+                    "same output as {}: {same} of {both} rounds{}\n",
+                    other.display(),
+                    if keys.is_empty() { String::new() } else { format!("; differ: {}", keys.join(" ")) }
+                ));
+                differ = keys;
+            }
             std::fs::write(out.join("summary.txt"), &text).map_err(|e| Fail::msg(e.to_string()))?;
             print!("{text}");
+            if !differ.is_empty() {
+                return Err(Fail::msg(format!("{} rounds gave other bytes", differ.len())));
+            }
         }
         Command::Prefilter { dataset, benchmark, limit } => {
             let r = mnemon_eval::prefilter::measure(&dataset, benchmark.into(), limit)?;

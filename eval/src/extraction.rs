@@ -139,6 +139,31 @@ fn sample(dataset: &Path, want: Sample) -> Result<Vec<Sampled>> {
     Ok(evidence)
 }
 
+/// How the model's outputs of `results` compare with another run's (`other/rounds.jsonl`), round
+/// by round (rounds the pre-filter skipped have no output and are left out): rounds in both,
+/// rounds whose output is byte for byte the same, and the keys of those that differ.
+pub fn identity(results: &[RoundResult], other: &Path) -> Result<(usize, usize, Vec<String>)> {
+    let text = std::fs::read_to_string(other.join("rounds.jsonl"))?;
+    let theirs: std::collections::BTreeMap<(String, String), String> = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<RoundResult>(l).ok())
+        .filter(|r| r.skipped.is_none())
+        .map(|r| ((r.question, r.key), r.raw_output))
+        .collect();
+    let (mut both, mut same, mut differ) = (0, 0, Vec::new());
+    for r in results.iter().filter(|r| r.skipped.is_none()) {
+        if let Some(out) = theirs.get(&(r.question.clone(), r.key.clone())) {
+            both += 1;
+            if *out == r.raw_output {
+                same += 1;
+            } else {
+                differ.push(r.key.clone());
+            }
+        }
+    }
+    Ok((both, same, differ))
+}
+
 /// Runs (or resumes) the sample through `extractor`, `batch` rounds per call (each decoded as
 /// its own sequence), appending to `out/rounds.jsonl`; `progress(done, total)` after each call.
 pub fn run(
@@ -306,6 +331,41 @@ pub fn summary(results: &[RoundResult]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(key: &str, output: &str, skipped: Option<&str>) -> RoundResult {
+        RoundResult {
+            question: "q".into(),
+            key: key.into(),
+            evidence: true,
+            scored: true,
+            skipped: skipped.map(Into::into),
+            carries_answer: false,
+            facts: Vec::new(),
+            ungrounded: Vec::new(),
+            mentions_cleared: 0,
+            truncated: false,
+            speed: Speed::default(),
+            seconds: 1.0,
+            raw_output: output.into(),
+            group: 1,
+        }
+    }
+
+    #[test]
+    fn identity_compares_outputs_round_by_round_and_names_those_that_differ() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = [result("a", "[]", None), result("b", "[1]", None), result("c", "", Some("ack"))];
+        let lines: Vec<String> = theirs.iter().map(|r| serde_json::to_string(r).unwrap()).collect();
+        std::fs::write(dir.path().join("rounds.jsonl"), lines.join("\n")).unwrap();
+        let ours = [
+            result("b", "[2]", None),
+            result("a", "[]", None),
+            result("c", "", Some("ack")),
+            result("d", "[]", None),
+        ];
+        assert_eq!(identity(&ours, dir.path()).unwrap(), (2, 1, vec!["b".to_owned()]));
+        assert!(identity(&ours, &dir.path().join("missing")).is_err());
+    }
 
     fn fact(content: &str, object: Option<&str>) -> ExtractedFact {
         ExtractedFact {
