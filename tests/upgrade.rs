@@ -286,3 +286,20 @@ fn consolidate_rekeys_and_resettles_every_fact_as_the_current_rules_would() {
     );
     assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
 }
+
+#[test]
+fn deleting_a_reextracted_round_leaves_none_of_its_replaced_facts_in_the_log() {
+    let (v1, _) = scripts();
+    let t = temp_store();
+    open_with(&t.path, Some(&script("facts", &v1))).add(&history(), "maya").unwrap();
+    // An extractor that finds nothing: every fact is replaced, and the log quotes each.
+    let m = open_with(&t.path, Some(&script("nothing", "{}")));
+    assert_eq!(m.reextract(Some("maya"), Reextract::All).unwrap().replaced, 3);
+    let quoted =
+        |m: &Memory, what: &str| m.decisions("maya").unwrap().iter().any(|d| d.detail.contains(what));
+    assert!(quoted(&m, "moved to Lisbon"));
+    let lisbon = m.rounds("maya").unwrap()[1].key.clone();
+    m.delete(&lisbon, "maya").unwrap();
+    assert!(!quoted(&m, "Lisbon"), "{:#?}", m.decisions("maya").unwrap());
+    assert!(quoted(&m, "The user lives in Porto."), "another round's replaced fact stays quoted");
+}

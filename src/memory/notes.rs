@@ -238,9 +238,7 @@ impl Memory {
             let round = store.round_by_key(view, key)?.ok_or_else(not_found)?;
             let tx = store.begin()?;
             let removed = write::delete_round(&tx, &round)?;
-            for f in &removed {
-                write::redact_decisions(&tx, view.user, &f.key)?;
-            }
+            write::redact_round_decisions(&tx, view.user, &round.key)?;
             let detail = serde_json::json!({ "facts": removed.len() }).to_string();
             write::log(&tx, view.user, round.agent.as_deref(), &at, "round.deleted", key, None, &detail)?;
             write::touch_user(&tx, view.user, None)?;

@@ -688,14 +688,32 @@ pub(crate) mod write {
         Ok(facts)
     }
 
-    /// Drops the values a decision's detail quotes (a supersession's old and new objects) from
-    /// every decision that names `key`, so that a deleted record leaves no content in the log.
+    /// Drops the values a decision's detail quotes (a supersession's old and new objects, a
+    /// replaced fact's content) from every decision that names `key`, so that a deleted record
+    /// leaves no content in the log.
     pub(crate) fn redact_decisions(conn: &Connection, user_id: i64, key: &str) -> Result<()> {
-        conn.prepare_cached(
-            "UPDATE decisions SET detail = json_remove(detail, '$.old', '$.new') \
-             WHERE user_id = ?1 AND (record = ?2 OR other = ?2) AND json_valid(detail) \
-             AND (json_type(detail, '$.old') IS NOT NULL OR json_type(detail, '$.new') IS NOT NULL)",
-        )?
+        redact_where(conn, user_id, key, "(record = ?2 OR other = ?2)")
+    }
+
+    /// [`redact_decisions`] for every fact a round ever had (every key `<round key>/…`, those
+    /// a re-extraction replaced included).
+    pub(crate) fn redact_round_decisions(conn: &Connection, user_id: i64, round_key: &str) -> Result<()> {
+        let prefix = format!("{round_key}/");
+        redact_where(
+            conn,
+            user_id,
+            &prefix,
+            "(substr(record, 1, length(?2)) = ?2 OR substr(other, 1, length(?2)) = ?2)",
+        )
+    }
+
+    fn redact_where(conn: &Connection, user_id: i64, key: &str, names: &str) -> Result<()> {
+        conn.prepare_cached(&format!(
+            "UPDATE decisions SET detail = json_remove(detail, '$.old', '$.new', '$.content') \
+             WHERE user_id = ?1 AND {names} AND json_valid(detail) \
+             AND (json_type(detail, '$.old') IS NOT NULL OR json_type(detail, '$.new') IS NOT NULL \
+             OR json_type(detail, '$.content') IS NOT NULL)"
+        ))?
         .execute(params![user_id, key])?;
         Ok(())
     }
