@@ -106,16 +106,6 @@ pub(crate) mod write {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// The facts of one round, in id order.
-    pub(crate) fn round_facts(conn: &Connection, round_id: i64) -> Result<Vec<FactRow>> {
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {} FROM facts WHERE round_id = ?1 ORDER BY id",
-            crate::store::rows::FACT_COLUMNS
-        ))?;
-        let rows = stmt.query_map([round_id], crate::store::rows::fact_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     /// Every fact of the user and agent (`None`: the shared ones), active or superseded, in id
     /// order, with its round's day and timestamp.
     pub(crate) fn agent_facts(
@@ -123,16 +113,11 @@ pub(crate) mod write {
         user_id: i64,
         agent: Option<&str>,
     ) -> Result<Vec<(FactRow, i32, i64)>> {
-        let columns = crate::store::rows::FACT_COLUMNS
-            .split(',')
-            .map(|c| format!("f.{}", c.trim()))
-            .collect::<Vec<_>>()
-            .join(", ");
+        let (columns, n) = crate::store::rows::fact_columns_of_f();
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {columns}, r.day, r.ts_unix FROM facts f JOIN rounds r ON r.id = f.round_id \
              WHERE f.user_id = ?1 AND f.agent IS ?2 ORDER BY f.id"
         ))?;
-        let n = crate::store::rows::FACT_COLUMNS.split(',').count();
         let rows = stmt.query_map(params![user_id, agent], |r| {
             Ok((crate::store::rows::fact_from_row(r)?, r.get(n)?, r.get(n + 1)?))
         })?;

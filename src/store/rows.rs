@@ -93,6 +93,14 @@ pub(crate) const FACT_COLUMNS: &str =
     "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
      subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent, extractor";
 
+/// [`FACT_COLUMNS`] qualified by the alias `f` (for joins), and how many there are: the columns a
+/// join adds after them start at that index.
+pub(crate) fn fact_columns_of_f() -> (String, usize) {
+    let columns: Vec<String> = FACT_COLUMNS.split(',').map(|c| format!("f.{}", c.trim())).collect();
+    let n = columns.len();
+    (columns.join(", "), n)
+}
+
 pub(crate) fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
     Ok(FactRow {
         id: r.get(0)?,
@@ -589,8 +597,7 @@ pub(crate) mod write {
         user_id: i64,
         agent: Option<&str>,
     ) -> Result<Vec<ActiveFact>> {
-        let columns =
-            FACT_COLUMNS.split(',').map(|c| format!("f.{}", c.trim())).collect::<Vec<_>>().join(", ");
+        let (columns, n) = fact_columns_of_f();
         let mut stmt = conn.prepare_cached(&format!(
             "SELECT {columns}, r.day, r.ts_unix, v.embedding FROM facts f \
              JOIN rounds r ON r.id = f.round_id JOIN fact_vectors v ON v.rowid = f.id \
@@ -599,9 +606,9 @@ pub(crate) mod write {
         let rows = stmt.query_map(params![user_id, agent], |r| {
             Ok(ActiveFact {
                 row: fact_from_row(r)?,
-                round_day: r.get(20)?,
-                ts_unix: r.get(21)?,
-                vector: blob_vector(&r.get::<_, Vec<u8>>(22)?),
+                round_day: r.get(n)?,
+                ts_unix: r.get(n + 1)?,
+                vector: blob_vector(&r.get::<_, Vec<u8>>(n + 2)?),
             })
         })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -664,6 +671,14 @@ pub(crate) mod write {
         Ok(id)
     }
 
+    /// The facts of one round, in id order.
+    pub(crate) fn round_facts(conn: &Connection, round_id: i64) -> Result<Vec<FactRow>> {
+        let mut stmt = conn
+            .prepare_cached(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 ORDER BY id"))?;
+        let rows = stmt.query_map([round_id], fact_from_row)?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Removes a fact and its vector.
     pub(crate) fn delete_fact(conn: &Connection, fact_id: i64) -> Result<()> {
         conn.prepare_cached("DELETE FROM fact_vectors WHERE rowid = ?1")?.execute([fact_id])?;
@@ -673,10 +688,7 @@ pub(crate) mod write {
 
     /// Removes a round with its facts, vectors, words and queue entry; returns its facts.
     pub(crate) fn delete_round(conn: &Connection, round: &RoundRow) -> Result<Vec<FactRow>> {
-        let facts: Vec<FactRow> = conn
-            .prepare_cached(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 ORDER BY id"))?
-            .query_map([round.id], fact_from_row)?
-            .collect::<rusqlite::Result<_>>()?;
+        let facts = round_facts(conn, round.id)?;
         for f in &facts {
             delete_fact(conn, f.id)?;
         }
