@@ -373,6 +373,46 @@ fn a_round_gives_the_same_bytes_alone_or_decoded_with_others() {
     }
 }
 
+/// Drafted tokens (prompt lookup) are kept only where greedy choice agrees. A drafted round gives
+/// the same bytes alone or in a group, in fewer decodes than tokens; on a row-invariant build
+/// (where a decode of several tokens of one round computes each as alone) they are the undrafted
+/// bytes. The default build's tinyBLAS takes attention over the F16 cache for two rows or more,
+/// so there a drafted decode is its own deterministic arithmetic (pinned by the draft length).
+#[test]
+fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
+    let _decoding = one_decode_at_a_time();
+    let drafted = smollm();
+    assert_eq!(drafted.config().draft, 8, "drafts are on by default");
+    let config = LlamaConfig { threads: 2, max_tokens: 160, draft: 0, ..LlamaConfig::default() };
+    let plain = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
+    assert_ne!(plain.pins().decode, drafted.pins().decode, "the draft length is pinned");
+    let rounds = conversation_rounds();
+    let no = std::sync::atomic::AtomicBool::new(false);
+    let (mut tokens, mut steps) = (0, 0);
+    let mut alone = Vec::new();
+    for round in &rounds {
+        let (mut outcome, speed) = drafted.extract_batch_measured(&[round.as_slice()], &no).unwrap();
+        alone.push(outcome.pop().unwrap().unwrap());
+        tokens += speed.generated_tokens;
+        steps += speed.generation_steps;
+    }
+    assert!(steps > 0 && steps < tokens * 3 / 4, "{tokens} tokens in {steps} decodes");
+    let mut order: Vec<usize> = (0..rounds.len()).collect();
+    order.reverse();
+    for group in order.chunks(4) {
+        let refs: Vec<&[Turn]> = group.iter().map(|&i| rounds[i].as_slice()).collect();
+        let (outcomes, _) = drafted.extract_batch_measured(&refs, &no).unwrap();
+        for (&i, outcome) in group.iter().zip(outcomes) {
+            assert_eq!(outcome.unwrap(), alone[i], "round {i} in a group");
+        }
+    }
+    if mnemon::extract::row_invariant() {
+        for (i, round) in rounds.iter().enumerate() {
+            assert_eq!(alone[i], plain.extract(round).unwrap(), "round {i} drafted and not");
+        }
+    }
+}
+
 #[test]
 fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_turn() {
     let _decoding = one_decode_at_a_time();

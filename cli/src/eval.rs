@@ -96,6 +96,10 @@ pub enum Command {
         /// lexicons' relations or `other`; assistant facts only from the assistant's turn).
         #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
         contract: mnemon::extract::Contract,
+        /// Most tokens drafted per generation step from the round's own prompt and output
+        /// (prompt lookup; 0: none).
+        #[arg(long, default_value_t = mnemon::extract::LlamaConfig::default().draft)]
+        draft: usize,
         /// Another run of the same sample (say, with `--batch 1`): report how many rounds gave
         /// the same output byte for byte, and exit non-zero if any did not.
         #[arg(long, value_name = "RUN")]
@@ -221,11 +225,12 @@ pub fn run(command: Command) -> Result<(), Fail> {
             threads,
             batch,
             contract,
+            draft,
             same_as,
         } => {
             let extractor = mnemon::extract::LlamaExtractor::load(
                 &model,
-                mnemon::extract::LlamaConfig { threads, contract, ..Default::default() },
+                mnemon::extract::LlamaConfig { threads, contract, draft, ..Default::default() },
             )?;
             let bar = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(

@@ -27,6 +27,9 @@ pub struct Args {
     /// The output contract: `open` or `closed`.
     #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
     contract: mnemon::extract::Contract,
+    /// Most tokens drafted per decode from the round's own prompt and output (0: none).
+    #[arg(long, default_value_t = LlamaConfig::default().draft)]
+    draft: usize,
     /// The round: lines starting `user:` or `assistant:` begin a turn; other lines continue it.
     round: String,
 }
@@ -66,6 +69,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         max_tokens: args.max_tokens,
         input_cap: args.input_cap,
         contract: args.contract,
+        draft: args.draft,
         ..LlamaConfig::default()
     };
     let started = Instant::now();

@@ -89,6 +89,10 @@ pub(crate) struct EmbedArgs {
     /// Rounds the extractor decodes together (each gives the bytes it gives alone).
     #[arg(long, default_value_t = LlamaConfig::default().batch, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
     extract_batch: usize,
+    /// Most tokens the extractor drafts per decode from the round's own prompt and output, kept
+    /// where greedy choice agrees (0: none). Pinned: another value is another extractor.
+    #[arg(long, default_value_t = LlamaConfig::default().draft)]
+    extract_draft: usize,
 }
 
 impl EmbedArgs {
@@ -128,6 +132,7 @@ impl EmbedArgs {
         let config = LlamaConfig {
             threads: self.extract_threads.max(1),
             batch: self.extract_batch,
+            draft: self.extract_draft,
             contract: self.extract_contract,
             ..LlamaConfig::default()
         };

@@ -225,6 +225,7 @@ pub fn run(
             prompt_tokens: speed.prompt_tokens / n,
             generation_ms: speed.generation_ms / n as f64,
             generated_tokens: speed.generated_tokens / n,
+            generation_steps: speed.generation_steps / n,
         };
         for (t, outcome) in group.iter().zip(outcomes) {
             record(judge(t.clone(), None, Some(outcome?), share, seconds, n)?, &mut done)?;
@@ -298,6 +299,7 @@ pub fn summary(results: &[RoundResult]) -> String {
             a.3 + r.speed.generated_tokens,
         )
     });
+    let steps: usize = sent.iter().map(|r| r.speed.generation_steps).sum();
     let secs: f64 = sent.iter().map(|r| r.seconds).sum();
     let s = sent.len().max(1) as f64;
     format!(
@@ -305,7 +307,7 @@ pub fn summary(results: &[RoundResult]) -> String {
          evidence rounds carrying the answer's key information: {carried} / {} ({:.1} %)\n\
          facts per round sent: {:.2} kept, {:.2} dropped as not from the round; time mentions cleared: {cleared}\n\
          [] rate {:.1} % (no fact kept); truncated {:.1} %\n\
-         seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round)\n\
+         seconds per round sent: {:.2}; prompt {:.0} tokens/s ({:.0} tokens per round); generation {:.1} tokens/s ({:.0} tokens per round, {:.2} per decode)\n\
          key information per hour of extraction: {:.1}\n",
         results.len(),
         results.iter().filter(|r| r.evidence).count(),
@@ -324,6 +326,7 @@ pub fn summary(results: &[RoundResult]) -> String {
         ptok as f64 / s,
         gtok as f64 / (gms / 1e3).max(1e-9),
         gtok as f64 / s,
+        gtok as f64 / steps.max(1) as f64,
         carried as f64 * 3600.0 / secs.max(1e-9),
     )
 }

@@ -11,8 +11,16 @@
 //! prompt, and it saves the head's share of the prompt cost on every round. For each token the unconstrained argmax is put to the
 //! grammar first, and only when the grammar rejects it is the grammar applied to the whole
 //! vocabulary. This gives the same tokens as applying it every time, at a fraction of the cost
-//! (BUILD-NOTES: 3.6 s → 0.15 s per 256 tokens). Ties go to the lower token id. The output is a
-//! pure function of the model file, the prompt, the round and [`LlamaConfig`]'s pinned fields.
+//! (BUILD-NOTES: 3.6 s → 0.15 s per 256 tokens). Ties go to the lower token id.
+//!
+//! Each generation step also decodes a draft: the tokens that followed the latest earlier
+//! occurrence of the round's last few tokens in its own prompt and output ([`lookup`]; the output
+//! quotes the round and repeats the prompt's key names). Greedy choice runs over the step's rows
+//! in order, and the drafted tokens stand as long as it picks them; the KV cells past the first
+//! disagreement are removed. On a 2-core CPU a row costs under a third of a one-token decode,
+//! and 3.75 tokens come out of a step on real rounds (docs/DECISIONS.md, 2026-12-01). The output
+//! is a pure function of the model file, the prompt, the round and [`LlamaConfig`]'s pinned
+//! fields.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -84,6 +92,12 @@ pub struct LlamaConfig {
     pub input_cap: usize,
     /// Most tokens generated; a decode that reaches it is flagged truncated.
     pub max_tokens: usize,
+    /// Most tokens drafted per generation step by looking up the round's own prompt and output
+    /// ([`lookup`]; 0: none). Drafted tokens are decoded with the chosen one and kept as far as
+    /// greedy choice agrees with them, so several tokens can come out of one decode. Pinned: a
+    /// token decoded among others takes the batch's kernels, so the bits can differ from a decode
+    /// without drafts (and on a row-invariant build they do not).
+    pub draft: usize,
     /// The output contract (pinned through the prompt hash, which covers its grammar).
     #[serde(skip)]
     pub contract: Contract,
@@ -98,6 +112,7 @@ impl Default for LlamaConfig {
             n_batch: 512,
             input_cap: 1536,
             max_tokens: 768,
+            draft: 8,
             contract: Contract::Open,
         }
     }
@@ -400,8 +415,12 @@ pub struct Speed {
     pub prompt_tokens: usize,
     /// Milliseconds generating.
     pub generation_ms: f64,
-    /// Tokens generated (decoded one at a time).
+    /// Tokens generated.
     pub generated_tokens: usize,
+    /// Decodes that generated them, counted per round (a decode of several rounds is one step
+    /// of each); fewer than the tokens when drafts were kept.
+    #[serde(default)]
+    pub generation_steps: usize,
 }
 
 impl Extractor for LlamaExtractor {
@@ -485,7 +504,7 @@ impl LlamaExtractor {
         }
         let mut ctx = self.context(live.len() as u32)?;
         let n_batch = c.n_batch as usize;
-        let mut batch = LlamaBatch::new(n_batch.max(live.len()), live.len() as i32);
+        let mut batch = LlamaBatch::new(n_batch.max(live.len() * (1 + c.draft)), live.len() as i32);
         let head = self.head(live.len() as u32)?;
         // Prompts, one sequence at a time, exactly as alone; each round's first token is chosen
         // from its own last logits before the next prompt overwrites them.
@@ -505,39 +524,80 @@ impl LlamaExtractor {
             decode_chunks(&mut ctx, &mut batch, &seq.tokens, start, n_batch, seq.id)?;
             seq.choose(self, ctx.get_logits_ith(batch.n_tokens() - 1));
         }
-        // Generation: one token per live sequence per decode.
+        let prompted = ctx.timings();
+        // Generation: each step decodes the chosen token of every live sequence, followed by its
+        // draft; a sequence keeps the drafted tokens greedy choice agrees with.
         loop {
             if cancelled() {
                 return Err(Error::Cancelled);
             }
-            batch.clear();
-            let mut rows = Vec::new();
+            let mut steps: Vec<(i32, Vec<LlamaToken>)> = Vec::new();
             for seq in live.iter_mut().filter(|s| s.next.is_some()) {
                 let token = seq.next.take().expect("filtered");
-                batch.add(token, seq.pos as i32, &[seq.id], true).map_err(|e| llama("batch", e))?;
-                seq.pos += 1;
-                rows.push(seq.id);
+                // Room for the drafted tokens: the generation bound and the context.
+                let room = (c.max_tokens - seq.generated).min(c.n_ctx as usize - seq.pos - 1);
+                let draft = lookup(&seq.tokens, token, c.draft.min(room));
+                steps.push((seq.id, std::iter::once(token).chain(draft).collect()));
             }
-            if rows.is_empty() {
+            if steps.is_empty() {
                 break;
             }
-            ctx.decode(&mut batch).map_err(|e| llama("decode", e))?;
-            // A sequence's id is its place in `live`.
-            for (row, id) in rows.into_iter().enumerate() {
-                live[id as usize].choose(self, ctx.get_logits_ith(row as i32));
+            // Only sequences with as many rows decode together: llama.cpp splits a batch of
+            // several KV streams into micro-batches of equal shares, so a round with more rows
+            // than the others would be cut where they end, a cut that depends on them.
+            steps.sort_by_key(|(id, rows)| (rows.len(), *id));
+            for same in steps.chunk_by(|a, b| a.1.len() == b.1.len()) {
+                batch.clear();
+                for (id, rows) in same {
+                    // A sequence's id is its place in `live`.
+                    let pos = live[*id as usize].pos;
+                    for (i, &t) in rows.iter().enumerate() {
+                        batch.add(t, (pos + i) as i32, &[*id], true).map_err(|e| llama("batch", e))?;
+                    }
+                }
+                ctx.decode(&mut batch).map_err(|e| llama("decode", e))?;
+                let mut row = 0;
+                for (id, rows) in same {
+                    let seq = &mut live[*id as usize];
+                    seq.steps += 1;
+                    // Row k's logits choose the token after rows[k]; rows[k + 1] is already
+                    // decoded at that position, so it stands if greedy choice agrees.
+                    let mut k = 0;
+                    loop {
+                        seq.tokens.push(rows[k]);
+                        seq.pos += 1;
+                        seq.choose(self, ctx.get_logits_ith((row + k) as i32));
+                        if k + 1 == rows.len() || seq.next != Some(rows[k + 1]) {
+                            break;
+                        }
+                        seq.next = None;
+                        k += 1;
+                    }
+                    if k + 1 < rows.len() {
+                        // Rows decoded past a token greedy choice did not take.
+                        ctx.kv_cache_seq_rm(seq.id, Some(seq.pos as u32), None)
+                            .map_err(|e| llama("kv", e))?;
+                    }
+                    row += rows.len();
+                }
             }
         }
+        // llama.cpp counts a decode of several tokens as prompt, so generation is what came
+        // after the prompts.
+        let t = ctx.timings();
+        let ms = |t: &llama_cpp_2::timing::LlamaTimings| t.t_p_eval_ms() + t.t_eval_ms();
+        let speed = Speed {
+            prompt_ms: ms(&prompted),
+            prompt_tokens: usize::try_from(prompted.n_p_eval()).unwrap_or(0),
+            generation_ms: ms(&t) - ms(&prompted),
+            generated_tokens: live.iter().map(|s| s.generated).sum(),
+            generation_steps: live.iter().map(|s| s.steps).sum(),
+        };
         for seq in live {
             let round = seq.round;
             outcomes[round] = Some(Ok(seq.finish()));
         }
-        let t = ctx.timings();
-        let speed = Speed {
-            prompt_ms: t.t_p_eval_ms(),
-            prompt_tokens: usize::try_from(t.n_p_eval()).unwrap_or(0),
-            generation_ms: t.t_eval_ms(),
-            generated_tokens: usize::try_from(t.n_eval()).unwrap_or(0),
-        };
+
         Ok((outcomes.into_iter().map(|o| o.expect("settled")).collect(), speed))
     }
 }
@@ -547,11 +607,15 @@ impl LlamaExtractor {
 struct Sequence {
     round: usize,
     id: i32,
+    /// The prompt, then every generated token decoded so far.
     tokens: Vec<LlamaToken>,
+    prompt_len: usize,
     grammar: LlamaSampler,
     out: Vec<u8>,
     pos: usize,
     generated: usize,
+    /// Generation decodes this round took part in.
+    steps: usize,
     stopped: bool,
     guard: super::RepeatGuard,
     next: Option<LlamaToken>,
@@ -563,11 +627,13 @@ impl Sequence {
         Sequence {
             round,
             id,
+            prompt_len: tokens.len(),
             tokens,
             grammar,
             out: Vec::new(),
             pos,
             generated: 0,
+            steps: 0,
             stopped: true,
             guard: super::RepeatGuard::default(),
             next: None,
@@ -618,11 +684,69 @@ impl Sequence {
     fn finish(self) -> Extraction {
         let text = String::from_utf8(self.out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Extraction::from_output(text, self.stopped, self.tokens.len(), self.generated)
+        Extraction::from_output(text, self.stopped, self.prompt_len, self.generated)
     }
+}
+
+/// The shortest and longest run of last tokens [`lookup`] matches.
+const LOOKUP_NGRAM: (usize, usize) = (2, 4);
+
+/// A draft of at most `max` tokens to follow `history` + `last`: where the last n tokens
+/// (the longest n in [`LOOKUP_NGRAM`] that occurs) last occurred before, what followed them.
+/// The output quotes the round and repeats the prompt's key names, so what followed a match
+/// there is often what the model writes next. A pure function of the tokens.
+fn lookup(history: &[LlamaToken], last: LlamaToken, max: usize) -> Vec<LlamaToken> {
+    if max == 0 {
+        return Vec::new();
+    }
+    let at = |i: usize| if i == history.len() { last } else { history[i] };
+    let len = history.len() + 1;
+    for n in (LOOKUP_NGRAM.0..=LOOKUP_NGRAM.1).rev() {
+        if n >= len {
+            continue;
+        }
+        // Latest start `i` of an earlier occurrence with at least one token after it.
+        let found = (0..len - n).rev().find(|&i| (0..n).all(|k| at(i + k) == at(len - n + k)));
+        if let Some(i) = found {
+            let max = max.min(1 << (n - 1));
+            return (i + n..(i + n + max).min(len)).map(at).collect();
+        }
+    }
+    Vec::new()
 }
 
 /// Where the test and dev models land (see `scripts/fetch-models.sh`).
 pub fn default_gguf(name: &str) -> PathBuf {
     crate::models::default_dir().join("gguf").join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ids: &[i32]) -> Vec<LlamaToken> {
+        ids.iter().map(|&i| LlamaToken(i)).collect()
+    }
+
+    #[test]
+    fn lookup_drafts_what_followed_the_latest_longest_match() {
+        // "7 8" occurs twice before; the latest is followed by 9 1.
+        let history = t(&[7, 8, 5, 6, 7, 8, 9, 1, 2, 7]);
+        assert_eq!(lookup(&history, LlamaToken(8), 2), t(&[9, 1]));
+        // A longer match wins over a later shorter one: "1 2 3" at 0 beats "2 3" at 5.
+        let history = t(&[1, 2, 3, 4, 4, 2, 3, 5, 1, 2]);
+        assert_eq!(lookup(&history, LlamaToken(3), 3), t(&[4, 4, 2]));
+        // The draft stops at the end of what is known.
+        let history = t(&[4, 5, 6, 4]);
+        assert_eq!(lookup(&history, LlamaToken(5), 8), t(&[6, 4, 5]));
+    }
+
+    #[test]
+    fn lookup_drafts_nothing_without_a_match_or_room() {
+        assert!(lookup(&t(&[1, 2, 3, 4]), LlamaToken(5), 4).is_empty());
+        assert!(lookup(&t(&[1, 2, 1]), LlamaToken(2), 0).is_empty());
+        // A single repeated token is not a match: the shortest run is two tokens.
+        assert!(lookup(&t(&[9, 1, 2]), LlamaToken(9), 4).is_empty());
+        assert!(lookup(&[], LlamaToken(1), 4).is_empty());
+    }
 }

@@ -20,7 +20,7 @@ use crate::round::Turn;
 
 pub use cache::{round_key, CachedExtractor};
 #[cfg(feature = "llama")]
-pub use llama::{default_gguf, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
+pub use llama::{default_gguf, row_invariant, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
 pub use scripted::ScriptedExtractor;
 
 /// The output contract, as a JSON schema.
