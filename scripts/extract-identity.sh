@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The byte-identity run of the batched extractor on real rounds (issue 13): a row-invariant
 # release build (llama.cpp without llamafile and repacking, the only build that decodes rounds
-# together), then N LongMemEval evidence rounds decoded alone and without drafts, then the same
-# rounds in groups of GROUP with drafts of up to DRAFT tokens, compared byte for byte with
+# together), then N LongMemEval evidence rounds decoded alone, then the same rounds in groups of
+# GROUP, both with drafts of up to DRAFT tokens, compared byte for byte with
 # `eval extract --same-as`. Resumable: rerun it until it exits 0.
 # About 30 s of this 2-core machine per round in all; run nothing else beside it.
 #
@@ -23,7 +23,7 @@ bin="$CARGO_TARGET_DIR/release/mnemon"
 data=../shared/data/longmemeval_s.dev.json.gz
 model="${MNEMON_MODELS:-$cache/models}/gguf/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 scripts/fetch-models.sh --qwen > /dev/null
-"$bin" eval extract --dataset "$data" --model "$model" --evidence "$rounds" --other 0 --batch 1 --draft 0 \
-  --out "$runs/id-alone-$rounds"
+"$bin" eval extract --dataset "$data" --model "$model" --evidence "$rounds" --other 0 --batch 1 --draft "$draft" \
+  --out "$runs/id-alone-d$draft-$rounds"
 "$bin" eval extract --dataset "$data" --model "$model" --evidence "$rounds" --other 0 --batch "$group" \
-  --draft "$draft" --out "$runs/id-b$group-d$draft-$rounds" --same-as "$runs/id-alone-$rounds"
+  --draft "$draft" --out "$runs/id-b$group-d$draft-$rounds" --same-as "$runs/id-alone-d$draft-$rounds"

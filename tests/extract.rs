@@ -374,10 +374,10 @@ fn a_round_gives_the_same_bytes_alone_or_decoded_with_others() {
 }
 
 /// Drafted tokens (prompt lookup) are kept only where greedy choice agrees. A drafted round gives
-/// the same bytes alone or in a group, in fewer decodes than tokens; on a row-invariant build
-/// (where a decode of several tokens of one round computes each as alone) they are the undrafted
-/// bytes. The default build's tinyBLAS takes attention over the F16 cache for two rows or more,
-/// so there a drafted decode is its own deterministic arithmetic (pinned by the draft length).
+/// the same bytes alone or in a group, in fewer decodes than tokens. Not the undrafted bytes in
+/// general: a step of several rows of one round takes other kernels for its attention (tinyBLAS
+/// on the F16 cache in the default build), so a drafted decode is its own deterministic
+/// arithmetic, pinned by the draft length.
 #[test]
 fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
     let _decoding = one_decode_at_a_time();
@@ -388,6 +388,9 @@ fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
     assert_ne!(plain.pins().decode, drafted.pins().decode, "the draft length is pinned");
     let rounds = conversation_rounds();
     let no = std::sync::atomic::AtomicBool::new(false);
+    // Undrafted, a decode per token (the last one chosen is decoded only if generation goes on).
+    let (_, speed) = plain.extract_batch_measured(&[rounds[0].as_slice()], &no).unwrap();
+    assert!(speed.generation_steps + 1 >= speed.generated_tokens, "{speed:?}");
     let (mut tokens, mut steps) = (0, 0);
     let mut alone = Vec::new();
     for round in &rounds {
@@ -404,11 +407,6 @@ fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
         let (outcomes, _) = drafted.extract_batch_measured(&refs, &no).unwrap();
         for (&i, outcome) in group.iter().zip(outcomes) {
             assert_eq!(outcome.unwrap(), alone[i], "round {i} in a group");
-        }
-    }
-    if mnemon::extract::row_invariant() {
-        for (i, round) in rounds.iter().enumerate() {
-            assert_eq!(alone[i], plain.extract(round).unwrap(), "round {i} drafted and not");
         }
     }
 }
