@@ -736,9 +736,14 @@ mod tests {
         // A longer match wins over a later shorter one: "1 2 3" at 0 beats "2 3" at 5.
         let history = t(&[1, 2, 3, 4, 4, 2, 3, 5, 1, 2]);
         assert_eq!(lookup(&history, LlamaToken(3), 3), t(&[4, 4, 2]));
-        // The draft stops at the end of what is known.
-        let history = t(&[4, 5, 6, 4]);
-        assert_eq!(lookup(&history, LlamaToken(5), 8), t(&[6, 4, 5]));
+        // The draft stops at the end of what is known...
+        let history = t(&[1, 2, 3, 4, 6, 1, 2, 3]);
+        assert_eq!(lookup(&history, LlamaToken(4), 8), t(&[6, 1, 2, 3, 4]));
+        // ...and is as long as the match earns: 2 tokens after 2, 4 after 3, 8 after 4.
+        let history = t(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 1, 2, 3]);
+        assert_eq!(lookup(&history, LlamaToken(4), 16), t(&[5, 6, 7, 8, 9, 10, 11, 12]));
+        let history = t(&[9, 2, 3, 5, 6, 7, 8, 9, 1, 2]);
+        assert_eq!(lookup(&history, LlamaToken(3), 16), t(&[5, 6]));
     }
 
     #[test]
