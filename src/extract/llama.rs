@@ -94,9 +94,10 @@ pub struct LlamaConfig {
     pub max_tokens: usize,
     /// Most tokens drafted per generation step by looking up the round's own prompt and output
     /// ([`lookup`]; 0: none). Drafted tokens are decoded with the chosen one and kept as far as
-    /// greedy choice agrees with them, so several tokens can come out of one decode. Pinned: a
-    /// token decoded among others takes the batch's kernels, so the bits can differ from a decode
-    /// without drafts (and on a row-invariant build they do not).
+    /// greedy choice agrees with them, so several tokens can come out of one decode. Pinned:
+    /// several rows of one round take other attention kernels than one row, so a drafted decode
+    /// can give other bits than an undrafted one (it does on some rounds, on every build measured).
+    /// A round still gives the same bytes alone or with others under the same setting.
     pub draft: usize,
     /// The output contract (pinned through the prompt hash, which covers its grammar).
     #[serde(skip)]
