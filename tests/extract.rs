@@ -383,6 +383,7 @@ fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
     let _decoding = one_decode_at_a_time();
     let drafted = smollm();
     assert_eq!(drafted.config().draft, 8, "drafts are on by default");
+    assert_eq!(drafted.batch_size(), 1, "a drafting extractor decodes one round at a time");
     let config = LlamaConfig { threads: 2, max_tokens: 160, draft: 0, ..LlamaConfig::default() };
     let plain = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     assert_ne!(plain.pins().decode, drafted.pins().decode, "the draft length is pinned");

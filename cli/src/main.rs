@@ -86,7 +86,8 @@ pub(crate) struct EmbedArgs {
     /// lexicons' relations or `other`; assistant facts only from the assistant's turn).
     #[arg(long, default_value = "open", value_parser = parse_contract)]
     extract_contract: mnemon::extract::Contract,
-    /// Rounds the extractor decodes together (each gives the bytes it gives alone).
+    /// Rounds the extractor decodes together (each gives the bytes it gives alone): only with a
+    /// row-invariant llama.cpp build and `--extract-draft 0`; otherwise one at a time.
     #[arg(long, default_value_t = LlamaConfig::default().batch, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u16).range(1..=64), usize::from))]
     extract_batch: usize,
     /// Most tokens the extractor drafts per decode from the round's own prompt and output, kept

@@ -79,8 +79,8 @@ pub struct LlamaConfig {
     #[serde(skip)]
     pub threads: i32,
     /// Rounds decoded together, each its own sequence in one context, when llama.cpp's kernels
-    /// allow it ([`row_invariant`]; otherwise one at a time). Not pinned: a round gives the same
-    /// bytes alone or with others (`tests/extract.rs`).
+    /// allow it ([`row_invariant`]) and `draft` is 0; otherwise one at a time. Not pinned: a
+    /// round gives the same bytes alone or with others (`tests/extract.rs`).
     #[serde(skip)]
     pub batch: usize,
     /// Context size in tokens.
@@ -447,7 +447,10 @@ impl Extractor for LlamaExtractor {
     }
 
     fn batch_size(&self) -> usize {
-        if row_invariant() {
+        // Drafted rounds decoded together gave other bytes than alone on Qwen2.5-Coder-0.5B (8 of
+        // 24 real rounds, row-invariant build; docs/DECISIONS.md, 2026-12-01), so a drafting
+        // extractor decodes one round at a time.
+        if row_invariant() && self.config.draft == 0 {
             self.config.batch.max(1)
         } else {
             1
