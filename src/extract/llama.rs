@@ -97,7 +97,8 @@ pub struct LlamaConfig {
     /// greedy choice agrees with them, so several tokens can come out of one decode. Pinned:
     /// several rows of one round take other attention kernels than one row, so a drafted decode
     /// can give other bits than an undrafted one (it does on some rounds, on every build measured).
-    /// A round still gives the same bytes alone or with others under the same setting.
+    /// Drafted rounds decoded together did not always give their alone bytes with Qwen, so a
+    /// drafting extractor decodes one round at a time ([`Extractor::batch_size`] is 1).
     pub draft: usize,
     /// The output contract (pinned through the prompt hash, which covers its grammar).
     #[serde(skip)]
