@@ -6,6 +6,10 @@
 //! ANY@k: some unit within the top k; ALL@k: every unit; R@k: the mean share of units within k;
 //! MRR: the first unit's reciprocal rank. Questions without evidence at a level, and abstention
 //! questions, are counted apart and left out of that level's rates.
+//!
+//! What the reader gets is the rendered context, not the ranking: ANY/ALL in `B` tokens count a
+//! unit as found when one of its rounds is inside the context rendered at a budget of `B`
+//! tokens (per [`BUDGETS`]), whatever its rank.
 
 use std::collections::BTreeMap;
 
@@ -15,6 +19,12 @@ use crate::stats::wilson;
 
 /// The cut-offs reported.
 pub const KS: [usize; 4] = [1, 5, 10, 20];
+
+/// The context budgets (tokens) at which evidence inside the rendered context is counted.
+pub const BUDGETS: [usize; 3] = [2000, 4000, 8000];
+
+/// Rounds a budgeted context may choose from: enough to fill the largest budget.
+pub const CONTEXT_DEPTH: usize = 100;
 
 /// One retrieved round.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +57,9 @@ pub struct Prediction {
     pub context_tokens: usize,
     /// Rounds in that context.
     pub context_rounds: usize,
+    /// Keys of the rounds inside the context rendered at each of [`BUDGETS`] (tokens).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub contexts: BTreeMap<usize, Vec<String>>,
     /// QA mode: the reader's response and the judges' verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qa: Option<QaRecord>,
@@ -115,6 +128,17 @@ pub fn hits(retrieved: &[Retrieved], units: &[Vec<String>]) -> Option<Hits> {
     Some(h)
 }
 
+/// Whether some (`.0`) and every (`.1`) evidence unit has a round among `keys` (a rendered
+/// context's rounds); `None` when there is no (non-empty) unit.
+pub fn inside(keys: &[String], units: &[Vec<String>]) -> Option<(bool, bool)> {
+    let units: Vec<&Vec<String>> = units.iter().filter(|u| !u.is_empty()).collect();
+    if units.is_empty() {
+        return None;
+    }
+    let found = units.iter().filter(|u| u.iter().any(|k| keys.contains(k))).count();
+    Some((found > 0, found == units.len()))
+}
+
 /// A proportion with its Wilson 95 % interval.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Rate {
@@ -149,6 +173,13 @@ pub struct Level {
     pub recall: BTreeMap<usize, f64>,
     /// Mean reciprocal rank (over the top 20).
     pub mrr: f64,
+    /// Some unit inside the context rendered at a budget, by budget (tokens); questions without
+    /// recorded contexts are left out (`n` says how many were counted).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_any: BTreeMap<usize, Rate>,
+    /// Every unit inside the context rendered at a budget, by budget (tokens).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub context_all: BTreeMap<usize, Rate>,
 }
 
 /// Metrics of a group of questions.
@@ -210,6 +241,22 @@ fn group(predictions: &[&Prediction]) -> Group {
             .collect();
         let n = scored.len();
         let rate = |f: &dyn Fn(&Hits) -> bool| Rate::new(scored.iter().filter(|h| f(h)).count(), n);
+        let mut context_any = BTreeMap::new();
+        let mut context_all = BTreeMap::new();
+        for budget in BUDGETS {
+            let found: Vec<(bool, bool)> = answerable
+                .iter()
+                .filter_map(|p| {
+                    inside(p.contexts.get(&budget)?, p.evidence.get(level).map_or(&[][..], Vec::as_slice))
+                })
+                .collect();
+            if found.is_empty() {
+                continue;
+            }
+            let m = found.len();
+            context_any.insert(budget, Rate::new(found.iter().filter(|f| f.0).count(), m));
+            context_all.insert(budget, Rate::new(found.iter().filter(|f| f.1).count(), m));
+        }
         out.insert(
             level.clone(),
             Level {
@@ -236,6 +283,8 @@ fn group(predictions: &[&Prediction]) -> Group {
                 } else {
                     scored.iter().map(|h| h.reciprocal_rank).sum::<f64>() / n as f64
                 },
+                context_any,
+                context_all,
             },
         );
     }
@@ -305,6 +354,7 @@ mod tests {
             evidence: [("turn".to_string(), e(turn))].into_iter().collect(),
             context_tokens: tokens,
             context_rounds: retrieved.len(),
+            contexts: BTreeMap::new(),
             qa: None,
         }
     }
@@ -362,6 +412,31 @@ mod tests {
         let mut reversed = preds.clone();
         reversed.reverse();
         assert_eq!(metrics(&reversed), m);
+    }
+
+    #[test]
+    fn evidence_inside_a_context_counts_rounds_not_ranks() {
+        let keys = |k: &[&str]| k.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(inside(&keys(&["e2", "x"]), &e(&["e1", "e2"])), Some((true, false)));
+        assert_eq!(inside(&keys(&["e2", "e1"]), &e(&["e1", "e2"])), Some((true, true)));
+        assert_eq!(inside(&keys(&["x"]), &e(&["e1"])), Some((false, false)));
+        let session = vec![vec!["s1".to_string(), "s2".to_string()]];
+        assert_eq!(inside(&keys(&["s2"]), &session), Some((true, true)));
+        assert_eq!(inside(&keys(&["x"]), &[vec![]]), None);
+        // Per budget, over the questions that recorded a context at it.
+        let with = |p: Prediction, ctx: &[(usize, &[&str])]| Prediction {
+            contexts: ctx.iter().map(|(b, k)| (*b, keys(k))).collect(),
+            ..p
+        };
+        let preds = vec![
+            with(p("q1", "a", &["e1", "e2"], &["e1", "e2"], 1), &[(2000, &["e1"]), (4000, &["e2", "e1"])]),
+            with(p("q2", "a", &["x"], &["e9"], 1), &[(2000, &["x"]), (4000, &["e9"])]),
+            p("q3", "a", &["e1"], &["e1"], 1),
+        ];
+        let t = &metrics(&preds).overall.levels["turn"];
+        assert_eq!((t.context_any[&2000].hits, t.context_all[&2000].hits, t.context_all[&2000].n), (1, 0, 2));
+        assert_eq!((t.context_any[&4000].hits, t.context_all[&4000].hits), (2, 2));
+        assert!(!t.context_all.contains_key(&8000), "no question recorded that budget");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use mnemon::{Error, Result};
 
-use crate::metrics::{hits, Group, Prediction};
+use crate::metrics::{hits, inside, Group, Prediction, BUDGETS};
 use crate::run::Summary;
 use crate::stats::mcnemar_exact;
 
@@ -42,6 +42,34 @@ fn rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
     }
 }
 
+/// Evidence inside the context rendered at each budget, beside ALL@10 (the ranking's view).
+fn context_rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
+    let budgets: Vec<usize> = groups
+        .first()
+        .and_then(|(_, g)| g.levels.get(level))
+        .map(|l| l.context_all.keys().copied().collect())
+        .unwrap_or_default();
+    if budgets.is_empty() {
+        return;
+    }
+    let head: Vec<String> = budgets.iter().map(|b| format!("ANY in {b} | ALL in {b}")).collect();
+    let _ = writeln!(out, "Evidence inside the context rendered at a token budget:\n");
+    let _ = writeln!(out, "| group | n | ALL@10 | {} |", head.join(" | "));
+    let _ = writeln!(out, "|---|---|---|{}", "---|---|".repeat(budgets.len()));
+    for (name, g) in groups {
+        let Some(l) = g.levels.get(level) else { continue };
+        let cells: Vec<String> = budgets
+            .iter()
+            .map(|b| match (l.context_any.get(b), l.context_all.get(b)) {
+                (Some(any), Some(all)) => format!("{} | {}", pct(any.rate), pct(all.rate)),
+                _ => "– | –".to_string(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {name} | {} | {} | {} |", l.scored, pct(l.all[&10].rate), cells.join(" | "));
+    }
+    let _ = writeln!(out);
+}
+
 /// The Markdown report of a run.
 pub fn report(s: &Summary) -> String {
     let mut out = String::new();
@@ -62,6 +90,7 @@ pub fn report(s: &Summary) -> String {
         let _ = writeln!(out, "## Evidence at {level} level\n");
         rows(&mut out, level, &groups);
         let _ = writeln!(out);
+        context_rows(&mut out, level, &groups);
     }
     let judges: std::collections::BTreeSet<&String> = groups.iter().flat_map(|(_, g)| g.qa.keys()).collect();
     if !judges.is_empty() {
@@ -166,7 +195,8 @@ fn paired_cells(pairs: &[(bool, bool)]) -> String {
 
 /// Paired comparison of two runs on the questions both answered: for ANY@k and ALL@k
 /// (k = 5, 10) at each level, `b` = questions only A hits, `c` = only B hits, and the exact
-/// McNemar p; the mean per-question difference in reciprocal rank (B − A); and, for QA runs,
+/// McNemar p; the mean per-question difference in reciprocal rank (B − A); the same for evidence
+/// inside the context at each budget both runs recorded; and, for QA runs,
 /// the same paired table of each judge's verdicts.
 pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
     let (a, b) = (load(a_dir)?, load(b_dir)?);
@@ -209,6 +239,28 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
             let pick = |h: &crate::metrics::Hits| if all { h.all[idx] } else { h.any[idx] };
             let hit: Vec<(bool, bool)> = pairs.iter().map(|(x, y)| (pick(x), pick(y))).collect();
             let _ = writeln!(out, "| {level} | {name} | {} {drr:+.4} |", paired_cells(&hit));
+        }
+        // Evidence inside the rendered context, where both runs recorded it.
+        for budget in BUDGETS {
+            let found: Vec<((bool, bool), (bool, bool))> = common
+                .iter()
+                .filter(|id| !a[**id].abstention)
+                .filter_map(|id| {
+                    let (pa, pb) = (&a[*id], &b[*id]);
+                    Some((
+                        inside(pa.contexts.get(&budget)?, pa.evidence.get(level)?)?,
+                        inside(pb.contexts.get(&budget)?, pb.evidence.get(level)?)?,
+                    ))
+                })
+                .collect();
+            if found.is_empty() {
+                continue;
+            }
+            for (name, all) in [(format!("ANY in {budget}"), false), (format!("ALL in {budget}"), true)] {
+                let pick = |f: (bool, bool)| if all { f.1 } else { f.0 };
+                let hit: Vec<(bool, bool)> = found.iter().map(|(x, y)| (pick(*x), pick(*y))).collect();
+                let _ = writeln!(out, "| {level} | {name} | {} |", paired_cells(&hit));
+            }
         }
     }
     let judges: std::collections::BTreeSet<&String> =

@@ -388,6 +388,11 @@ fn run_haystack(
         let ms = started.elapsed().as_secs_f64() * 1e3;
         let context = memory
             .get_context(Query { top_k: None, budget: cfg.engine.context_budget, ..query }, &haystack.user)?;
+        let mut contexts = BTreeMap::new();
+        for budget in metrics::BUDGETS {
+            let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(budget), ..query };
+            contexts.insert(budget, memory.get_context(at, &haystack.user)?.rounds);
+        }
         let (qa, calls) = match asker.as_deref_mut() {
             Some(asker) => {
                 let before = asker.calls;
@@ -417,6 +422,7 @@ fn run_haystack(
             evidence,
             context_tokens: context.tokens,
             context_rounds: context.rounds.len(),
+            contexts,
             qa,
         };
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
