@@ -68,6 +68,7 @@ mod memory;
 pub mod models;
 pub mod normalize;
 mod notes;
+mod parts;
 pub mod prefilter;
 mod rank;
 mod render;

@@ -30,11 +30,20 @@ impl Memory {
             return Ok(report);
         }
         let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
-        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let vectors = embedder.embed_documents(&refs)?;
+        // Each round's part records (`crate::parts`), embedded in the same call after the rounds.
+        let part_texts: Vec<Vec<String>> =
+            rounds.iter().zip(&texts).map(|(r, t)| crate::parts::parts(&r.turns, t)).collect();
+        let refs: Vec<&str> = texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
+        let mut vectors = embedder.embed_documents(&refs)?;
         let dim = self.shared.pins.dim()?;
-        if vectors.len() != rounds.len() || vectors.iter().any(|v| v.len() != dim) {
-            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", rounds.len())));
+        if vectors.len() != refs.len() || vectors.iter().any(|v| v.len() != dim) {
+            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", refs.len())));
+        }
+        let mut part_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(rounds.len());
+        let mut rest = vectors.split_off(rounds.len());
+        for p in &part_texts {
+            let tail = rest.split_off(p.len());
+            part_vectors.push(std::mem::replace(&mut rest, tail));
         }
 
         let mut store = self.shared.lock_store();
@@ -42,9 +51,9 @@ impl Memory {
         let user = write::ensure_user(&tx, scope.user)?;
         let version = write::user_version(&tx, user)?;
         let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
-        let mut added: Vec<(i64, i32, &[f32], &str)> = Vec::new();
+        let mut added: Vec<Added<'_>> = Vec::new();
         let mut latest: Option<&Timestamp> = None;
-        for ((round, text), vector) in rounds.iter().zip(&texts).zip(&vectors) {
+        for (((round, text), vector), parts) in rounds.iter().zip(&texts).zip(&vectors).zip(&part_vectors) {
             let key = round_key(&round.ts, &round.session, text, agent);
             let at = round.ts.sortable();
             let norm_key = normalized_key(text);
@@ -90,12 +99,13 @@ impl Memory {
                 extractor: None,
             };
             let id = write::insert_round(&tx, user, &row, vector)?;
+            write::set_parts(&tx, user, id, crate::parts::PARTS_RULE, parts)?;
             write::log(&tx, user, agent, &at, "round.stored", &key, None, "{}")?;
             if self.shared.pins.extracts() {
                 write::enqueue(&tx, user, id)?;
             }
             members.push((key.clone(), vector.clone()));
-            added.push((id, row.day, vector, text.as_str()));
+            added.push(Added { id, day: row.day, vector, text, parts });
             if latest.is_none_or(|l| round.ts > *l) {
                 latest = Some(&round.ts);
             }
@@ -105,8 +115,14 @@ impl Memory {
         tx.commit()?;
         // Grown before the next write can commit: the views follow the writes in order.
         self.shared.grow(user, version, agent, |view| {
-            for (id, day, v, text) in &added {
-                view.push_round(*id, *day, 1.0, v, text);
+            for a in &added {
+                view.push_round(a.id, a.day, 1.0, a.vector, a.text);
+            }
+            // Parts after every round, as a view loaded from the store holds them.
+            for a in &added {
+                for p in a.parts {
+                    view.push_part(a.id, a.day, p);
+                }
             }
         });
         drop(store);
@@ -132,4 +148,42 @@ impl Memory {
         }
         Ok(report)
     }
+}
+
+/// Makes the part records (`crate::parts`) of every round that has none under the current rule:
+/// rounds of a store made before parts, or imported from a dump (dumps carry no parts). Runs when
+/// a store is opened with an embedder; in chunks of rounds, each one transaction, so an
+/// interrupted fill resumes at the next open. Returns how many rounds it went through.
+pub(super) fn fill_parts(store: &mut Store, embedder: &dyn Embedder) -> Result<usize> {
+    let todo = store.unparted_rounds(crate::parts::PARTS_RULE)?;
+    if todo.is_empty() {
+        return Ok(0);
+    }
+    tracing::info!(rounds = todo.len(), "making the part records of rounds stored without them");
+    let dim = store.pins.dim()?;
+    for chunk in todo.chunks(256) {
+        let texts: Vec<Vec<String>> = chunk.iter().map(|u| crate::parts::parts(&u.turns, &u.text)).collect();
+        let refs: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+        let vectors = if refs.is_empty() { Vec::new() } else { embedder.embed_documents(&refs)? };
+        if vectors.len() != refs.len() || vectors.iter().any(|v| v.len() != dim) {
+            return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", refs.len())));
+        }
+        let mut vectors = vectors.into_iter();
+        let tx = store.begin()?;
+        for (u, t) in chunk.iter().zip(&texts) {
+            let v: Vec<Vec<f32>> = vectors.by_ref().take(t.len()).collect();
+            write::set_parts(&tx, u.user, u.id, crate::parts::PARTS_RULE, &v)?;
+        }
+        tx.commit()?;
+    }
+    Ok(todo.len())
+}
+
+/// A round `add` stored, for growing the views after the commit.
+struct Added<'a> {
+    id: i64,
+    day: i32,
+    vector: &'a [f32],
+    text: &'a str,
+    parts: &'a [Vec<f32>],
 }

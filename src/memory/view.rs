@@ -1,5 +1,6 @@
-//! A scope's records held in memory for ranking: every round, active fact and note the scope
-//! sees, as vectors ([`Index`]) and words ([`Bm25`]), one ranking over all three kinds.
+//! A scope's records held in memory for ranking: every round (with its part records), active
+//! fact and note the scope sees, as vectors ([`Index`]) and words ([`Bm25`]), one ranking over
+//! all three kinds.
 //!
 //! A view is valid while its user's write counter is `version`. A round's entries (its own
 //! vector and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
@@ -76,6 +77,7 @@ impl CachedView {
         }
         let mut index = Index::new(store.user_vectors(view)?, dim);
         index.extend(store.user_fact_vectors(view)?);
+        index.extend(store.user_part_vectors(view)?);
         let mut cached = CachedView {
             version,
             entry_note: vec![NOT_A_NOTE; index.len()],
@@ -109,6 +111,12 @@ impl CachedView {
         if let Some(words) = &mut self.words {
             words.push(round, text);
         }
+    }
+
+    /// Adds a part record of round `round` (`crate::parts`): a vector only, no words.
+    pub(super) fn push_part(&mut self, round: i64, day: i32, vector: &[f32]) {
+        self.index.push(round, day, 1.0, vector);
+        self.entry_note.push(NOT_A_NOTE);
     }
 
     /// Adds a note.

@@ -168,6 +168,7 @@ impl Store {
             }
         }
         store.migrate()?;
+        store.add_parts_tables()?;
         let stored = store.read_pins()?;
         let expected = match mode {
             OpenMode::Expect(expected) => Some(expected.clone()),
@@ -282,6 +283,27 @@ impl Store {
         }
         drop(insert);
         tx.commit()
+    }
+
+    /// Creates the part tables in a store made before them (see [`PARTS_SCHEMA`]); writes only
+    /// when they are missing.
+    fn add_parts_tables(&mut self) -> Result<()> {
+        let has: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='rounds_parted'",
+            [],
+            |r| r.get(0),
+        )?;
+        let has_meta: i64 = self.conn.query_row(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
+            [],
+            |r| r.get(0),
+        )?;
+        if has == 0 && has_meta == 1 {
+            let tx = self.begin()?;
+            tx.execute_batch(PARTS_SCHEMA)?;
+            tx.commit()?;
+        }
+        Ok(())
     }
 
     /// Copies the store, as it is, to `<file>.schema-<version>.bak` (replacing an older copy: a
@@ -417,11 +439,31 @@ CREATE TABLE extract_queue(
   user_id INTEGER NOT NULL REFERENCES users(id)
 );
 INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1);
-{notes}",
+{notes}
+{parts}",
         notes = notes_schema(dim),
         extractors = EXTRACTORS_SCHEMA,
+        parts = PARTS_SCHEMA,
     )
 }
+
+/// Part records (`crate::parts`): derived from a round and the embedder, never exported, and
+/// made again for any round without a `rounds_parted` row under the current rule. Added to
+/// schema 5 stores in place at open (a build without parts ignores these tables; what it
+/// writes is parted at the next open by a build with them).
+const PARTS_SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS round_parts(
+  id INTEGER PRIMARY KEY,
+  round_id INTEGER NOT NULL REFERENCES rounds(id),
+  user_id INTEGER NOT NULL REFERENCES users(id),
+  embedding BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS round_parts_by_round ON round_parts(round_id, id);
+CREATE INDEX IF NOT EXISTS round_parts_by_user ON round_parts(user_id);
+CREATE TABLE IF NOT EXISTS rounds_parted(
+  round_id INTEGER PRIMARY KEY REFERENCES rounds(id),
+  rule TEXT NOT NULL
+);";
 
 /// Every extractor that produced a round's extraction (schema version 5): its pins as canonical
 /// JSON and their blake3, which exports name it by.

@@ -89,6 +89,15 @@ pub(crate) struct UserVectors {
     pub data: Vec<f32>,
 }
 
+/// A round whose part records are missing or were made under another rule.
+pub(crate) struct Unparted {
+    pub id: i64,
+    pub user: i64,
+    pub turns: Vec<Turn>,
+    /// The text it was embedded as.
+    pub text: String,
+}
+
 pub(crate) const FACT_COLUMNS: &str =
     "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
      subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent, extractor";
@@ -261,6 +270,44 @@ impl Store {
             ),
             view,
         )
+    }
+
+    /// The vectors of the part records of every round the view sees (see `crate::parts`), in
+    /// round then part order, each under its round's id with the round's day.
+    pub(crate) fn user_part_vectors(&self, view: View<'_>) -> Result<UserVectors> {
+        self.vectors(
+            &format!(
+                "SELECT r.id, r.day, 1.0, p.embedding FROM rounds r JOIN round_parts p ON p.round_id = r.id \
+                 WHERE r.user_id = ?1 AND {} ORDER BY r.id, p.id",
+                visible("r.agent", 2)
+            ),
+            view,
+        )
+    }
+
+    /// Every round (of every user) whose parts were not made under `rule`, in id order. The ids
+    /// come from an index (no round's text is read unless it is returned), so a store that is up
+    /// to date answers without reading its rounds.
+    pub(crate) fn unparted_rounds(&self, rule: &str) -> Result<Vec<Unparted>> {
+        let mut ids = self.conn.prepare(
+            "SELECT r.id FROM rounds r WHERE NOT EXISTS \
+             (SELECT 1 FROM rounds_parted d WHERE d.round_id = r.id AND d.rule = ?1)",
+        )?;
+        // Sorted here: an ORDER BY would make SQLite scan the table itself instead of an index.
+        let mut ids: Vec<i64> = ids.query_map([rule], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        ids.sort_unstable();
+        let mut row = self.conn.prepare_cached("SELECT user_id, turns, text FROM rounds WHERE id = ?1")?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (user, turns, text): (i64, String, String) =
+                row.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let turns: Vec<Turn> = serde_json::from_str(&turns).map_err(|e| Error::Corrupt {
+                path: self.path.clone(),
+                reason: format!("rounds.turns: {e}"),
+            })?;
+            out.push(Unparted { id, user, turns, text });
+        }
+        Ok(out)
     }
 
     /// The vectors of the active facts (salience above 0) the view sees, in fact id order, each
@@ -530,6 +577,26 @@ pub(crate) mod write {
         Ok(id)
     }
 
+    /// Replaces the part records of round `round_id` with `vectors` (in part order) and records
+    /// that they were made under `rule`.
+    pub(crate) fn set_parts(
+        conn: &Connection,
+        user_id: i64,
+        round_id: i64,
+        rule: &str,
+        vectors: &[Vec<f32>],
+    ) -> Result<()> {
+        conn.prepare_cached("DELETE FROM round_parts WHERE round_id = ?1")?.execute([round_id])?;
+        let mut insert =
+            conn.prepare_cached("INSERT INTO round_parts(round_id, user_id, embedding) VALUES (?1, ?2, ?3)")?;
+        for v in vectors {
+            insert.execute(params![round_id, user_id, vector_blob(v)])?;
+        }
+        conn.prepare_cached("INSERT OR REPLACE INTO rounds_parted(round_id, rule) VALUES (?1, ?2)")?
+            .execute(params![round_id, rule])?;
+        Ok(())
+    }
+
     /// Appends a decision to the user's log, visible to `agent`'s view (`None`: to every view).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn log(
@@ -696,6 +763,8 @@ pub(crate) mod write {
         conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
             .execute(params![round.id, round.text])?;
         conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([round.id])?;
+        conn.prepare_cached("DELETE FROM round_parts WHERE round_id = ?1")?.execute([round.id])?;
+        conn.prepare_cached("DELETE FROM rounds_parted WHERE round_id = ?1")?.execute([round.id])?;
         conn.prepare_cached("DELETE FROM rounds WHERE id = ?1")?.execute([round.id])?;
         Ok(facts)
     }
@@ -730,7 +799,8 @@ pub(crate) mod write {
         Ok(())
     }
 
-    /// Removes every round, fact, vector, FTS row, queue entry and decision of the user; returns
+    /// Removes every round, fact, vector (parts included), FTS row, queue entry and decision of the
+    /// user; returns
     /// the rounds removed.
     pub(crate) fn forget_user(conn: &Connection, user_id: i64) -> Result<usize> {
         conn.execute("DELETE FROM extract_queue WHERE user_id = ?1", [user_id])?;
@@ -745,6 +815,11 @@ pub(crate) mod write {
         )?;
         conn.execute(
             "DELETE FROM round_vectors WHERE rowid IN (SELECT id FROM rounds WHERE user_id = ?1)",
+            [user_id],
+        )?;
+        conn.execute("DELETE FROM round_parts WHERE user_id = ?1", [user_id])?;
+        conn.execute(
+            "DELETE FROM rounds_parted WHERE round_id IN (SELECT id FROM rounds WHERE user_id = ?1)",
             [user_id],
         )?;
         let n = conn.execute("DELETE FROM rounds WHERE user_id = ?1", [user_id])?;

@@ -1,0 +1,142 @@
+//! Part records: the sentences of a user turn that shares a long round with a reply rank for
+//! their round; stores without them get them at the next open; deletes remove them.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{embedders, open, temp_store};
+use mnemon::{Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, Query};
+
+/// A long reply, so that the round it closes gets parts.
+fn long_reply() -> String {
+    "Here is a plan for a spring vegetable garden. Start with a sunny bed of good soil, add compost, \
+     and choose easy crops such as lettuce, radishes, peas and spinach for the cool weeks. Sow them \
+     in rows a foot apart and water them in the morning. When the nights stay warm, plant tomatoes, \
+     peppers, zucchini and beans. Mulch around them to keep the soil moist and the weeds down. Feed \
+     the tomatoes every two weeks, stake them early, and pick the zucchini small. Keep a notebook of \
+     what you planted and when, so next year you can rotate the beds and avoid the same pests."
+        .to_owned()
+}
+
+fn history() -> Vec<Message> {
+    let at = "2023/05/02 (Tue) 10:00";
+    vec![
+        Message::user(
+            "Can you help me plan a vegetable garden for spring? By the way, I caught up with my old \
+             friend Emma at the bakery on Saturday.",
+            at,
+        )
+        .in_session("s1"),
+        Message::assistant(long_reply(), at).in_session("s1"),
+        Message::user("What should I cook for dinner with leftover rice and eggs?", "2023/05/03 (Wed) 18:00")
+            .in_session("s2"),
+        Message::assistant(
+            "Fried rice: eggs, rice, peas, soy sauce, spring onions.",
+            "2023/05/03 (Wed) 18:00",
+        )
+        .in_session("s2"),
+        Message::user("I met a new colleague at the office today.", "2023/05/04 (Thu) 09:00")
+            .in_session("s3"),
+        Message::assistant("Nice! How was the first impression?", "2023/05/04 (Thu) 09:00").in_session("s3"),
+    ]
+}
+
+const QUESTION: &str = "When did I catch up with my friend Emma at the bakery?";
+
+fn count(path: &std::path::Path, table: &str) -> i64 {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn a_remark_in_passing_before_a_long_reply_ranks_its_round_through_its_sentence() {
+    for (name, embedder) in embedders() {
+        let t = temp_store();
+        let m = open(&embedder, &t.path);
+        m.add(&history(), "ana").unwrap();
+        // Only the long round is parted: its user turn has two sentences.
+        assert_eq!((count(&t.path, "round_parts"), count(&t.path, "rounds_parted")), (2, 3), "{name}");
+        let recall = m.recall(Query::new(QUESTION), "ana").unwrap();
+        let top = &recall.rounds[0];
+        assert!(top.turns[0].content.contains("Emma"), "{name}: {:?}", top.turns[0].content);
+        // It scored as its sentence, not as the whole round (which the reply dilutes).
+        let q = embedder.embed_query(QUESTION).unwrap();
+        let text = format!("user: {}\nassistant: {}", top.turns[0].content, top.turns[1].content);
+        let round = &embedder.embed_documents(&[&text]).unwrap()[0];
+        let sentence = &embedder
+            .embed_documents(&["By the way, I caught up with my old friend Emma at the bakery on Saturday."])
+            .unwrap()[0];
+        let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+        assert!(cos(&q, sentence) > cos(&q, round) + 0.05, "{name}: the sentence should match better");
+        assert!(
+            (top.cosine - cos(&q, sentence)).abs() < 1e-4,
+            "{name}: {} vs {}",
+            top.cosine,
+            cos(&q, sentence)
+        );
+    }
+}
+
+#[test]
+fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let (fresh, old) = (temp_store(), temp_store());
+    let m = open(&embedder, &fresh.path);
+    m.add(&history(), "ana").unwrap();
+    {
+        let o = open(&embedder, &old.path);
+        o.add(&history(), "ana").unwrap();
+    }
+    // As a build from before parts left it: no part tables at all.
+    let conn = rusqlite::Connection::open(&old.path).unwrap();
+    conn.execute_batch("DROP TABLE round_parts; DROP TABLE rounds_parted;").unwrap();
+    drop(conn);
+    // Opened without an embedder, it gains the (empty) tables and stays readable.
+    {
+        let stored = Memory::open_stored(&old.path, Config::default()).unwrap();
+        assert!(stored.export("ana", ExportFormat::Markdown).unwrap().contains("Emma"));
+    }
+    assert_eq!(count(&old.path, "round_parts"), 0);
+    let o = open(&embedder, &old.path);
+    assert_eq!(count(&old.path, "round_parts"), count(&fresh.path, "round_parts"));
+    assert_eq!(count(&old.path, "rounds_parted"), 3);
+    for q in [QUESTION, "dinner with rice", "colleague at the office"] {
+        let (a, b) = (m.recall(q, "ana").unwrap(), o.recall(q, "ana").unwrap());
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{q}");
+    }
+}
+
+#[test]
+fn an_imported_dump_gets_its_parts_when_opened_with_an_embedder() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let (a, b) = (temp_store(), temp_store());
+    let m = open(&embedder, &a.path);
+    m.add(&history(), "ana").unwrap();
+    let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
+    assert!(!dump.contains("round_parts"), "dumps carry no parts");
+    Memory::import(&b.path, &dump, Config::default()).unwrap();
+    assert_eq!(count(&b.path, "round_parts"), 0);
+    let restored = open(&embedder, &b.path);
+    assert_eq!(count(&b.path, "round_parts"), 2);
+    let (x, y) = (m.recall(QUESTION, "ana").unwrap(), restored.recall(QUESTION, "ana").unwrap());
+    assert_eq!(serde_json::to_string(&x).unwrap(), serde_json::to_string(&y).unwrap());
+    assert_eq!(restored.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+}
+
+#[test]
+fn deleting_a_round_or_forgetting_its_user_removes_its_parts() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let t = temp_store();
+    let m = open(&embedder, &t.path);
+    m.add(&history(), "ana").unwrap();
+    m.add(&history(), "bo").unwrap();
+    assert_eq!(count(&t.path, "round_parts"), 4);
+    let key = m.recall(QUESTION, "ana").unwrap().rounds[0].key.clone();
+    m.delete(&key, "ana").unwrap();
+    assert_eq!((count(&t.path, "round_parts"), count(&t.path, "rounds_parted")), (2, 5));
+    // The view follows: the deleted round is gone from recall.
+    assert!(m.recall(QUESTION, "ana").unwrap().rounds.iter().all(|r| r.key != key));
+    m.forget_user("bo").unwrap();
+    assert_eq!((count(&t.path, "round_parts"), count(&t.path, "rounds_parted")), (0, 2));
+}
