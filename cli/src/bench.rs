@@ -33,6 +33,13 @@ pub struct Args {
     /// Rounds per add() call (one session each).
     #[arg(long, default_value_t = 10)]
     session_rounds: usize,
+    /// Words in each synthetic reply. At 85 or more a round reaches 100 words, so it also gets
+    /// part records (one per sentence of its user turn).
+    #[arg(long, default_value_t = 35)]
+    reply_words: usize,
+    /// Sentences of 15 words in each synthetic user turn.
+    #[arg(long, default_value_t = 1)]
+    user_sentences: usize,
     /// Measure notes (remember, list and search, with and without filters) instead of rounds;
     /// sizes are then in notes.
     #[arg(long)]
@@ -346,8 +353,12 @@ pub fn run(args: &Args) -> Result<(), Fail> {
     for &size in &args.sizes {
         let mut words = Words(size as u64);
         let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
-        let pool: Vec<(String, String)> =
-            (0..distinct).map(|_| (words.sentence(15), words.sentence(35))).collect();
+        let pool: Vec<(String, String)> = (0..distinct)
+            .map(|_| {
+                let user: Vec<String> = (0..args.user_sentences.max(1)).map(|_| words.sentence(15)).collect();
+                (user.join(". "), words.sentence(args.reply_words))
+            })
+            .collect();
         let embedder: Arc<dyn Embedder> = match args.pool {
             Some(_) => Arc::new(Memo { inner: base.clone(), cache: Mutex::default() }),
             None => base.clone(),
