@@ -165,6 +165,33 @@ fn a_round_in_the_question_window_gets_the_time_bonus() {
 }
 
 #[test]
+fn with_fusion_the_rounds_in_the_question_window_are_ranked_once_more() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(
+        &[
+            Message::user("I bought new running shoes at the outlet store.", "2023-03-10T10:00:00"),
+            Message::user("New shoes arrived today.", "2023-05-18T10:00:00"),
+            Message::user("We talked about the weather.", "2023-05-19T10:00:00"),
+        ],
+        "u",
+    )
+    .unwrap();
+    let q = || Query::new("What running shoes did I buy in the past week?");
+    // Without a window (a date before every round), the closer match leads.
+    let undated = m.recall(q().date("2022-01-01T00:00:00"), "u").unwrap();
+    assert_eq!(undated.window, Some(["2021-12-25".to_owned(), "2022-01-01".to_owned()]));
+    assert!(undated.rounds[0].turns[0].content.contains("outlet"));
+    // Dense and words give at most 2 / (k + 1); the rounds inside the window earn a third list.
+    let dated = m.recall(q().date("2023-05-20T00:00:00"), "u").unwrap();
+    assert!(dated.rounds[0].turns[0].content.contains("arrived"), "{:?}", dated.rounds[0].turns);
+    assert!(dated.rounds[0].time_match);
+    assert!(dated.rounds[0].score > 2.0 / 21.0, "{}", dated.rounds[0].score);
+    // No round in the window, no third list.
+    assert!(undated.rounds.iter().all(|r| r.score <= 2.0 / 21.0 + 1e-6));
+}
+
+#[test]
 fn a_context_respects_its_budget_and_keeps_the_top_round() {
     let t = temp_store();
     let m = hashing(&t.path);

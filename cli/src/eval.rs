@@ -56,6 +56,9 @@ pub enum Command {
         /// Token budget of the measured context.
         #[arg(long)]
         budget: Option<usize>,
+        /// The score a round gains when its date is in the question's time window (0..=1).
+        #[arg(long, default_value_t = mnemon::Config::default().time_weight)]
+        time_weight: f32,
         #[command(flatten)]
         fusion: FusionArgs,
         #[command(flatten)]
@@ -175,6 +178,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             questions,
             jobs,
             budget,
+            time_weight,
             fusion,
             ranking,
             embed,
@@ -189,7 +193,12 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 types,
                 questions,
                 jobs,
-                engine: Config { context_budget: budget, rrf_k: fusion.rrf_k(), ..Config::default() },
+                engine: Config {
+                    context_budget: budget,
+                    rrf_k: fusion.rrf_k(),
+                    time_weight,
+                    ..Config::default()
+                },
                 command_line: std::env::args().collect::<Vec<_>>().join(" "),
                 qa: qa.config()?,
                 extractor: embed.build_extractor()?,

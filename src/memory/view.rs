@@ -173,7 +173,8 @@ impl CachedView {
     }
 
     /// The top `depth` owners among `among` for a question (`bare`, embedded as `vector`):
-    /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind.
+    /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind and,
+    /// when the question names a time window, with the dense ranking of the rounds inside it.
     pub(super) fn rank(
         &self,
         bare: &str,
@@ -210,6 +211,14 @@ impl CachedView {
             Among::Notes(_) => vec![lexical(&self.note_words, kept_notes.as_deref())],
             Among::All => vec![lexical(&self.words, None), lexical(&self.note_words, None)],
         };
+        let mut lists = lists;
+        // A question that names a time window ranks the rounds dated inside it once more, in
+        // dense order, as a list of its own (notes never: their relevance stays on the usual scale).
+        if shape.window.is_some() && !matches!(among, Among::Notes(_)) {
+            lists.push(
+                dense.iter().filter(|s| s.time_match && note_id(s.id).is_none()).map(|s| s.id).collect(),
+            );
+        }
         rank::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
     }
 }
