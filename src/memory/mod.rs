@@ -256,7 +256,9 @@ impl Memory {
     /// in the store, and every fact names the extractor that produced it: after a change,
     /// [`reextract`](Memory::reextract) brings older rounds up to date. With
     /// [`Config::background_extraction`] (the default) a worker thread drains the extraction queue;
-    /// rounds a previous process left queued are resumed at once.
+    /// rounds a previous process left queued are resumed at once. Rounds stored without part
+    /// records (by an older build, or imported from a dump) get them here, before the handle is
+    /// returned.
     pub fn open_with(
         path: impl AsRef<Path>,
         embedder: Arc<dyn Embedder>,

@@ -3,7 +3,7 @@
 //! all three kinds.
 //!
 //! A view is valid while its user's write counter is `version`. A round's entries (its own
-//! vector and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
+//! vector, its part records' and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
 //! so that the two kinds never share an owner and ties still go to the older record of a kind.
 //! Words are indexed per kind ([`Bm25`] over rounds and their facts, another over notes), so each
 //! kind keeps its own word statistics: notes never move a round's word ranking, and fusion takes
