@@ -588,8 +588,8 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                     ts_unix: ts.unix_seconds(),
                     day: day_number(ts.date()),
                     norm_key: normalized_key(&text),
+                    text: crate::round::index_text(&turns),
                     turns,
-                    text,
                     agent,
                     extractor: None,
                 };

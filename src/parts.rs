@@ -9,14 +9,20 @@
 //!
 //! Only rounds of at least [`MIN_ROUND_WORDS`] words get parts: in a short round a sentence is
 //! already a large share of the round's vector, and extra records there were measured to add
-//! only chances for a wrong match (docs/DECISIONS.md, "part records"). The rule's version is
-//! recorded per round ([`PARTS_RULE`]), so a store whose rounds were parted under another rule, or
-//! by a build without parts, is brought up to date when it is opened with an embedder.
+//! only chances for a wrong match (docs/DECISIONS.md, "part records"). The rule a round's derived
+//! records were made under is recorded per round ([`RULE`]), so a store whose rounds were made
+//! under another rule, or by a build without parts, is brought up to date when it is opened with
+//! an embedder.
 
-use crate::round::{Role, Turn};
+use crate::round::{round_text, Role, Turn};
 
-/// The rule that made a round's parts; a round recorded under another is parted again.
-pub(crate) const PARTS_RULE: &str = "user-sentences-v1";
+/// The rule a round's derived records follow: its text embedded and indexed with the speakers'
+/// names (`round::index_text`), and its parts as below. A round recorded under another rule is
+/// brought up to date at open.
+pub(crate) const RULE: &str = "names-v1+user-sentences-v1";
+
+/// The rule before speakers' names: the same parts, the text with roles only.
+pub(crate) const PARTS_ONLY_RULE: &str = "user-sentences-v1";
 
 /// Rounds shorter than this (in whitespace-separated words of the round's text) get no parts.
 pub(crate) const MIN_ROUND_WORDS: usize = 100;
@@ -25,11 +31,13 @@ pub(crate) const MIN_ROUND_WORDS: usize = 100;
 const MIN_SENTENCE_WORDS: usize = 4;
 
 /// The texts of a round's part records, in order: the sentences of its user turn when the round
-/// is a user turn with a reply and its text (`text`, as embedded) has at least
-/// [`MIN_ROUND_WORDS`] words; otherwise none.
-pub(crate) fn parts(turns: &[Turn], text: &str) -> Vec<String> {
+/// is a user turn with a reply and its `role: content` text has at least [`MIN_ROUND_WORDS`]
+/// words; otherwise none.
+pub(crate) fn parts(turns: &[Turn]) -> Vec<String> {
     match turns {
-        [user, _reply] if user.role == Role::User && text.split_whitespace().count() >= MIN_ROUND_WORDS => {
+        [user, _reply]
+            if user.role == Role::User && round_text(turns).split_whitespace().count() >= MIN_ROUND_WORDS =>
+        {
             sentences(&user.content)
         }
         _ => Vec::new(),
@@ -94,17 +102,16 @@ mod tests {
         let user = turn(Role::User, "I need a recipe for dinner tonight. By the way, I got a smoker today.");
         let long_reply = turn(Role::Assistant, &"word ".repeat(100));
         let short_reply = turn(Role::Assistant, "Sure.");
-        let text = |t: &[Turn]| crate::round::round_text(t);
         let long = [user.clone(), long_reply.clone()];
         assert_eq!(
-            parts(&long, &text(&long)),
+            parts(&long),
             ["I need a recipe for dinner tonight.", "By the way, I got a smoker today."]
         );
         let short = [user.clone(), short_reply];
-        assert!(parts(&short, &text(&short)).is_empty(), "a short round's vector holds its sentences");
+        assert!(parts(&short).is_empty(), "a short round's vector holds its sentences");
         let lone = [turn(Role::User, &"word ".repeat(120))];
-        assert!(parts(&lone, &text(&lone)).is_empty(), "a lone turn is its round");
+        assert!(parts(&lone).is_empty(), "a lone turn is its round");
         let reversed = [long_reply, user];
-        assert!(parts(&reversed, &text(&reversed)).is_empty());
+        assert!(parts(&reversed).is_empty());
     }
 }

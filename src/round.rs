@@ -163,20 +163,37 @@ pub(crate) struct NewRound {
 }
 
 impl NewRound {
-    /// The text that is embedded, indexed for words and hashed: `role: content` lines.
+    /// The text that is hashed into the round's key and its exact-dedup key: `role: content` lines.
     pub fn text(&self) -> String {
         round_text(&self.turns)
     }
+
+    /// The text that is embedded and indexed for words ([`index_text`]).
+    pub fn index_text(&self) -> String {
+        index_text(&self.turns)
+    }
 }
 
-/// `role: content` lines of a round's turns.
+/// `role: content` lines of a round's turns: what its key and exact-dedup key are taken over.
 pub(crate) fn round_text(turns: &[Turn]) -> String {
+    lines(turns, |t| t.role.as_str())
+}
+
+/// `speaker: content` lines of a round's turns, the role standing in for a turn without a
+/// speaker: what a round is embedded and indexed for words as (stored as `rounds.text`). A
+/// question that names a speaker ("what did Caroline paint?") then meets the name in the round.
+/// Without speakers it equals [`round_text`].
+pub(crate) fn index_text(turns: &[Turn]) -> String {
+    lines(turns, |t| t.speaker.as_deref().unwrap_or(t.role.as_str()))
+}
+
+fn lines<'t>(turns: &'t [Turn], who: impl Fn(&'t Turn) -> &'t str) -> String {
     let mut out = String::new();
     for (i, t) in turns.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
-        out.push_str(t.role.as_str());
+        out.push_str(who(t));
         out.push_str(": ");
         out.push_str(&t.content);
     }

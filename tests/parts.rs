@@ -140,3 +140,113 @@ fn deleting_a_round_or_forgetting_its_user_removes_its_parts() {
     m.forget_user("bo").unwrap();
     assert_eq!((count(&t.path, "round_parts"), count(&t.path, "rounds_parted")), (0, 2));
 }
+
+fn two_friends() -> Vec<Message> {
+    let at = "2023/05/08 (Mon) 13:56";
+    let said = |speaker: &str, role: fn(String, &str) -> Message, text: &str| Message {
+        speaker: Some(speaker.to_owned()),
+        ..role(text.to_owned(), at).in_session("s1")
+    };
+    let user = |c: String, at: &str| Message::user(c, at);
+    let assistant = |c: String, at: &str| Message::assistant(c, at);
+    vec![
+        said("Caroline", user, "I went to a support group yesterday and it was so powerful."),
+        said("Melanie", assistant, "Wow, that's cool! I painted a sunrise over the lake last week."),
+        said("Caroline", user, "I have been reading a book about adoption agencies."),
+        said("Melanie", assistant, "That sounds like a big step, good luck with it."),
+    ]
+}
+
+#[test]
+fn rounds_are_embedded_and_indexed_with_their_speakers_names_and_keyed_by_role() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let t = temp_store();
+    let m = open(&embedder, &t.path);
+    m.add(&two_friends(), "conv").unwrap();
+    let conn = rusqlite::Connection::open(&t.path).unwrap();
+    let text: String =
+        conn.query_row("SELECT text FROM rounds ORDER BY id LIMIT 1", [], |r| r.get(0)).unwrap();
+    assert!(text.starts_with("Caroline: I went") && text.contains("\nMelanie: Wow"), "{text}");
+    // The name is a word of the round: a word search for it finds it.
+    let hits: i64 = conn
+        .query_row("SELECT count(*) FROM round_fts WHERE round_fts MATCH 'melanie'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(hits, 2);
+    drop(conn);
+    // The key is taken over the role text, as before names: re-adding is an exact duplicate.
+    let again = m.add(&two_friends(), "conv").unwrap();
+    assert_eq!((again.stored.len(), again.duplicates.len()), (0, 2));
+    let top = &m.recall(Query::new("When did Melanie paint a sunrise?"), "conv").unwrap().rounds[0];
+    assert!(top.turns[1].content.contains("sunrise"));
+}
+
+#[test]
+fn a_store_from_before_names_is_brought_up_to_date_at_open() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let (fresh, old) = (temp_store(), temp_store());
+    let m = open(&embedder, &fresh.path);
+    m.add(&two_friends(), "conv").unwrap();
+    m.add(&history(), "ana").unwrap();
+    {
+        let o = open(&embedder, &old.path);
+        o.add(&two_friends(), "conv").unwrap();
+        o.add(&history(), "ana").unwrap();
+    }
+    // As the build before names left it: role texts, their vectors and words, the parts rule.
+    let conn = rusqlite::Connection::open(&old.path).unwrap();
+    let rows: Vec<(i64, String)> = conn
+        .prepare("SELECT id, text FROM rounds")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    for (id, named) in rows {
+        let role = named.replace("Caroline:", "user:").replace("Melanie:", "assistant:");
+        let v = embedder.embed_documents(&[&role]).unwrap().remove(0);
+        let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+        conn.execute("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)", (id, &named))
+            .unwrap();
+        conn.execute("UPDATE rounds SET text = ?2 WHERE id = ?1", (id, &role)).unwrap();
+        conn.execute("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)", (id, &role)).unwrap();
+        conn.execute("UPDATE round_vectors SET embedding = ?2 WHERE rowid = ?1", (id, blob)).unwrap();
+    }
+    conn.execute("UPDATE rounds_parted SET rule = 'user-sentences-v1'", []).unwrap();
+    let parts_before: Vec<Vec<u8>> = conn
+        .prepare("SELECT embedding FROM round_parts ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    drop(conn);
+    let o = open(&embedder, &old.path);
+    let conn = rusqlite::Connection::open(&old.path).unwrap();
+    let parts_after: Vec<Vec<u8>> = conn
+        .prepare("SELECT embedding FROM round_parts ORDER BY id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(parts_before, parts_after, "parts made under the same parts rule are kept");
+    let stale: i64 = conn
+        .query_row("SELECT count(*) FROM rounds_parted WHERE rule <> 'names-v1+user-sentences-v1'", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(stale, 0);
+    drop(conn);
+    for (q, user) in
+        [("When did Melanie paint a sunrise?", "conv"), ("Caroline adoption", "conv"), (QUESTION, "ana")]
+    {
+        let (a, b) = (m.recall(q, user).unwrap(), o.recall(q, user).unwrap());
+        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{q}");
+    }
+    for user in ["conv", "ana"] {
+        assert_eq!(
+            m.export(user, ExportFormat::Jsonl).unwrap(),
+            o.export(user, ExportFormat::Jsonl).unwrap()
+        );
+    }
+}

@@ -29,11 +29,13 @@ impl Memory {
         if rounds.is_empty() {
             return Ok(report);
         }
+        // Keys are taken over the role text; the named text is embedded and indexed for words.
         let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
+        let index_texts: Vec<String> = rounds.iter().map(|r| r.index_text()).collect();
         // Each round's part records (`crate::parts`), embedded in the same call after the rounds.
-        let part_texts: Vec<Vec<String>> =
-            rounds.iter().zip(&texts).map(|(r, t)| crate::parts::parts(&r.turns, t)).collect();
-        let refs: Vec<&str> = texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
+        let part_texts: Vec<Vec<String>> = rounds.iter().map(|r| crate::parts::parts(&r.turns)).collect();
+        let refs: Vec<&str> =
+            index_texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
         let mut vectors = embedder.embed_documents(&refs)?;
         let dim = self.shared.pins.dim()?;
         if vectors.len() != refs.len() || vectors.iter().any(|v| v.len() != dim) {
@@ -53,7 +55,9 @@ impl Memory {
         let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
         let mut added: Vec<Added<'_>> = Vec::new();
         let mut latest: Option<&Timestamp> = None;
-        for (((round, text), vector), parts) in rounds.iter().zip(&texts).zip(&vectors).zip(&part_vectors) {
+        for ((((round, text), index_text), vector), parts) in
+            rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors)
+        {
             let key = round_key(&round.ts, &round.session, text, agent);
             let at = round.ts.sortable();
             let norm_key = normalized_key(text);
@@ -94,18 +98,18 @@ impl Memory {
                 day: day_number(round.ts.date()),
                 norm_key,
                 turns: round.turns.clone(),
-                text: text.clone(),
+                text: index_text.clone(),
                 agent: agent.map(str::to_owned),
                 extractor: None,
             };
             let id = write::insert_round(&tx, user, &row, vector)?;
-            write::set_parts(&tx, user, id, crate::parts::PARTS_RULE, parts)?;
+            write::set_parts(&tx, user, id, crate::parts::RULE, parts)?;
             write::log(&tx, user, agent, &at, "round.stored", &key, None, "{}")?;
             if self.shared.pins.extracts() {
                 write::enqueue(&tx, user, id)?;
             }
             members.push((key.clone(), vector.clone()));
-            added.push(Added { id, day: row.day, vector, text, parts });
+            added.push(Added { id, day: row.day, vector, text: index_text, parts });
             if latest.is_none_or(|l| round.ts > *l) {
                 latest = Some(&round.ts);
             }
@@ -150,29 +154,56 @@ impl Memory {
     }
 }
 
-/// Makes the part records (`crate::parts`) of every round that has none under the current rule:
-/// rounds of a store made before parts, or imported from a dump (dumps carry no parts). Runs when
-/// a store is opened with an embedder; in chunks of rounds, each one transaction, so an
-/// interrupted fill resumes at the next open. Returns how many rounds it went through.
-pub(super) fn fill_parts(store: &mut Store, embedder: &dyn Embedder) -> Result<usize> {
-    let todo = store.unparted_rounds(crate::parts::PARTS_RULE)?;
+/// Brings every round whose derived records were made under another rule (`crate::parts::RULE`)
+/// up to date: its stored, embedded and word-indexed text (with the speakers' names) and its part
+/// records. These are rounds of a store made before, or imported from a dump (dumps carry no parts,
+/// and an older dump's vectors were taken over the role text). Runs when a store is opened with an
+/// embedder; in chunks of rounds, each one transaction, so an interrupted fill resumes at the
+/// next open. Returns how many rounds it went through.
+pub(super) fn fill_derived(store: &mut Store, embedder: &dyn Embedder) -> Result<usize> {
+    use crate::parts::{parts, PARTS_ONLY_RULE, RULE};
+    let todo = store.unparted_rounds(RULE)?;
     if todo.is_empty() {
         return Ok(0);
     }
-    tracing::info!(rounds = todo.len(), "making the part records of rounds stored without them");
+    tracing::info!(rounds = todo.len(), "bringing rounds' derived records up to date");
     let dim = store.pins.dim()?;
     for chunk in todo.chunks(256) {
-        let texts: Vec<Vec<String>> = chunk.iter().map(|u| crate::parts::parts(&u.turns, &u.text)).collect();
-        let refs: Vec<&str> = texts.iter().flatten().map(String::as_str).collect();
+        // Per round: a new text to store and embed, if any; new parts, unless made under this
+        // parts rule already.
+        let plans: Vec<(Option<String>, Option<Vec<String>>)> = chunk
+            .iter()
+            .map(|u| {
+                let named = crate::round::index_text(&u.turns);
+                let stale =
+                    named != u.text || (u.rule.is_none() && named != crate::round::round_text(&u.turns));
+                let parts = (u.rule.as_deref() != Some(PARTS_ONLY_RULE)).then(|| parts(&u.turns));
+                (stale.then_some(named), parts)
+            })
+            .collect();
+        let refs: Vec<&str> = plans
+            .iter()
+            .flat_map(|(text, parts)| text.iter().chain(parts.iter().flatten()))
+            .map(String::as_str)
+            .collect();
         let vectors = if refs.is_empty() { Vec::new() } else { embedder.embed_documents(&refs)? };
         if vectors.len() != refs.len() || vectors.iter().any(|v| v.len() != dim) {
             return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", refs.len())));
         }
         let mut vectors = vectors.into_iter();
         let tx = store.begin()?;
-        for (u, t) in chunk.iter().zip(&texts) {
-            let v: Vec<Vec<f32>> = vectors.by_ref().take(t.len()).collect();
-            write::set_parts(&tx, u.user, u.id, crate::parts::PARTS_RULE, &v)?;
+        for (u, (text, parts)) in chunk.iter().zip(&plans) {
+            if let Some(text) = text {
+                let v = vectors.next().unwrap_or_default();
+                write::set_round_text(&tx, u.user, u.id, &u.text, text, &v)?;
+            }
+            match parts {
+                Some(p) => {
+                    let v: Vec<Vec<f32>> = vectors.by_ref().take(p.len()).collect();
+                    write::set_parts(&tx, u.user, u.id, RULE, &v)?;
+                }
+                None => write::set_rule(&tx, u.id, RULE)?,
+            }
         }
         tx.commit()?;
     }

@@ -256,9 +256,9 @@ impl Memory {
     /// in the store, and every fact names the extractor that produced it: after a change,
     /// [`reextract`](Memory::reextract) brings older rounds up to date. With
     /// [`Config::background_extraction`] (the default) a worker thread drains the extraction queue;
-    /// rounds a previous process left queued are resumed at once. Rounds stored without part
-    /// records (by an older build, or imported from a dump) get them here, before the handle is
-    /// returned.
+    /// rounds a previous process left queued are resumed at once. Rounds whose derived records
+    /// (named text, part records) were made under another rule, by an older build or in a dump,
+    /// are brought up to date here, before the handle is returned.
     pub fn open_with(
         path: impl AsRef<Path>,
         embedder: Arc<dyn Embedder>,
@@ -269,7 +269,7 @@ impl Memory {
         let pins = expected_pins(&embedder.pins(), extractor.is_some(), &config);
         let mode = if extractor.is_some() { OpenMode::Expect(&pins) } else { OpenMode::ExpectReading(&pins) };
         let mut store = Store::open(path.as_ref(), &config, mode)?;
-        add::fill_parts(&mut store, embedder.as_ref())?;
+        add::fill_derived(&mut store, embedder.as_ref())?;
         let extractor = match extractor {
             Some(x) => {
                 let pins = extractor_pins(&x.pins(), &config);

@@ -94,8 +94,10 @@ pub(crate) struct Unparted {
     pub id: i64,
     pub user: i64,
     pub turns: Vec<Turn>,
-    /// The text it was embedded as.
+    /// The text it is stored, embedded and word-indexed as.
     pub text: String,
+    /// The rule its derived records were made under, if any.
+    pub rule: Option<String>,
 }
 
 pub(crate) const FACT_COLUMNS: &str =
@@ -285,7 +287,8 @@ impl Store {
         )
     }
 
-    /// Every round (of every user) whose parts were not made under `rule`, in id order. The ids
+    /// Every round (of every user) whose derived records (text, parts) were not made under `rule`,
+    /// in id order. The ids
     /// come from an index (no round's text is read unless it is returned), so a store that is up
     /// to date answers without reading its rounds.
     pub(crate) fn unparted_rounds(&self, rule: &str) -> Result<Vec<Unparted>> {
@@ -296,16 +299,19 @@ impl Store {
         // Sorted here: an ORDER BY would make SQLite scan the table itself instead of an index.
         let mut ids: Vec<i64> = ids.query_map([rule], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         ids.sort_unstable();
-        let mut row = self.conn.prepare_cached("SELECT user_id, turns, text FROM rounds WHERE id = ?1")?;
+        let mut row = self.conn.prepare_cached(
+            "SELECT r.user_id, r.turns, r.text, d.rule FROM rounds r \
+             LEFT JOIN rounds_parted d ON d.round_id = r.id WHERE r.id = ?1",
+        )?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let (user, turns, text): (i64, String, String) =
-                row.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+            let (user, turns, text, rule): (i64, String, String, Option<String>) =
+                row.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
             let turns: Vec<Turn> = serde_json::from_str(&turns).map_err(|e| Error::Corrupt {
                 path: self.path.clone(),
                 reason: format!("rounds.turns: {e}"),
             })?;
-            out.push(Unparted { id, user, turns, text });
+            out.push(Unparted { id, user, turns, text, rule });
         }
         Ok(out)
     }
@@ -592,8 +598,34 @@ pub(crate) mod write {
         for v in vectors {
             insert.execute(params![round_id, user_id, vector_blob(v)])?;
         }
+        set_rule(conn, round_id, rule)
+    }
+
+    /// Records that round `round_id`'s derived records follow `rule`.
+    pub(crate) fn set_rule(conn: &Connection, round_id: i64, rule: &str) -> Result<()> {
         conn.prepare_cached("INSERT OR REPLACE INTO rounds_parted(round_id, rule) VALUES (?1, ?2)")?
             .execute(params![round_id, rule])?;
+        Ok(())
+    }
+
+    /// Replaces round `id`'s stored (embedded and word-indexed) text `old` by `new`, with its
+    /// vector: the FTS row, the text column and the vector.
+    pub(crate) fn set_round_text(
+        conn: &Connection,
+        user_id: i64,
+        id: i64,
+        old: &str,
+        new: &str,
+        vector: &[f32],
+    ) -> Result<()> {
+        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
+            .execute(params![id, old])?;
+        conn.prepare_cached("UPDATE rounds SET text = ?2 WHERE id = ?1")?.execute(params![id, new])?;
+        conn.prepare_cached("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)")?
+            .execute(params![id, new])?;
+        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([id])?;
+        conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
+            .execute(params![id, user_id, vector_blob(vector)])?;
         Ok(())
     }
 
