@@ -212,24 +212,15 @@ fn a_store_from_before_names_is_brought_up_to_date_at_open() {
         conn.execute("UPDATE round_vectors SET embedding = ?2 WHERE rowid = ?1", (id, blob)).unwrap();
     }
     conn.execute("UPDATE rounds_parted SET rule = 'user-sentences-v1'", []).unwrap();
-    let parts_before: Vec<Vec<u8>> = conn
-        .prepare("SELECT embedding FROM round_parts ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let part_vectors = |conn: &rusqlite::Connection| -> Vec<Vec<u8>> {
+        let mut stmt = conn.prepare("SELECT embedding FROM round_parts ORDER BY id").unwrap();
+        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+    };
+    let parts_before = part_vectors(&conn);
     drop(conn);
     let o = open(&embedder, &old.path);
     let conn = rusqlite::Connection::open(&old.path).unwrap();
-    let parts_after: Vec<Vec<u8>> = conn
-        .prepare("SELECT embedding FROM round_parts ORDER BY id")
-        .unwrap()
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    assert_eq!(parts_before, parts_after, "parts made under the same parts rule are kept");
+    assert_eq!(part_vectors(&conn), parts_before, "parts made under the same parts rule are kept");
     let stale: i64 = conn
         .query_row("SELECT count(*) FROM rounds_parted WHERE rule <> 'names-v1+user-sentences-v1'", [], |r| {
             r.get(0)
