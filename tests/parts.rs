@@ -92,6 +92,7 @@ fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
     let conn = rusqlite::Connection::open(&old.path).unwrap();
     conn.execute_batch("DROP TABLE round_parts; DROP TABLE rounds_parted;").unwrap();
     drop(conn);
+    assert_eq!(count(&old.path, "sqlite_master WHERE name = 'round_parts'"), 0);
     // Opened without an embedder, it gains the (empty) tables and stays readable.
     {
         let stored = Memory::open_stored(&old.path, Config::default()).unwrap();
@@ -240,4 +241,21 @@ fn a_store_from_before_names_is_brought_up_to_date_at_open() {
             o.export(user, ExportFormat::Jsonl).unwrap()
         );
     }
+}
+
+#[test]
+fn a_store_missing_only_its_part_vectors_is_parted_again() {
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let (fresh, old) = (temp_store(), temp_store());
+    let m = open(&embedder, &fresh.path);
+    m.add(&history(), "ana").unwrap();
+    open(&embedder, &old.path).add(&history(), "ana").unwrap();
+    // The rules say "parted", but the vectors are gone: the rules cannot be trusted.
+    let conn = rusqlite::Connection::open(&old.path).unwrap();
+    conn.execute_batch("DROP TABLE round_parts;").unwrap();
+    drop(conn);
+    let o = open(&embedder, &old.path);
+    assert_eq!(count(&old.path, "round_parts"), 2);
+    let (a, b) = (m.recall(QUESTION, "ana").unwrap(), o.recall(QUESTION, "ana").unwrap());
+    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
 }

@@ -285,22 +285,25 @@ impl Store {
         tx.commit()
     }
 
-    /// Creates the part tables in a store made before them (see [`PARTS_SCHEMA`]); writes only
-    /// when they are missing.
+    /// Creates the part tables in a store made before them (see [`PARTS_SCHEMA`]), or whichever
+    /// of the two is missing (without `round_parts`, no round's recorded rule holds: they are
+    /// cleared, so every round is parted again). Writes only then.
     fn add_parts_tables(&mut self) -> Result<()> {
-        let has: i64 = self.conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='rounds_parted'",
-            [],
-            |r| r.get(0),
-        )?;
-        let has_meta: i64 = self.conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
-            [],
-            |r| r.get(0),
-        )?;
-        if has == 0 && has_meta == 1 {
+        let exists = |name: &str| -> Result<bool> {
+            let n: i64 = self.conn.query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type='table' AND name = ?1",
+                [name],
+                |r| r.get(0),
+            )?;
+            Ok(n > 0)
+        };
+        let (meta, parts, rules) = (exists("meta")?, exists("round_parts")?, exists("rounds_parted")?);
+        if meta && !(parts && rules) {
             let tx = self.begin()?;
             tx.execute_batch(PARTS_SCHEMA)?;
+            if !parts {
+                tx.execute("DELETE FROM rounds_parted", [])?;
+            }
             tx.commit()?;
         }
         Ok(())
