@@ -162,7 +162,7 @@ impl Memory {
 /// next open. Returns how many rounds it went through.
 pub(super) fn fill_derived(store: &mut Store, embedder: &dyn Embedder) -> Result<usize> {
     use crate::parts::{parts, PARTS_ONLY_RULE, RULE};
-    let todo = store.unparted_rounds(RULE)?;
+    let todo = store.stale_rounds(RULE)?;
     if todo.is_empty() {
         return Ok(0);
     }

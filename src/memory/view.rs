@@ -206,12 +206,11 @@ impl CachedView {
                 })
                 .unwrap_or_default()
         };
-        let lists = match among {
+        let mut lists = match among {
             Among::Rounds => vec![lexical(&self.words, None)],
             Among::Notes(_) => vec![lexical(&self.note_words, kept_notes.as_deref())],
             Among::All => vec![lexical(&self.words, None), lexical(&self.note_words, None)],
         };
-        let mut lists = lists;
         // A question that names a time window ranks the rounds dated inside it once more, in
         // dense order, as a list of its own (notes never: their relevance stays on the usual scale).
         if shape.window.is_some() && !matches!(among, Among::Notes(_)) {

@@ -89,8 +89,8 @@ pub(crate) struct UserVectors {
     pub data: Vec<f32>,
 }
 
-/// A round whose part records are missing or were made under another rule.
-pub(crate) struct Unparted {
+/// A round whose derived records (named text, part records) are missing or follow another rule.
+pub(crate) struct StaleRound {
     pub id: i64,
     pub user: i64,
     pub turns: Vec<Turn>,
@@ -288,10 +288,9 @@ impl Store {
     }
 
     /// Every round (of every user) whose derived records (text, parts) were not made under `rule`,
-    /// in id order. The ids
-    /// come from an index (no round's text is read unless it is returned), so a store that is up
-    /// to date answers without reading its rounds.
-    pub(crate) fn unparted_rounds(&self, rule: &str) -> Result<Vec<Unparted>> {
+    /// in id order. The ids come from an index (no round's text is read unless it is returned), so
+    /// a store that is up to date answers without reading its rounds.
+    pub(crate) fn stale_rounds(&self, rule: &str) -> Result<Vec<StaleRound>> {
         let mut ids = self.conn.prepare(
             "SELECT r.id FROM rounds r WHERE NOT EXISTS \
              (SELECT 1 FROM rounds_parted d WHERE d.round_id = r.id AND d.rule = ?1)",
@@ -311,7 +310,7 @@ impl Store {
                 path: self.path.clone(),
                 reason: format!("rounds.turns: {e}"),
             })?;
-            out.push(Unparted { id, user, turns, text, rule });
+            out.push(StaleRound { id, user, turns, text, rule });
         }
         Ok(out)
     }
@@ -576,11 +575,25 @@ pub(crate) mod write {
             round.extractor
         ])?;
         let id = conn.last_insert_rowid();
+        index_round(conn, user_id, id, &round.text, vector)?;
+        Ok(id)
+    }
+
+    /// Indexes round `id` for ranking: its vector and its FTS row over `text` (its stored text).
+    fn index_round(conn: &Connection, user_id: i64, id: i64, text: &str, vector: &[f32]) -> Result<()> {
         conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
             .execute(params![id, user_id, vector_blob(vector)])?;
         conn.prepare_cached("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)")?
-            .execute(params![id, round.text])?;
-        Ok(id)
+            .execute(params![id, text])?;
+        Ok(())
+    }
+
+    /// Removes what [`index_round`] added; `text` must be the text it was indexed with.
+    fn unindex_round(conn: &Connection, id: i64, text: &str) -> Result<()> {
+        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
+            .execute(params![id, text])?;
+        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([id])?;
+        Ok(())
     }
 
     /// Replaces the part records of round `round_id` with `vectors` (in part order) and records
@@ -618,15 +631,9 @@ pub(crate) mod write {
         new: &str,
         vector: &[f32],
     ) -> Result<()> {
-        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
-            .execute(params![id, old])?;
+        unindex_round(conn, id, old)?;
         conn.prepare_cached("UPDATE rounds SET text = ?2 WHERE id = ?1")?.execute(params![id, new])?;
-        conn.prepare_cached("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)")?
-            .execute(params![id, new])?;
-        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([id])?;
-        conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
-            .execute(params![id, user_id, vector_blob(vector)])?;
-        Ok(())
+        index_round(conn, user_id, id, new, vector)
     }
 
     /// Appends a decision to the user's log, visible to `agent`'s view (`None`: to every view).
@@ -792,9 +799,7 @@ pub(crate) mod write {
             delete_fact(conn, f.id)?;
         }
         conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round.id])?;
-        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
-            .execute(params![round.id, round.text])?;
-        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([round.id])?;
+        unindex_round(conn, round.id, &round.text)?;
         conn.prepare_cached("DELETE FROM round_parts WHERE round_id = ?1")?.execute([round.id])?;
         conn.prepare_cached("DELETE FROM rounds_parted WHERE round_id = ?1")?.execute([round.id])?;
         conn.prepare_cached("DELETE FROM rounds WHERE id = ?1")?.execute([round.id])?;
