@@ -44,6 +44,16 @@ fn history() -> Vec<Message> {
 
 const QUESTION: &str = "When did I catch up with my friend Emma at the bakery?";
 
+fn hashing() -> Arc<dyn Embedder> {
+    Arc::new(HashingEmbedder::default())
+}
+
+/// Two stores answer `q` for `user` with the same rounds, scores and windows, byte for byte.
+fn assert_same_recall(a: &Memory, b: &Memory, q: &str, user: &str) {
+    let (x, y) = (a.recall(q, user).unwrap(), b.recall(q, user).unwrap());
+    assert_eq!(serde_json::to_string(&x).unwrap(), serde_json::to_string(&y).unwrap(), "{q}");
+}
+
 fn count(path: &std::path::Path, table: &str) -> i64 {
     let conn = rusqlite::Connection::open(path).unwrap();
     conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0)).unwrap()
@@ -80,7 +90,7 @@ fn a_remark_in_passing_before_a_long_reply_ranks_its_round_through_its_sentence(
 
 #[test]
 fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let (fresh, old) = (temp_store(), temp_store());
     let m = open(&embedder, &fresh.path);
     m.add(&history(), "ana").unwrap();
@@ -103,14 +113,13 @@ fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
     assert_eq!(count(&old.path, "round_parts"), count(&fresh.path, "round_parts"));
     assert_eq!(count(&old.path, "rounds_parted"), 3);
     for q in [QUESTION, "dinner with rice", "colleague at the office"] {
-        let (a, b) = (m.recall(q, "ana").unwrap(), o.recall(q, "ana").unwrap());
-        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{q}");
+        assert_same_recall(&m, &o, q, "ana");
     }
 }
 
 #[test]
 fn an_imported_dump_gets_its_parts_when_opened_with_an_embedder() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let (a, b) = (temp_store(), temp_store());
     let m = open(&embedder, &a.path);
     m.add(&history(), "ana").unwrap();
@@ -120,14 +129,13 @@ fn an_imported_dump_gets_its_parts_when_opened_with_an_embedder() {
     assert_eq!(count(&b.path, "round_parts"), 0);
     let restored = open(&embedder, &b.path);
     assert_eq!(count(&b.path, "round_parts"), 2);
-    let (x, y) = (m.recall(QUESTION, "ana").unwrap(), restored.recall(QUESTION, "ana").unwrap());
-    assert_eq!(serde_json::to_string(&x).unwrap(), serde_json::to_string(&y).unwrap());
+    assert_same_recall(&m, &restored, QUESTION, "ana");
     assert_eq!(restored.export("ana", ExportFormat::Jsonl).unwrap(), dump);
 }
 
 #[test]
 fn deleting_a_round_or_forgetting_its_user_removes_its_parts() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let t = temp_store();
     let m = open(&embedder, &t.path);
     m.add(&history(), "ana").unwrap();
@@ -160,7 +168,7 @@ fn two_friends() -> Vec<Message> {
 
 #[test]
 fn rounds_are_embedded_and_indexed_with_their_speakers_names_and_keyed_by_role() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let t = temp_store();
     let m = open(&embedder, &t.path);
     m.add(&two_friends(), "conv").unwrap();
@@ -183,7 +191,7 @@ fn rounds_are_embedded_and_indexed_with_their_speakers_names_and_keyed_by_role()
 
 #[test]
 fn a_store_from_before_names_is_brought_up_to_date_at_open() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let (fresh, old) = (temp_store(), temp_store());
     let m = open(&embedder, &fresh.path);
     m.add(&two_friends(), "conv").unwrap();
@@ -232,8 +240,7 @@ fn a_store_from_before_names_is_brought_up_to_date_at_open() {
     for (q, user) in
         [("When did Melanie paint a sunrise?", "conv"), ("Caroline adoption", "conv"), (QUESTION, "ana")]
     {
-        let (a, b) = (m.recall(q, user).unwrap(), o.recall(q, user).unwrap());
-        assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap(), "{q}");
+        assert_same_recall(&m, &o, q, user);
     }
     for user in ["conv", "ana"] {
         assert_eq!(
@@ -245,7 +252,7 @@ fn a_store_from_before_names_is_brought_up_to_date_at_open() {
 
 #[test]
 fn a_store_missing_only_its_part_vectors_is_parted_again() {
-    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::default());
+    let embedder = hashing();
     let (fresh, old) = (temp_store(), temp_store());
     let m = open(&embedder, &fresh.path);
     m.add(&history(), "ana").unwrap();
@@ -256,6 +263,5 @@ fn a_store_missing_only_its_part_vectors_is_parted_again() {
     drop(conn);
     let o = open(&embedder, &old.path);
     assert_eq!(count(&old.path, "round_parts"), 2);
-    let (a, b) = (m.recall(QUESTION, "ana").unwrap(), o.recall(QUESTION, "ana").unwrap());
-    assert_eq!(serde_json::to_string(&a).unwrap(), serde_json::to_string(&b).unwrap());
+    assert_same_recall(&m, &o, QUESTION, "ana");
 }
