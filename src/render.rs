@@ -1,7 +1,8 @@
 //! The one renderer: contexts for prompts and the Markdown and text exports share it.
 //!
 //! Rounds are shown oldest first, grouped by session, with a header whenever the session
-//! changes; each round shows its facts (once extraction exists) and then its turns. The renderer
+//! changes; each round shows the facts given to it (a context gives only dated facts and updates,
+//! [`Fact::in_context`](crate::Fact::in_context); an export gives all) and then its turns. The renderer
 //! never touches SQL; token counts use a real BPE tokenizer (`o200k_base`, shipped inside the
 //! `tiktoken-rs` crate, so counting works offline).
 

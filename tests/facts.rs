@@ -235,8 +235,16 @@ fn facts_rank_with_their_round_and_render_under_it() {
         "{}",
         context.text
     );
+    // An undated fact that updates nothing is not rendered: it repeats its round, shown in full
+    // beneath, in other words. Recall and the export still hold it.
+    let work = m.get_context(Query::new("Where do I work as a nurse?").top_k(1), "u").unwrap();
+    assert!(work.text.contains("I work as a nurse at the city hospital"), "{}", work.text);
+    assert!(!work.text.contains("facts:"), "{}", work.text);
+    let nurse = m.recall(Query::new("Where do I work as a nurse?").top_k(1), "u").unwrap();
+    assert!(nurse.rounds[0].facts.iter().any(|f| !f.in_context()), "{:?}", nurse.rounds[0].facts);
     let md = m.export("u", ExportFormat::Markdown).unwrap();
     assert!(md.contains("The user started learning the cello."), "{md}");
+    assert!(md.contains("The user works as a nurse at the city hospital."), "{md}");
     // Recall after a reopen (index rebuilt from the store) equals recall on the warm index.
     drop(m);
     let again = open(&t.path, &x, false);
@@ -434,6 +442,12 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     let recall = m.recall(q, "maya").unwrap();
     assert!(recall.rounds.iter().flat_map(|r| &r.facts).all(|f| !f.content.contains("Porto")));
     let context = m.get_context(q, "maya").unwrap();
+    // Undated, but an update of the old home: rendered.
+    let moved = recall.rounds.iter().flat_map(|r| &r.facts).find(|f| f.content.contains("Lisbon")).unwrap();
+    assert_eq!(
+        (moved.valid_time.as_deref(), moved.supersedes.as_slice()),
+        (None, [porto.clone()].as_slice())
+    );
     assert!(context.text.contains("- The user moved to Lisbon."), "{}", context.text);
     assert!(!context.text.contains("- The user lives in Porto."), "{}", context.text);
     // The round itself is evidence and stays.

@@ -120,12 +120,12 @@ impl Memory {
         // Grown before the next write can commit: the views follow the writes in order.
         self.shared.grow(user, version, agent, |view| {
             for a in &added {
-                view.push_round(a.id, a.day, 1.0, a.vector, a.text);
+                view.push_round(a.id, a.day, a.vector, a.text);
             }
             // Parts after every round, as a view loaded from the store holds them.
             for a in &added {
                 for p in a.parts {
-                    view.push_part(a.id, a.day, p);
+                    view.push_vector(a.id, a.day, 1.0, p);
                 }
             }
         });

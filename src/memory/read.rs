@@ -366,7 +366,7 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
     let lines: Vec<Vec<String>> = ranked
         .iter()
         .map(|r| match r {
-            Ranked::Round(r) => r.facts.iter().map(Fact::line).collect(),
+            Ranked::Round(r) => r.facts.iter().filter(|f| f.in_context()).map(Fact::line).collect(),
             Ranked::Note(..) => Vec::new(),
         })
         .collect();

@@ -173,6 +173,9 @@ pub struct Fact {
     /// Its round's agent (`None`: shared).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent: Option<String>,
+    /// The keys of the facts it superseded (an update of what they said), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
 }
 
 impl From<FactRow> for Fact {
@@ -188,11 +191,20 @@ impl From<FactRow> for Fact {
             object: r.object,
             salience: r.salience,
             agent: r.agent,
+            supersedes: r.supersedes.iter().flat_map(|s| s.split(' ')).map(str::to_owned).collect(),
         }
     }
 }
 
 impl Fact {
+    /// Whether a context shows the fact under its round: when it is dated (the date resolved
+    /// from "last Friday" is what the round's text does not say) or updates an older fact. Any
+    /// other fact repeats its round, shown in full beneath it, and only spends the budget
+    /// (docs/DECISIONS.md, "facts that cannot hurt").
+    pub fn in_context(&self) -> bool {
+        self.valid_time.is_some() || !self.supersedes.is_empty()
+    }
+
     /// The fact as rendered under `facts:`: its sentence, then its date when resolved.
     pub fn line(&self) -> String {
         match &self.valid_time {

@@ -1,11 +1,11 @@
 //! A scope's records held in memory for ranking: every round (with its part records), active
-//! fact and note the scope sees, as vectors ([`Index`]) and words ([`Bm25`]), one ranking over
-//! all three kinds.
+//! fact and note the scope sees, as vectors ([`Index`]) and, for rounds and notes, words
+//! ([`Bm25`]); one ranking over all three kinds.
 //!
 //! A view is valid while its user's write counter is `version`. A round's entries (its own
 //! vector, its part records' and its facts') are owned by the round's id; a note's by its id with [`NOTE_BIT`] set,
 //! so that the two kinds never share an owner and ties still go to the older record of a kind.
-//! Words are indexed per kind ([`Bm25`] over rounds and their facts, another over notes), so each
+//! Words are indexed per kind ([`Bm25`] over rounds' texts, another over notes), so each
 //! kind keeps its own word statistics: notes never move a round's word ranking, and fusion takes
 //! one word ranking per kind. A ranking can be restricted to one kind, or to the notes a filter
 //! keeps, by masking entries and note documents (the statistics stay those of the whole kind).
@@ -50,7 +50,7 @@ struct NoteEntry {
 pub(super) struct CachedView {
     pub(super) version: i64,
     index: Index,
-    /// Rounds' and facts' words; built only when fusion is on.
+    /// Rounds' words; built only when fusion is on.
     words: Option<Bm25>,
     /// Notes' words, document `i` being note slot `i`; built only when fusion is on.
     note_words: Option<Bm25>,
@@ -71,7 +71,9 @@ impl CachedView {
     ) -> Result<CachedView> {
         let mut words = fusion.then(Bm25::default);
         if let Some(w) = &mut words {
-            for (id, text) in store.user_texts(view)?.into_iter().chain(store.user_fact_texts(view)?) {
+            // Facts rank through their vectors only: their words (an excerpt of the round and a
+            // paraphrase of it) measured as a loss (docs/DECISIONS.md, "facts that cannot hurt").
+            for (id, text) in store.user_texts(view)? {
                 w.push(id, &text);
             }
         }
@@ -104,18 +106,18 @@ impl CachedView {
             + self.tags.len() * 64
     }
 
-    /// Adds a record of round `round`: its own vector and text (salience 1), or a fact's.
-    pub(super) fn push_round(&mut self, round: i64, day: i32, salience: f32, vector: &[f32], text: &str) {
-        self.index.push(round, day, salience, vector);
-        self.entry_note.push(NOT_A_NOTE);
+    /// Adds round `round`: its own vector and text.
+    pub(super) fn push_round(&mut self, round: i64, day: i32, vector: &[f32], text: &str) {
+        self.push_vector(round, day, 1.0, vector);
         if let Some(words) = &mut self.words {
             words.push(round, text);
         }
     }
 
-    /// Adds a part record of round `round` (`crate::parts`): a vector only, no words.
-    pub(super) fn push_part(&mut self, round: i64, day: i32, vector: &[f32]) {
-        self.index.push(round, day, 1.0, vector);
+    /// Adds a record ranking for round `round` by its vector alone, no words: a part record
+    /// (`crate::parts`, salience 1) or an active fact (its salience).
+    pub(super) fn push_vector(&mut self, round: i64, day: i32, salience: f32, vector: &[f32]) {
+        self.index.push(round, day, salience, vector);
         self.entry_note.push(NOT_A_NOTE);
     }
 
@@ -192,18 +194,11 @@ impl CachedView {
         // Each list contributes its top 100, or as many as asked for when that is more.
         let each = rank::FUSION_DEPTH.max(depth);
         let dense = self.index.top_k_shaped(vector, shape, each, entries);
-        // An owner's word rank is its best document's (a round's text or a fact's).
+        // Each owner is one document of its kind's words (a round's text, a note's).
         let lexical = |words: &Option<Bm25>, mask: Option<&[bool]>| -> Vec<i64> {
-            let mut seen = std::collections::HashSet::new();
             words
                 .as_ref()
-                .map(|w| {
-                    w.top_masked(bare, each, mask)
-                        .into_iter()
-                        .map(|(id, _)| id)
-                        .filter(|id| seen.insert(*id))
-                        .collect()
-                })
+                .map(|w| w.top_masked(bare, each, mask).into_iter().map(|(id, _)| id).collect())
                 .unwrap_or_default()
         };
         let mut lists = match among {

@@ -313,13 +313,7 @@ impl Shared {
         } else {
             self.grow(user, version, agent, |view| {
                 for (row, v) in added.iter().zip(&added_vectors) {
-                    view.push_round(
-                        round_id,
-                        row.day,
-                        row.salience,
-                        v,
-                        &format!("{}\n{}", row.raw, row.content),
-                    );
+                    view.push_vector(round_id, row.day, row.salience, v);
                 }
             });
         }

@@ -340,17 +340,6 @@ impl Store {
         )
     }
 
-    /// The active facts' texts as word-indexed, `(round id, text)` in fact id order.
-    pub(crate) fn user_fact_texts(&self, view: View<'_>) -> Result<Vec<(i64, String)>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT round_id, raw || char(10) || content FROM facts WHERE user_id = ?1 AND salience > 0 AND {} \
-             ORDER BY id",
-            visible("agent", 2)
-        ))?;
-        let rows = stmt.query_map(params![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
-
     /// Every fact the view sees (active or not), in id order.
     pub(crate) fn all_facts(&self, view: View<'_>) -> Result<Vec<FactRow>> {
         let mut stmt = self.conn.prepare(&format!(
