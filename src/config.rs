@@ -36,9 +36,11 @@ pub struct Config {
     pub view_cache_bytes: usize,
     /// Fuse the dense ranking (top 100) with the user's BM25 ranking (top 100) by reciprocal
     /// rank, with this constant; `None` ranks by the dense score alone and builds no word index.
-    /// Default `Some(20)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
+    /// Default `Some(10)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
     /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 67.1 %, for about 0.6 ms more per recall
-    /// at 10^4 rounds; 20 beat 60 and 100 on LoCoMo (docs/DECISIONS.md). At least 1 if set.
+    /// at 10^4 rounds; 20 beat 60 and 100 on LoCoMo, and with part records 10 beat 20 on LoCoMo
+    /// at 5 (docs/DECISIONS.md). The constant also sets how fast a note's relevance falls with
+    /// its ranks (second in both lists: 0.917). At least 1 if set.
     pub rrf_k: Option<u32>,
     /// Cosine at or above which an extracted fact duplicates one of the user's stored facts and
     /// is merged into it (not stored again; logged). Default 0.95, range (0, 1]. Pinned in stores
@@ -119,7 +121,7 @@ impl Default for Config {
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
             view_cache_bytes: 2 << 30,
-            rrf_k: Some(20),
+            rrf_k: Some(10),
             fact_dedup_cosine: 0.95,
             background_extraction: true,
             decay: None,

@@ -183,12 +183,13 @@ fn with_fusion_the_rounds_in_the_question_window_are_ranked_once_more() {
     assert_eq!(undated.window, Some(["2021-12-25".to_owned(), "2022-01-01".to_owned()]));
     assert!(undated.rounds[0].turns[0].content.contains("outlet"));
     // Dense and words give at most 2 / (k + 1); the rounds inside the window earn a third list.
+    let two_lists = 2.0 / (Config::default().rrf_k.unwrap() as f32 + 1.0);
     let dated = m.recall(q().date("2023-05-20T00:00:00"), "u").unwrap();
     assert!(dated.rounds[0].turns[0].content.contains("arrived"), "{:?}", dated.rounds[0].turns);
     assert!(dated.rounds[0].time_match);
-    assert!(dated.rounds[0].score > 2.0 / 21.0, "{}", dated.rounds[0].score);
+    assert!(dated.rounds[0].score > two_lists, "{}", dated.rounds[0].score);
     // No round in the window, no third list.
-    assert!(undated.rounds.iter().all(|r| r.score <= 2.0 / 21.0 + 1e-6));
+    assert!(undated.rounds.iter().all(|r| r.score <= two_lists + 1e-6));
 }
 
 #[test]

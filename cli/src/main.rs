@@ -196,7 +196,7 @@ struct QueryArgs {
 /// How the dense and the lexical rankings combine.
 #[derive(clap::Args, Clone, Copy, Debug)]
 pub struct FusionArgs {
-    /// Reciprocal-rank fusion constant for dense + BM25 [default: 20].
+    /// Reciprocal-rank fusion constant for dense + BM25 [default: 10].
     #[arg(long, conflicts_with = "dense_only")]
     rrf: Option<u32>,
     /// Rank by the dense score alone (no BM25 fusion).
