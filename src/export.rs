@@ -314,12 +314,13 @@ pub(crate) fn export(
     // record list below; contexts never show them.
     let mut lines: BTreeMap<i64, Vec<String>> = BTreeMap::new();
     for f in facts {
-        let line = crate::memory::Fact::from(f.clone()).line();
-        let line = match (format, &f.superseded_by, &f.supersedes) {
-            (ExportFormat::Markdown, Some(winner), _) => format!("~~{line}~~ (superseded by `{winner}`)"),
-            (_, Some(_), _) => continue,
-            (ExportFormat::Markdown, None, Some(losers)) => {
-                let keys: Vec<String> = losers.split(' ').map(|k| format!("`{k}`")).collect();
+        let fact = crate::memory::Fact::from(f.clone());
+        let line = fact.line();
+        let line = match (format, &f.superseded_by) {
+            (ExportFormat::Markdown, Some(winner)) => format!("~~{line}~~ (superseded by `{winner}`)"),
+            (_, Some(_)) => continue,
+            (ExportFormat::Markdown, None) if !fact.supersedes.is_empty() => {
+                let keys: Vec<String> = fact.supersedes.iter().map(|k| format!("`{k}`")).collect();
                 format!("{line} → supersedes {}", keys.join(", "))
             }
             _ => line,
