@@ -134,7 +134,7 @@ pub(crate) fn fact_day(valid_time: Option<&str>, round_day: i32) -> i32 {
         .map_or(round_day, crate::time::day_number)
 }
 
-/// The text a fact is embedded and word-indexed as: its excerpt, a newline, its sentence.
+/// The text a fact is embedded as: its excerpt, a newline, its sentence (facts are not word-indexed).
 pub fn embed_text(fact: &ExtractedFact) -> String {
     embed_text_of(&fact.raw, &fact.content)
 }
