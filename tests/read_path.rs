@@ -101,16 +101,15 @@ fn a_jsonl_dump_imports_losslessly_and_needs_no_model() {
 }
 
 #[test]
-fn forget_user_removes_everything_but_the_record_of_forgetting() {
+fn forget_user_removes_everything_and_the_user_with_it() {
     let t = temp_store();
     let m = build(&t.path);
     let report = m.forget_user("alice").unwrap();
-    assert_eq!(report.rounds, 5);
+    assert_eq!((report.rounds, report.scrubbed), (5, true));
     assert!(m.recall("Toby", "alice").unwrap().rounds.is_empty());
-    let text = m.export("alice", ExportFormat::Text).unwrap();
-    assert!(!text.contains("Toby"));
-    assert_eq!(text.matches("user.forgotten").count(), 1);
-    assert_eq!(text.matches("round.stored").count(), 0);
+    assert!(m.export("alice", ExportFormat::Text).is_err());
+    assert!(m.decisions("alice").unwrap().is_empty());
+    assert_eq!(m.users().unwrap(), vec!["bob".to_string()]);
     assert_eq!(m.recall(Query::new("Rex").top_k(10), "bob").unwrap().rounds.len(), 1);
     let conn = rusqlite::Connection::open(&t.path).unwrap();
     let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();

@@ -128,4 +128,11 @@ impl Embedder for CachedEmbedder {
         }
         self.inner.forget(texts)
     }
+
+    fn checkpoint(&self) -> Result<bool> {
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let done = crate::store::truncate_wal(&conn)?;
+        drop(conn);
+        Ok(done && self.inner.checkpoint()?)
+    }
 }

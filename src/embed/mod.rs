@@ -60,4 +60,11 @@ pub trait Embedder: Send + Sync {
         let _ = texts;
         Ok(())
     }
+
+    /// After [`forget`](Embedder::forget): leaves no forgotten byte in a log (a cache empties its
+    /// write-ahead log). True when nothing is left; false when another connection's read kept
+    /// the log. The default keeps nothing, so is done.
+    fn checkpoint(&self) -> Result<bool> {
+        Ok(true)
+    }
 }

@@ -187,4 +187,11 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
         drop(conn);
         self.inner.forget(turns)
     }
+
+    fn checkpoint(&self) -> Result<bool> {
+        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let done = crate::store::truncate_wal(&conn)?;
+        drop(conn);
+        Ok(done && self.inner.checkpoint()?)
+    }
 }

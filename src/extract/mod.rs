@@ -157,6 +157,13 @@ pub trait Extractor: Send + Sync {
         let _ = turns;
         Ok(())
     }
+
+    /// After [`forget`](Extractor::forget): leaves no forgotten byte in a log (a cache empties
+    /// its write-ahead log). True when nothing is left; false when another connection's read
+    /// kept the log. The default keeps nothing, so is done.
+    fn checkpoint(&self) -> Result<bool> {
+        Ok(true)
+    }
 }
 
 /// The output contract an extractor decodes under.

@@ -140,26 +140,44 @@ impl Memory {
         })
     }
 
-    /// Removes every record of `user_id` (rounds, facts, notes, their vectors and words, the queue
-    /// and the decision log), keeping one decision that records the deletion. Unknown users are a
-    /// no-op.
+    /// Forgets `user_id`: removes every record of the user (rounds, facts, notes, their vectors,
+    /// words and parts, the queue and the decision log) and the user's name, then every trace
+    /// the caches hold (the extraction cache's model outputs for the user's rounds, the vector
+    /// cache's entries for their texts), and checkpoints the store's and the caches' logs so
+    /// that no deleted byte is left in a WAL (deleted bytes in the files themselves are zeroed:
+    /// `secure_delete`). The user's row stays under a name no caller can give, so its id is
+    /// never reused; nothing records what it was. Unknown users are a no-op.
+    ///
+    /// [`ForgetReport::scrubbed`] is false when another connection's open read kept a log from
+    /// being emptied; that log is emptied at the next checkpoint (the next forget, or the last
+    /// close of the file).
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
         check_user(user_id)?;
         let mut store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {
-            return Ok(ForgetReport { rounds: 0, notes: 0 });
+            return Ok(ForgetReport { rounds: 0, notes: 0, scrubbed: true });
         };
-        let at = logical_now(&store, user)?;
+        let (turns, texts) = cached_inputs(&store, View { user, agent: None })?;
         let tx = store.begin()?;
         let notes = write::forget_notes(&tx, user)?;
         let rounds = write::forget_user(&tx, user)?;
-        let detail = serde_json::json!({ "rounds": rounds, "notes": notes }).to_string();
-        write::log(&tx, user, None, &at, "user.forgotten", user_id, None, &detail)?;
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
+        let mut scrubbed = store.checkpoint()?;
         drop(store);
         self.shared.drop_views(user);
-        Ok(ForgetReport { rounds, notes })
+        if let Some(e) = &self.shared.embedder {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            e.forget(&refs)?;
+            scrubbed &= e.checkpoint()?;
+        }
+        if let Some((x, _)) = &self.shared.extractor {
+            for t in &turns {
+                x.forget(t)?;
+            }
+            scrubbed &= x.checkpoint()?;
+        }
+        Ok(ForgetReport { rounds, notes, scrubbed })
     }
 
     /// Loads a JSONL dump made by [`export`](Memory::export) with [`ExportFormat::Jsonl`] into
@@ -176,4 +194,20 @@ impl From<RoundRow> for StoredRound {
     fn from(r: RoundRow) -> StoredRound {
         StoredRound { key: r.key, session: r.session, ts: r.ts, turns: r.turns, agent: r.agent }
     }
+}
+
+/// Everything a cache may hold of `view`'s records: each round's turns (the extraction cache's
+/// key) and every text embedded for a round, a part, a fact or a note.
+fn cached_inputs(store: &Store, view: View<'_>) -> Result<(Vec<Vec<Turn>>, Vec<String>)> {
+    let rounds = store.all_rounds(view)?;
+    let mut texts = Vec::new();
+    for r in &rounds {
+        texts.push(r.text.clone());
+        texts.extend(crate::parts::parts(&r.turns));
+    }
+    texts.extend(store.all_facts(view)?.iter().map(|f| crate::facts::embed_text_of(&f.raw, &f.content)));
+    texts.extend(
+        store.all_notes(view)?.iter().map(|n| crate::notes::embed_text(n.title.as_deref(), &n.content)),
+    );
+    Ok((rounds.into_iter().map(|r| r.turns).collect(), texts))
 }

@@ -244,6 +244,7 @@ impl Memory {
             write::touch_user(&tx, view.user, None)?;
             tx.commit()?;
             evict.push(round.text.clone());
+            evict.extend(crate::parts::parts(&round.turns));
             evict.extend(removed.iter().map(|f| crate::facts::embed_text_of(&f.raw, &f.content)));
             let removed: Vec<String> = removed.into_iter().map(|f| f.key).collect();
             evict_turns = Some(round.turns.clone());

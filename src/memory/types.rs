@@ -341,6 +341,9 @@ pub struct ForgetReport {
     pub rounds: usize,
     /// Notes removed, with their vectors and word-index rows.
     pub notes: usize,
+    /// Whether the store's and the caches' write-ahead logs were emptied (a reader in another
+    /// connection can keep one from it; see [`Memory::forget_user`]).
+    pub scrubbed: bool,
 }
 
 /// Whose memory a call reads or writes: a user, and optionally one of the user's agents.

@@ -191,6 +191,13 @@ impl Store {
         Ok(store)
     }
 
+    /// Copies the write-ahead log into the file and empties it (`wal_checkpoint(TRUNCATE)`), so
+    /// that bytes deleted with `secure_delete` are gone from both; false when another
+    /// connection's open read kept the log.
+    pub(crate) fn checkpoint(&self) -> Result<bool> {
+        truncate_wal(&self.conn)
+    }
+
     /// Starts a write transaction.
     pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
         Ok(Tx(self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?))
@@ -523,13 +530,21 @@ pub(crate) fn open_side_db(path: &Path, schema: &str) -> Result<Connection> {
     let conn = Connection::open(path)
         .map_err(|e| Error::NotAStore { path: path.to_owned(), reason: e.to_string() })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;
-    conn.execute_batch(&format!("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; {schema}")).map_err(
-        |e| match e.sqlite_error_code() {
-            Some(rusqlite::ErrorCode::NotADatabase) => {
-                Error::NotAStore { path: path.to_owned(), reason: "not a SQLite database".into() }
-            }
-            _ => Error::from(e),
-        },
-    )?;
+    // secure_delete: a cache entry dropped by a forget leaves no bytes in free pages.
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON; {schema}"
+    ))
+    .map_err(|e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            Error::NotAStore { path: path.to_owned(), reason: "not a SQLite database".into() }
+        }
+        _ => Error::from(e),
+    })?;
     Ok(conn)
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)` on `conn`: true when the whole log was copied and emptied.
+pub(crate) fn truncate_wal(conn: &Connection) -> Result<bool> {
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+    Ok(busy == 0)
 }

@@ -184,7 +184,7 @@ impl Store {
 
     /// Every user name, sorted.
     pub(crate) fn user_names(&self) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare("SELECT name FROM users ORDER BY name")?;
+        let mut stmt = self.conn.prepare("SELECT name FROM users WHERE unicode(name) <> 1 ORDER BY name")?;
         let names = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(names)
     }
@@ -850,7 +850,17 @@ pub(crate) mod write {
         )?;
         let n = conn.execute("DELETE FROM rounds WHERE user_id = ?1", [user_id])?;
         conn.execute("DELETE FROM decisions WHERE user_id = ?1", [user_id])?;
-        conn.execute("UPDATE users SET now_ts = NULL, now_unix = NULL WHERE id = ?1", [user_id])?;
+        // The row stays, so its id is never given to another user (views in other processes are
+        // keyed by it), but its name goes: a tombstone that no valid user name can equal.
+        conn.execute(
+            "UPDATE users SET name = ?2, now_ts = NULL, now_unix = NULL WHERE id = ?1",
+            params![user_id, tombstone(user_id)],
+        )?;
         Ok(n)
     }
+}
+
+/// The name a forgotten user's row keeps: it holds a control character, which no user name may.
+pub(crate) fn tombstone(user_id: i64) -> String {
+    format!("\u{1}forgotten {user_id}")
 }
