@@ -23,7 +23,10 @@ pub struct Config {
     /// Cosine at or above which a round is a duplicate of a round of the same session and is not
     /// stored. Default 0.95, range (0, 1]. Pinned in the store.
     pub dedup_cosine: f32,
-    /// Token budget of a rendered context (`None`: unbounded). Default `None`; at least 1 if set.
+    /// Token budget of a rendered context, a hard cap (`None`: unbounded). Default 4,000 tokens:
+    /// a quarter of a 16k window, and more than most questions' evidence needs (docs/EVAL.md:
+    /// on LongMemEval-S every evidence round is inside 4,000 tokens for 87 % of the questions).
+    /// At least [`MIN_BUDGET`](crate::MIN_BUDGET) (200) if set.
     pub context_budget: Option<usize>,
     /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
     pub busy_timeout_ms: u32,
@@ -117,7 +120,7 @@ impl Default for Config {
             top_k: 10,
             time_weight: 0.05,
             dedup_cosine: 0.95,
-            context_budget: None,
+            context_budget: Some(4_000),
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
             view_cache_bytes: 2 << 30,
@@ -162,8 +165,8 @@ impl Config {
                 return bad("condense.batch", "must be in 2..=200");
             }
         }
-        if self.context_budget == Some(0) {
-            return bad("context_budget", "must be at least 1 when set");
+        if self.context_budget.is_some_and(|b| b < crate::render::MIN_BUDGET) {
+            return bad("context_budget", "must be at least 200 tokens when set");
         }
         if self.rrf_k == Some(0) {
             return bad("rrf_k", "must be at least 1 when set");

@@ -96,6 +96,6 @@ pub use notes::{
     MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
 };
 pub use rank::score;
-pub use render::{count_tokens, CONTEXT_CLOSE, CONTEXT_OPEN};
+pub use render::{context_body, count_tokens, CONTEXT_INTRO, MIN_BUDGET};
 pub use round::{validate_messages, Message, Role, Turn, MAX_CONTENT_BYTES};
 pub use time::Timestamp;

@@ -492,8 +492,8 @@ fn a_context_merges_query_angles_rounds_and_notes_into_one_budget() {
         assert_eq!(both.text.matches("[Memory ").count(), 1);
         // A budget cuts from the bottom and is reported; the block stays within it.
         let tight =
-            m.get_context(Query::new("What is my dog's name?").angles(&angles).budget(120), "u").unwrap();
-        assert!(tight.truncated && tight.tokens <= 120, "{} tokens", tight.tokens);
+            m.get_context(Query::new("What is my dog's name?").angles(&angles).budget(200), "u").unwrap();
+        assert!(tight.truncated && tight.tokens <= 200, "{} tokens", tight.tokens);
         assert_eq!(
             tight.rounds.len() + tight.notes.len() + tight.omitted.len(),
             both.rounds.len() + both.notes.len()

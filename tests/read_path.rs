@@ -200,18 +200,41 @@ fn a_context_respects_its_budget_and_keeps_the_top_round() {
     assert_eq!(full.rounds.len(), 4);
     assert!(!full.truncated);
     assert_eq!(full.tokens, mnemon::count_tokens(&full.text));
-    assert!(full.text.starts_with(mnemon::CONTEXT_OPEN) && full.text.ends_with(mnemon::CONTEXT_CLOSE));
+    assert!(mnemon::context_body(&full.text).is_some());
 
-    let tight = m.get_context(Query::new("Toby the beagle").budget(1), "u").unwrap();
-    assert_eq!(tight.rounds, vec![full.rounds[0].clone()]);
-    assert!(tight.truncated);
-    assert_eq!(tight.omitted.len(), 3);
-    assert!(tight.text.contains("Toby"));
+    let tight = m.get_context(Query::new("Toby the beagle").budget(mnemon::MIN_BUDGET), "u").unwrap();
+    assert_eq!(tight.rounds[0], full.rounds[0]);
+    assert!(tight.truncated && tight.tokens <= mnemon::MIN_BUDGET);
+    assert_eq!(tight.rounds.len() + tight.omitted.len(), 4);
+    assert!(tight.text.contains("Toby"), "{}", tight.text);
 
     let mid = m.get_context(Query::new("Toby the beagle").budget(full.tokens - 5), "u").unwrap();
     assert!(mid.tokens <= full.tokens - 5);
     assert!(mid.truncated);
-    assert!(matches!(m.get_context(Query::new("x").budget(0), "u"), Err(Error::InvalidInput { .. })));
+    for small in [0, 1, mnemon::MIN_BUDGET - 1] {
+        assert!(matches!(
+            m.get_context(Query::new("x").budget(small), "u"),
+            Err(Error::InvalidInput { field, .. }) if field == "budget"
+        ));
+    }
+}
+
+#[test]
+fn a_turn_of_the_largest_size_allowed_is_cut_to_the_default_budget_with_a_marker() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let line = "The lighthouse keeper wrote another line in the log. ";
+    let huge = line.repeat(mnemon::MAX_CONTENT_BYTES / line.len());
+    assert!(huge.len() > mnemon::MAX_CONTENT_BYTES - line.len());
+    m.add(&[Message::user(huge, "2026-01-01T10:00:00")], "u").unwrap();
+    m.add(&[Message::user("The lighthouse keeper retired in May.", "2026-02-01T10:00:00")], "u").unwrap();
+    let budget = Config::default().context_budget.unwrap();
+    let c = m.get_context("lighthouse keeper log", "u").unwrap();
+    assert!(c.tokens <= budget && c.tokens > budget - 20, "{}", c.tokens);
+    assert_eq!(c.tokens, mnemon::count_tokens(&c.text));
+    assert!(c.cut && c.truncated && c.rounds.len() == 1 && c.omitted.len() == 1);
+    let body = mnemon::context_body(&c.text).unwrap();
+    assert!(body.ends_with("[… cut here to fit the token budget]\n"), "{}", &body[body.len() - 200..]);
 }
 
 #[test]

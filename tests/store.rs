@@ -48,7 +48,7 @@ fn a_write_setting_change_is_a_pin_mismatch_too() {
         other => panic!("{:?}", other.err()),
     }
     // Read-path settings are not pinned.
-    let config = Config { top_k: 3, time_weight: 0.2, context_budget: Some(100), ..Config::default() };
+    let config = Config { top_k: 3, time_weight: 0.2, context_budget: Some(300), ..Config::default() };
     Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
 }
 

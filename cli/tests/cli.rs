@@ -59,7 +59,7 @@ fn two_processes_build_byte_identical_outputs() {
                 "--embedder",
                 embedder,
                 "--budget",
-                "80",
+                "200",
                 "What is my dog's name?",
             ]);
             all += &ok(&[
@@ -163,7 +163,7 @@ fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
 #[test]
 fn demo_runs_end_to_end() {
     let out = ok(&["demo", "--embedder", "hashing"]);
-    assert!(out.contains("<memory>") && out.contains("# Memory of `maya`"), "{out}");
+    assert!(out.contains("<memory-") && out.contains("# Memory of `maya`"), "{out}");
     assert!(out.contains("1 duplicate rounds skipped") && out.contains("1 empty turns dropped"), "{out}");
     // The scripted facts: the move to Lisbon supersedes the home in Porto, and the export shows it.
     assert!(out.contains("8 active, 1 superseded"), "{out}");
@@ -175,7 +175,7 @@ fn demo_runs_end_to_end() {
 #[test]
 fn the_demo_context_answers_its_question_with_minilm() {
     let out = ok(&["demo"]);
-    let context = &out[out.find("<memory>").unwrap()..out.find("</memory>").unwrap()];
+    let context = &out[out.find("<memory-").unwrap()..out.find("</memory-").unwrap()];
     for needed in ["Lisbon", "peanuts", "- The user moved to Lisbon."] {
         assert!(context.contains(needed), "the context lacks {needed}:\n{context}");
     }

@@ -410,7 +410,8 @@ pub struct ForgetUser {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Recalled {
     /// The block to put in the prompt: memories with relevance labels, then conversation rounds,
-    /// between boundary lines that mark it as background, not instructions.
+    /// between `<memory-ID>` and `</memory-ID>` (ID: a hash of the block's body, which stored
+    /// text cannot forge), marked as background, not instructions.
     pub context: String,
     /// Keys of the memories in it.
     pub memories: Vec<String>,
@@ -418,8 +419,11 @@ pub struct Recalled {
     pub rounds: Vec<String>,
     /// Its size in tokens (`o200k_base`).
     pub tokens: usize,
-    /// Whether records were left out to fit the budget.
+    /// Whether records were left out, or the top one cut, to fit the budget.
     pub truncated: bool,
+    /// Whether the top record's text was cut to fit the budget (it is then the only record, and
+    /// the block ends with a line saying so).
+    pub cut: bool,
 }
 
 /// What saving did with each memory, in input order.

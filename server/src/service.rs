@@ -236,6 +236,7 @@ impl Service {
             rounds: c.rounds,
             tokens: c.tokens,
             truncated: c.truncated,
+            cut: c.cut,
         })
     }
 

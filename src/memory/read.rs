@@ -294,8 +294,11 @@ impl Memory {
         check_scope(scope)?;
         query.ranking.validate()?;
         let budget = query.budget.or(self.shared.config.context_budget);
-        if budget == Some(0) {
-            return Err(Error::input("budget", "must be at least 1"));
+        if budget.is_some_and(|b| b < render::MIN_BUDGET) {
+            return Err(Error::input(
+                "budget",
+                "must be at least 200 tokens (the frame alone takes about 60)",
+            ));
         }
         if query.angles.len() > MAX_ANGLES {
             return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
@@ -378,12 +381,14 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
             Ranked::Note(n, label) => Item::Note(note_view(n, Some(*label))),
         })
         .collect();
-    let kept = match budget {
+    let render::Fitted { kept, text, cut } = match budget {
         Some(b) => render::fit_budget(&items, b),
-        None => (0..items.len()).collect(),
+        None => render::Fitted {
+            kept: (0..items.len()).collect(),
+            text: render::render_context(&items),
+            cut: false,
+        },
     };
-    let chosen: Vec<Item<'_>> = kept.iter().map(|i| items[*i].clone()).collect();
-    let text = render::render_context(&chosen);
     let key = |r: &Ranked<'_>| match r {
         Ranked::Round(r) => r.key.clone(),
         Ranked::Note(n, _) => n.key.clone(),
@@ -402,7 +407,8 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
             .filter(|i| matches!(ranked[**i], Ranked::Note(..)))
             .map(|i| key(&ranked[*i]))
             .collect(),
-        truncated: !omitted.is_empty(),
+        truncated: !omitted.is_empty() || cut,
+        cut,
         omitted,
         text,
     }

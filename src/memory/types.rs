@@ -226,8 +226,11 @@ pub struct Context {
     pub notes: Vec<String>,
     /// `o200k_base` tokens in `text`.
     pub tokens: usize,
-    /// Whether recalled records were left out to respect the budget.
+    /// Whether recalled records were left out, or the top one cut, to respect the budget.
     pub truncated: bool,
+    /// Whether the top record's text was cut to fit the budget (it is then the only record, and
+    /// the block ends with a line saying so).
+    pub cut: bool,
     /// Keys of the records (rounds and notes) left out, best first.
     pub omitted: Vec<String>,
 }
