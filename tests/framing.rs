@@ -3,7 +3,7 @@
 //! break) is written as user turns, assistant replies, speaker names, note titles and note
 //! contents; each context is then checked: the frame is whole (its id is the hash of its body),
 //! it closes exactly once, no stored text holds a closing tag or a special-token opener, and
-//! every line at the margin is one the renderer wrote.
+//! every line at the margin (not indented) is one the renderer wrote.
 
 mod common;
 
@@ -112,13 +112,13 @@ fn no_adversarial_text_escapes_the_frame_of_a_context() {
         }
         let speakers = [format!("{speaker} ")];
         let speakers: Vec<&str> = speakers.iter().map(String::as_str).collect();
-        for line in body.lines().filter(|l| !l.starts_with("  ")) {
+        for line in body.lines().filter(|l| !l.starts_with(' ')) {
             if !renderer_line(line, &speakers) {
                 escaped.push(format!("{i}: stray line {line:?}"));
             }
         }
         // One line per turn and per header, whatever the text held.
-        let margin: Vec<&str> = body.lines().filter(|l| !l.starts_with("  ")).collect();
+        let margin: Vec<&str> = body.lines().filter(|l| !l.starts_with(' ')).collect();
         let turns = margin
             .iter()
             .filter(|l| l.starts_with("user: ") || l.starts_with("assistant: ") || l.contains(" (user): "))
