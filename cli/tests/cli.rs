@@ -76,6 +76,9 @@ fn two_processes_build_byte_identical_outputs() {
         }
         assert_eq!(outputs[0], outputs[1], "{embedder}");
         assert!(outputs[0].contains("Toby"));
+        // The store files too, byte for byte, each written by its own processes.
+        let files = [0, 1].map(|run| std::fs::read(dir.path().join(format!("{embedder}-{run}.db"))).unwrap());
+        assert!(files[0] == files[1], "{embedder}: the store files differ");
     }
 }
 

@@ -105,3 +105,39 @@ pub fn text_before_schema_5(text: &str) -> String {
     let body = text.split("\nextractors:\n").next().unwrap_or_default();
     body.lines().filter(|l| !l.starts_with("pins_hash")).collect::<Vec<_>>().join("\n")
 }
+
+/// Every row of every table of the store at `path` (the vec0 and FTS5 shadow tables included:
+/// they are plain tables), table by table in name order, rows in primary-key order, values
+/// typed (blobs in hex): two stores with equal dumps hold the same bytes in every record.
+pub fn canonical_dump(path: &Path) -> String {
+    use std::fmt::Write;
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let tables: Vec<(String, String)> = conn
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = String::new();
+    for (table, sql) in tables {
+        let order = if sql.contains("WITHOUT ROWID") { "1" } else { "rowid" };
+        let mut stmt = conn.prepare(&format!("SELECT * FROM \"{table}\" ORDER BY {order}")).unwrap();
+        let columns = stmt.column_count();
+        let _ = writeln!(out, "## {table}");
+        let mut rows = stmt.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            let cells: Vec<String> = (0..columns)
+                .map(|i| match row.get_ref(i).unwrap() {
+                    rusqlite::types::ValueRef::Null => "null".to_owned(),
+                    rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                    rusqlite::types::ValueRef::Real(v) => format!("{:?}", v.to_bits()),
+                    rusqlite::types::ValueRef::Text(t) => format!("{:?}", String::from_utf8_lossy(t)),
+                    rusqlite::types::ValueRef::Blob(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+                })
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("\t"));
+        }
+    }
+    out
+}
