@@ -33,6 +33,10 @@ pub struct Config {
     /// SQLite page cache of the write connection in KiB; each read connection gets an eighth.
     /// Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
+    /// The most bytes the store file may grow to (`None`: as far as the disk allows; SQLite's
+    /// `max_page_count`). A write that would pass it fails with [`Error::StoreFull`](crate::Error::StoreFull)
+    /// and changes nothing; what was committed stays. Default `None`; at least 1 MiB if set.
+    pub max_store_bytes: Option<u64>,
     /// Memory for the scopes' in-memory views (vectors, word indexes), in bytes: past it the
     /// least recently used views are dropped (and loaded again when next read). A single view
     /// larger than this is still kept while it is the one in use. Default 2 GiB.
@@ -123,6 +127,7 @@ impl Default for Config {
             context_budget: Some(4_000),
             busy_timeout_ms: 5_000,
             cache_kib: 200_000,
+            max_store_bytes: None,
             view_cache_bytes: 2 << 30,
             rrf_k: Some(10),
             fact_dedup_cosine: 0.95,
@@ -167,6 +172,9 @@ impl Config {
         }
         if self.context_budget.is_some_and(|b| b < crate::render::MIN_BUDGET) {
             return bad("context_budget", "must be at least 200 tokens when set");
+        }
+        if self.max_store_bytes.is_some_and(|b| b < 1 << 20) {
+            return bad("max_store_bytes", "must be at least 1 MiB when set");
         }
         if self.rrf_k == Some(0) {
             return bad("rrf_k", "must be at least 1 when set");

@@ -146,6 +146,16 @@ pub enum Error {
         reason: String,
     },
 
+    /// The store reached its size limit ([`Config::max_store_bytes`](crate::Config::max_store_bytes))
+    /// or the disk is full: the write failed and changed nothing; what was committed stays.
+    #[error("store {path} is full: {reason}")]
+    StoreFull {
+        /// The store file.
+        path: PathBuf,
+        /// What SQLite said.
+        reason: String,
+    },
+
     /// An import file could not be applied; nothing was written.
     #[error("import failed at line {line}: {reason}")]
     Import {
@@ -186,10 +196,28 @@ impl Error {
         match self {
             Error::Busy => Error::Busy,
             Error::Cancelled => Error::Cancelled,
+            Error::StoreFull { path, reason } => {
+                Error::StoreFull { path: path.clone(), reason: reason.clone() }
+            }
+            Error::Corrupt { path, reason } => Error::Corrupt { path: path.clone(), reason: reason.clone() },
             Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
                 Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
             }
             other => Error::Io(std::io::Error::other(other.to_string())),
+        }
+    }
+
+    /// This error, told which store it happened in: SQLite's "corrupt", "not a database" and
+    /// "full" become [`Error::Corrupt`] and [`Error::StoreFull`] naming the file.
+    pub(crate) fn in_store(self, path: &std::path::Path) -> Error {
+        let Error::Sqlite(e) = &self else { return self };
+        let reason = e.to_string();
+        match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+                Error::Corrupt { path: path.to_owned(), reason }
+            }
+            Some(rusqlite::ErrorCode::DiskFull) => Error::StoreFull { path: path.to_owned(), reason },
+            _ => self,
         }
     }
 

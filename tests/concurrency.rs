@@ -208,3 +208,46 @@ fn concurrent_notes_are_each_visible_when_their_call_returns() {
     let counted = memory.count("ana").unwrap().notes + memory.count("bo").unwrap().notes;
     assert_eq!(counted, stored + 1, "every acknowledged note, and no failed one");
 }
+
+#[test]
+fn reads_racing_another_handles_forget_and_rewrites_never_see_a_half_forgotten_user() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.db");
+    // Two handles on one file: two connections and two sets of views, as two processes have.
+    let writer = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
+    let reader = Arc::new(Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap());
+    for i in 0..20 {
+        writer.add(&round(i, "ana"), "ana").unwrap();
+    }
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (reader, stop) = (Arc::clone(&reader), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut reads = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let recall = reader.recall(Query::new("tulips").top_k(100), "ana").unwrap();
+                    // Either the user as one of the writer's commits left it, or no user.
+                    assert!(matches!(recall.rounds.len(), 0 | 10 | 20), "{} rounds", recall.rounds.len());
+                    let context = reader.get_context("tulips", "ana").unwrap();
+                    assert!(context.rounds.len() <= 20);
+                    reads += 1;
+                }
+                reads
+            })
+        })
+        .collect();
+    for cycle in 0..30 {
+        writer.forget_user("ana").unwrap();
+        for i in 0..20 {
+            if i % 10 == 0 {
+                let batch: Vec<Message> = (i..i + 10).flat_map(|j| round(cycle * 100 + j, "ana")).collect();
+                writer.add(&batch, "ana").unwrap();
+            }
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let reads: usize = readers.into_iter().map(|h| h.join().unwrap()).sum();
+    assert!(reads > 0);
+    assert_eq!(reader.rounds("ana").unwrap().len(), 20);
+}

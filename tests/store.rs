@@ -163,3 +163,121 @@ fn invalid_config_is_refused_before_touching_the_file() {
     ));
     assert!(!t.path.exists());
 }
+
+fn tulips(i: usize) -> Vec<mnemon::Message> {
+    let ts = format!("2026-01-{:02}T10:{:02}:00", 1 + i % 28, i % 60);
+    vec![
+        mnemon::Message::user(format!("Round {i}: I planted {i} tulips and {} roses.", i * 7), ts.clone()),
+        mnemon::Message::assistant(
+            format!("Noted: {i} tulips. {}", "Gardens need patience. ".repeat(20)),
+            ts,
+        ),
+    ]
+}
+
+#[test]
+fn a_backup_taken_while_another_handle_writes_is_one_consistent_snapshot() {
+    let t = temp_store();
+    let writer = std::sync::Arc::new(hashing(&t.path));
+    let reader = hashing(&t.path);
+    writer.add(&tulips(0), "u").unwrap();
+    let w = std::sync::Arc::clone(&writer);
+    let writing = std::thread::spawn(move || {
+        for i in 1..200 {
+            // Two rounds per call: a snapshot holds an odd count (1 + 2k) or it cut a commit.
+            let mut both = tulips(i * 2);
+            both.extend(tulips(i * 2 + 1));
+            w.add(&both, "u").unwrap();
+        }
+    });
+    let mut copies = Vec::new();
+    for n in 0..5 {
+        let out = t.dir.path().join(format!("copy-{n}.db"));
+        assert!(reader.backup(&out).unwrap() > 0);
+        copies.push(out);
+    }
+    writing.join().unwrap();
+    for out in &copies {
+        let copy = hashing(out);
+        assert!(copy.check(true).unwrap().is_empty());
+        let rounds = copy.rounds("u").unwrap().len();
+        assert_eq!(rounds % 2, 1, "{rounds} rounds: a commit was cut");
+        assert_eq!(copy.recall(mnemon::Query::new("tulips").top_k(1000), "u").unwrap().rounds.len(), rounds);
+    }
+    let again = reader.backup(&copies[0]);
+    assert!(matches!(again, Err(Error::InvalidInput { ref field, .. }) if field == "out"), "{again:?}");
+}
+
+#[test]
+fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_check_without_a_panic() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    for i in 0..100 {
+        m.add(&tulips(i), "u").unwrap();
+    }
+    assert!(m.check(false).unwrap().is_empty());
+    drop(m);
+    let whole = std::fs::read(&t.path).unwrap();
+    assert!(whole.len() > 64 * 1024, "{} bytes", whole.len());
+
+    let truncated = t.dir.path().join("truncated.db");
+    std::fs::write(&truncated, &whole[..whole.len() / 2]).unwrap();
+    match Memory::open_stored(&truncated, Config::default()) {
+        Err(Error::Corrupt { path, reason }) => {
+            assert_eq!(path, truncated);
+            assert!(reason.contains("truncated"), "{reason}");
+        }
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    assert_eq!(std::fs::read(&truncated).unwrap().len(), whole.len() / 2, "left as it was");
+
+    // Garbage over pages in the middle: a check lists problems; reads fail or answer, never panic.
+    let damaged = t.dir.path().join("damaged.db");
+    let mut bytes = whole.clone();
+    let page = 4096;
+    for b in &mut bytes[page * 3..page * 9] {
+        *b = 0xA5;
+    }
+    std::fs::write(&damaged, &bytes).unwrap();
+    if let Ok(m) = Memory::open(&damaged, HashingEmbedder::default(), Config::default()) {
+        let problems = m.check(false);
+        assert!(problems.as_ref().map_or(true, |p| !p.is_empty()), "{problems:?}");
+        let _ = m.recall("tulips", "u");
+        let _ = m.export("u", ExportFormat::Jsonl);
+        let added = m.add(&tulips(500), "u");
+        if let Err(e) = added {
+            assert!(matches!(e, Error::Corrupt { ref path, .. } if *path == damaged), "{e}");
+        }
+    }
+}
+
+#[test]
+fn a_full_store_fails_the_write_cleanly_and_keeps_everything_committed() {
+    let t = temp_store();
+    let config = Config { max_store_bytes: Some(8 << 20), ..Config::default() };
+    let m = Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
+    let mut acknowledged = 0;
+    let big = |i: usize| {
+        let mut round = tulips(i);
+        round[1].content.push_str(&"Gardens need patience. ".repeat(1000));
+        round
+    };
+    let full = loop {
+        match m.add(&big(acknowledged), "u") {
+            Ok(_) => acknowledged += 1,
+            Err(e) => break e,
+        }
+        assert!(acknowledged < 10_000, "the limit never bit");
+    };
+    assert!(matches!(full, Error::StoreFull { ref path, .. } if *path == t.path), "{full}");
+    let before = m.export("u", ExportFormat::Jsonl).unwrap();
+    assert_eq!(m.rounds("u").unwrap().len(), acknowledged);
+    // The failed call changed nothing, and the next one fails the same way.
+    assert!(matches!(m.add(&big(acknowledged), "u"), Err(Error::StoreFull { .. })));
+    assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
+    drop(m);
+    let reopened = hashing(&t.path);
+    assert!(reopened.check(true).unwrap().is_empty());
+    assert_eq!(reopened.export("u", ExportFormat::Jsonl).unwrap(), before);
+    reopened.add(&tulips(acknowledged), "u").unwrap();
+}

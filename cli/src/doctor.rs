@@ -85,10 +85,19 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
     }
     if let Some(db) = db {
         let opened = Memory::open_stored(db, Config::default())
-            .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?)));
+            .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?, m.check(false)?)));
         match opened {
-            Ok((pins, users, extractors)) => {
+            Ok((pins, users, extractors, problems)) => {
                 r.ok("store", format!("{} opens, {} users", db.display(), users.len()));
+                if problems.is_empty() {
+                    r.ok("store quick_check", "ok");
+                } else {
+                    r.fail(
+                        "store quick_check",
+                        problems.join("; "),
+                        "restore the latest `mnemon backup`, or export what still reads and import it",
+                    );
+                }
                 for (k, v) in pins {
                     println!("      pin {k} = {v}");
                 }

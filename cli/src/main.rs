@@ -297,6 +297,14 @@ enum Command {
         #[arg(long)]
         user: String,
     },
+    /// Copy a store into a new file with SQLite's online backup: one consistent snapshot, taken
+    /// while writers go on; the copy is checked before the command succeeds.
+    Backup {
+        #[arg(long)]
+        db: PathBuf,
+        /// The new file (must not exist).
+        out: PathBuf,
+    },
     /// Send rounds through the extractor again (after a change of model, prompt, lexicons or
     /// conflict rules; through --extract-cache, so unchanged rounds cost nothing), then settle
     /// every fact again; prints what changed and which extractors the store knows.
@@ -522,6 +530,11 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let memory = Memory::open_stored(&db, Config::default())?;
             let report = memory.forget_user(&user)?;
             println!("{}", serde_json::to_string(&report).context("json")?);
+        }
+        Command::Backup { db, out } => {
+            let memory = Memory::open_stored(&db, Config::default())?;
+            let bytes = memory.backup(&out)?;
+            println!("{} -> {}: {bytes} bytes, quick_check ok", db.display(), out.display());
         }
         Command::Doctor { db, models, extractor } => {
             return Ok(doctor::run(db.as_deref(), models, extractor.as_deref()))

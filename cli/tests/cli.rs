@@ -160,6 +160,7 @@ fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
     let db = ingest_chat(dir.path(), "m.db", "minilm");
     let out = ok(&["doctor", "--db", s(&db)]);
     assert!(out.contains("all checks passed"), "{out}");
+    assert!(out.contains("ok    store quick_check: ok"), "{out}");
     assert!(out.contains("pin embedder.name = all-MiniLM-L6-v2-int8"), "{out}");
 }
 
@@ -526,4 +527,23 @@ fn an_agent_sees_only_its_own_and_the_shared_notes_through_the_cli() {
     assert_eq!(contents(None).len(), 3);
     let md = ok(&["export", "--db", d, "--user", "default", "--agent", "b"]);
     assert!(md.contains("agent b note") && !md.contains("agent a note"));
+}
+
+#[test]
+fn backup_copies_a_store_that_then_answers_the_same_and_never_overwrites() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingest_chat(dir.path(), "m.db", "hashing");
+    let out = dir.path().join("copy.db");
+    let said = ok(&["backup", "--db", s(&db), s(&out)]);
+    assert!(said.contains("quick_check ok"), "{said}");
+    let export = |p: &Path| ok(&["export", "--db", s(p), "--user", "u", "--format", "jsonl"]);
+    assert_eq!(export(&db), export(&out));
+    let again = fails(&["backup", "--db", s(&db), s(&out)]);
+    assert!(again.contains("out") && again.contains("never overwrites"), "{again}");
+    // A truncated copy is refused by name.
+    let bytes = std::fs::read(&out).unwrap();
+    let cut = dir.path().join("cut.db");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let refused = fails(&["export", "--db", s(&cut), "--user", "u"]);
+    assert!(refused.contains("cut.db") && refused.contains("truncated"), "{refused}");
 }

@@ -20,7 +20,10 @@ impl Memory {
     /// ([`Config::background_extraction`] off), `add` extracts before returning; an extraction
     /// error is returned after the rounds were committed, and they stay queued.
     pub fn add<'s>(&self, messages: &[Message], scope: impl Into<Scope<'s>>) -> Result<AddReport> {
-        let scope = scope.into();
+        self.add_scoped(messages, scope.into()).map_err(|e| self.shared.located(e))
+    }
+
+    fn add_scoped(&self, messages: &[Message], scope: Scope<'_>) -> Result<AddReport> {
         check_scope(scope)?;
         let agent = scope.agent;
         let embedder = self.shared.embedder("add")?;

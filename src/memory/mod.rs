@@ -376,6 +376,65 @@ impl Memory {
         self.shared.lock_store().versions()
     }
 
+    /// Checks the store file: SQLite's `quick_check` (or, `full`, the slower `integrity_check`,
+    /// which also compares every index with its table). Returns the problems found, none when
+    /// the file is sound.
+    ///
+    /// ```
+    /// # use mnemon::{Config, HashingEmbedder, Memory};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// assert!(memory.check(true)?.is_empty());
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn check(&self, full: bool) -> Result<Vec<String>> {
+        let reader = Store::open_reader(&self.shared.path, &self.shared.pins, &self.shared.config)?;
+        reader.check(full).map_err(|e| e.in_store(&self.shared.path))
+    }
+
+    /// Copies the store into a new file at `out` (which must not exist) with SQLite's online
+    /// backup: one consistent snapshot, taken while writers in this or other processes go on
+    /// (they never wait for it). The copy is checked (`quick_check`) before this returns; on
+    /// any failure the partial file is removed. Returns the bytes written.
+    ///
+    /// ```
+    /// # use mnemon::{Config, HashingEmbedder, Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default())?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
+    /// let copy = dir.path().join("copy.db");
+    /// memory.backup(&copy)?;
+    /// assert_eq!(Memory::open_stored(&copy, Config::default())?.rounds("eve")?.len(), 1);
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn backup(&self, out: impl AsRef<Path>) -> Result<u64> {
+        let out = out.as_ref();
+        if out.exists() {
+            return Err(Error::input(
+                "out",
+                format!("{} exists; a backup never overwrites a file", out.display()),
+            ));
+        }
+        let copied = (|| {
+            let reader = Store::open_reader(&self.shared.path, &self.shared.pins, &self.shared.config)?;
+            reader.backup_to(out).map_err(|e| e.in_store(&self.shared.path))?;
+            let copy = Store::open_reader(out, &self.shared.pins, &self.shared.config)?;
+            let problems = copy.check(false)?;
+            if !problems.is_empty() {
+                return Err(Error::Corrupt { path: out.to_owned(), reason: problems.join("; ") });
+            }
+            Ok(std::fs::metadata(out)?.len())
+        })();
+        if copied.is_err() {
+            for suffix in ["", "-wal", "-shm", "-journal"] {
+                let mut p = out.as_os_str().to_owned();
+                p.push(suffix);
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        copied
+    }
+
     /// Every user with a record in the store, sorted.
     pub fn users(&self) -> Result<Vec<String>> {
         self.shared.lock_store().user_names()
@@ -435,6 +494,21 @@ impl Shared {
 
     fn lock_index(&self) -> MutexGuard<'_, Views> {
         self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// `e`, told which store it happened in ([`Error::in_store`]). A write that failed while the
+    /// file has less room below [`Config::max_store_bytes`] than one sqlite-vec chunk (1,024
+    /// vectors) and 64 KiB is [`Error::StoreFull`] whatever SQLite said (sqlite-vec reports a
+    /// full file as "could not insert a new vector chunk").
+    fn located(&self, e: Error) -> Error {
+        let e = e.in_store(&self.path);
+        let (Error::Sqlite(cause), Some(limit)) = (&e, self.config.max_store_bytes) else { return e };
+        let used = self.lock_store().file_bytes().unwrap_or(0);
+        let chunk = 1024 * 4 * self.pins.dim().unwrap_or(0) as u64;
+        if used + chunk + (64 << 10) >= limit {
+            return Error::StoreFull { path: self.path.clone(), reason: cause.to_string() };
+        }
+        e
     }
 
     /// A read connection (from the pool, else a new one) inside a read transaction.

@@ -61,7 +61,10 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn remember<'s>(&self, notes: &[NewNote], scope: impl Into<Scope<'s>>) -> Result<RememberReport> {
-        let scope = scope.into();
+        self.remember_scoped(notes, scope.into()).map_err(|e| self.shared.located(e))
+    }
+
+    fn remember_scoped(&self, notes: &[NewNote], scope: Scope<'_>) -> Result<RememberReport> {
         check_scope(scope)?;
         if notes.len() > MAX_NOTES_PER_CALL {
             return Err(Error::input("memories", format!("at most {MAX_NOTES_PER_CALL} per call")));

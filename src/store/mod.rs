@@ -146,12 +146,13 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, flags).map_err(|e| not_a_store(e.to_string()))?;
         conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
+        check_length(path)?;
         // The first read tells a SQLite file from anything else.
         let tables: i64 =
             conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(|e| {
                 match e.sqlite_error_code() {
                     Some(rusqlite::ErrorCode::NotADatabase) => not_a_store("not a SQLite database".into()),
-                    _ => Error::from(e),
+                    _ => Error::from(e).in_store(path),
                 }
             })?;
         // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
@@ -159,7 +160,13 @@ impl Store {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
              PRAGMA secure_delete=ON; PRAGMA cache_size=-{};",
             config.cache_kib
-        ))?;
+        ))
+        .map_err(|e| Error::from(e).in_store(path))?;
+        if let Some(bytes) = config.max_store_bytes {
+            let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+            let pages = bytes / page.max(512).unsigned_abs();
+            conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
+        }
         let mut store = Store { conn, path: path.to_owned(), pins: Pins::default() };
         if tables == 0 {
             match mode {
@@ -196,6 +203,38 @@ impl Store {
     /// connection's open read kept the log.
     pub(crate) fn checkpoint(&self) -> Result<bool> {
         truncate_wal(&self.conn)
+    }
+
+    /// The size of the database in bytes (pages in use × page size, the log included).
+    pub(crate) fn file_bytes(&self) -> Result<u64> {
+        let pages: i64 = self.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let size: i64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok((pages * size).unsigned_abs())
+    }
+
+    /// SQLite's `quick_check` (or, `full`, `integrity_check`) of the file: the problems it
+    /// lists, none when the file is sound.
+    pub(crate) fn check(&self, full: bool) -> Result<Vec<String>> {
+        let pragma = if full { "integrity_check" } else { "quick_check" };
+        let mut stmt = self.conn.prepare(&format!("PRAGMA {pragma}"))?;
+        let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(if rows == ["ok"] { Vec::new() } else { rows })
+    }
+
+    /// Copies the whole file into a new file at `out` with SQLite's online backup, in one step:
+    /// one read transaction, so the copy is one consistent snapshot while writers go on.
+    /// Returns the pages copied.
+    pub(crate) fn backup_to(&self, out: &Path) -> Result<u64> {
+        let mut dst = Connection::open(out)?;
+        let backup = rusqlite::backup::Backup::new(&self.conn, &mut dst)?;
+        match backup.step(-1)? {
+            rusqlite::backup::StepResult::Done => {}
+            _ => return Err(Error::Busy),
+        }
+        let pages = u64::try_from(backup.progress().pagecount).unwrap_or(0);
+        drop(backup);
+        dst.close().map_err(|(_, e)| Error::from(e))?;
+        Ok(pages)
     }
 
     /// Starts a write transaction.
@@ -547,4 +586,42 @@ pub(crate) fn open_side_db(path: &Path, schema: &str) -> Result<Connection> {
 pub(crate) fn truncate_wal(conn: &Connection) -> Result<bool> {
     let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
     Ok(busy == 0)
+}
+
+/// Refuses a store file shorter than its header says (a truncated copy): SQLite itself would
+/// only notice at the first read of a missing page, maybe deep inside a later call. Only a file
+/// without a write-ahead log is checked: while a log holds frames (another connection is open,
+/// or a crash interrupted a checkpoint, which the log then completes) the file may legitimately
+/// be shorter than its first page says.
+fn check_length(path: &Path) -> Result<()> {
+    use std::io::Read;
+    let mut wal = path.as_os_str().to_owned();
+    wal.push("-wal");
+    if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
+        return Ok(());
+    }
+    let mut header = [0u8; 100];
+    let Ok(meta) = std::fs::metadata(path) else { return Ok(()) };
+    let len = meta.len();
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut header));
+    // Not a SQLite file (or an empty new one): the first read will say so.
+    if read.is_err() || !header.starts_with(b"SQLite format 3\0") {
+        return Ok(());
+    }
+    let page = match u16::from_be_bytes([header[16], header[17]]) {
+        1 => 65_536,
+        p => u64::from(p),
+    };
+    let pages = u64::from(u32::from_be_bytes([header[28], header[29], header[30], header[31]]));
+    // The in-header size is valid only when the change counter matches "version valid for".
+    let valid = header[24..28] == header[92..96];
+    if valid && pages * page > len {
+        return Err(Error::Corrupt {
+            path: path.to_owned(),
+            reason: format!(
+                "truncated: its header says {pages} pages of {page} bytes, the file holds {len} bytes"
+            ),
+        });
+    }
+    Ok(())
 }
