@@ -742,6 +742,11 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
     Ok(parsed)
 }
 
+/// Everything [`import`] checks before it touches a file.
+pub(crate) fn check_dump(dump: &str) -> Result<()> {
+    parse_dump(dump).map(|_| ())
+}
+
 pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportReport> {
     let parsed = parse_dump(dump)?;
     let created = !path.exists() || std::fs::metadata(path)?.len() == 0;

@@ -5,6 +5,7 @@ mod demo;
 mod doctor;
 mod eval;
 mod extract;
+mod fuzz;
 mod loadtest;
 mod notes;
 mod serve;
@@ -297,6 +298,19 @@ enum Command {
         #[arg(long)]
         user: String,
     },
+    /// Feed every parser of outside text mutated inputs (timestamps, JSONL messages, dumps, the
+    /// benchmark loaders, extractor output, query windows, the normalizer, the date resolver);
+    /// fails if any case panics. Seeded: the same seed gives the same cases.
+    Fuzz {
+        /// Cases per target.
+        #[arg(long, default_value_t = 125_000)]
+        cases: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only this target (its name as the table prints it).
+        #[arg(long)]
+        target: Option<String>,
+    },
     /// Copy a store into a new file with SQLite's online backup: one consistent snapshot, taken
     /// while writers go on; the copy is checked before the command succeeds.
     Backup {
@@ -531,6 +545,32 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let report = memory.forget_user(&user)?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
+        Command::Fuzz { cases, seed, target } => {
+            let tallies = fuzz::run(cases, seed, target.as_deref(), |t| {
+                parse_jsonl_text(t, "fuzz").is_ok_and(|m| mnemon::validate_messages(&m).is_ok())
+            })?;
+            println!(
+                "| target | cases | accepted | rejected (typed error) | panics |\n|---|---|---|---|---|"
+            );
+            let mut total = fuzz::Tally::default();
+            for (name, t) in &tallies {
+                println!("| {name} | {} | {} | {} | {} |", t.cases, t.accepted, t.rejected, t.panics);
+                total.cases += t.cases;
+                total.accepted += t.accepted;
+                total.rejected += t.rejected;
+                total.panics += t.panics;
+            }
+            println!(
+                "| all | {} | {} | {} | {} |",
+                total.cases, total.accepted, total.rejected, total.panics
+            );
+            if total.panics > 0 {
+                return Err(Fail::msg(format!(
+                    "{} cases panicked (inputs in fuzz-panic-*.txt)",
+                    total.panics
+                )));
+            }
+        }
         Command::Backup { db, out } => {
             let memory = Memory::open_stored(&db, Config::default())?;
             let bytes = memory.backup(&out)?;
@@ -562,13 +602,17 @@ fn read_text(path: &Path) -> Result<String, Fail> {
 }
 
 fn parse_jsonl(path: &Path) -> Result<Vec<Message>, Fail> {
-    let text = read_text(path)?;
+    parse_jsonl_text(&read_text(path)?, &path.display().to_string())
+}
+
+/// The messages of a JSONL text, one per line; `name` names it in errors.
+fn parse_jsonl_text(text: &str, name: &str) -> Result<Vec<Message>, Fail> {
     let mut messages = Vec::new();
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
             continue;
         }
-        let at = format!("{}: line {}", path.display(), i + 1);
+        let at = format!("{name}: line {}", i + 1);
         let value: serde_json::Value =
             serde_json::from_str(line).map_err(|e| Fail::msg(format!("{at}: not JSON: {e}")))?;
         let message = Message::from_json(&value, &at)?;

@@ -547,3 +547,18 @@ fn backup_copies_a_store_that_then_answers_the_same_and_never_overwrites() {
     let refused = fails(&["export", "--db", s(&cut), "--user", "u"]);
     assert!(refused.contains("cut.db") && refused.contains("truncated"), "{refused}");
 }
+
+#[test]
+fn fuzzing_every_parser_of_outside_text_finds_no_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["fuzz", "--cases", "400", "--seed", "7"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{table}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(table.lines().filter(|l| l.starts_with("| ") && l.ends_with(" | 0 |")).count(), 10, "{table}");
+    let all = table.lines().find(|l| l.starts_with("| all |")).unwrap();
+    assert!(all.starts_with("| all | 3600 |"), "{all}");
+}

@@ -87,21 +87,25 @@ pub struct Dataset {
 
 /// Reads a benchmark file (plain JSON or gzip, by content).
 pub fn load(path: &Path, benchmark: Benchmark) -> Result<Dataset> {
-    let bytes = std::fs::read(path)?;
+    load_bytes(&std::fs::read(path)?, &path.display().to_string(), benchmark)
+}
+
+/// Reads a benchmark file's bytes (plain JSON or gzip, by content); `name` names it in errors.
+pub fn load_bytes(bytes: &[u8], name: &str, benchmark: Benchmark) -> Result<Dataset> {
     let bytes = if bytes.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)?;
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(bytes), &mut out)?;
         out
     } else {
-        bytes
+        bytes.to_vec()
     };
-    let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| input(path.display().to_string(), format!("not JSON: {e}")))?;
-    let items = value.as_array().ok_or_else(|| input(path.display().to_string(), "expected a JSON array"))?;
+    let value: Value =
+        serde_json::from_slice(&bytes).map_err(|e| input(name.to_owned(), format!("not JSON: {e}")))?;
+    let items = value.as_array().ok_or_else(|| input(name.to_owned(), "expected a JSON array"))?;
     let mut data =
         Dataset { benchmark, haystacks: Vec::new(), questions: Vec::new(), defects: Defects::default() };
     for (i, item) in items.iter().enumerate() {
-        let at = format!("{}[{i}]", path.display());
+        let at = format!("{name}[{i}]");
         match benchmark {
             Benchmark::LongMemEval => longmemeval(item, &at, &mut data)?,
             Benchmark::LoCoMo => locomo(item, &at, &mut data)?,

@@ -188,6 +188,16 @@ impl Memory {
         config.validate()?;
         crate::export::import(path.as_ref(), dump, &config)
     }
+
+    /// Checks a JSONL dump as [`import`](Memory::import) does before it touches a file (every
+    /// line parsed, every record and reference checked), and writes nothing.
+    ///
+    /// ```
+    /// assert!(matches!(mnemon::Memory::check_dump("{}"), Err(mnemon::Error::Import { line: 1, .. })));
+    /// ```
+    pub fn check_dump(dump: &str) -> Result<()> {
+        crate::export::check_dump(dump)
+    }
 }
 
 impl From<RoundRow> for StoredRound {
