@@ -242,7 +242,9 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
     if let Ok(m) = Memory::open(&damaged, HashingEmbedder::default(), Config::default()) {
         let problems = m.check(false);
         assert!(problems.as_ref().map_or(true, |p| !p.is_empty()), "{problems:?}");
-        let _ = m.recall("tulips", "u");
+        if let Err(e) = m.recall("tulips", "u") {
+            assert!(matches!(e, Error::Corrupt { ref path, .. } if *path == damaged), "{e}");
+        }
         let _ = m.export("u", ExportFormat::Jsonl);
         let added = m.add(&tulips(500), "u");
         if let Err(e) = added {

@@ -32,6 +32,8 @@ pub enum Code {
     PayloadTooLarge,
     /// The request took longer than the server's request timeout (503).
     Timeout,
+    /// The store reached its size limit or the disk is full; nothing was written (507).
+    StoreFull,
     /// Anything else: the server's log has the details (500).
     Internal,
 }
@@ -48,6 +50,7 @@ impl Code {
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::StoreFull => StatusCode::INSUFFICIENT_STORAGE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -66,6 +69,7 @@ impl Code {
             Code::Forbidden => "forbidden",
             Code::PayloadTooLarge => "payload_too_large",
             Code::Timeout => "timeout",
+            Code::StoreFull => "store_full",
             Code::Internal => "internal",
         }
     }
@@ -126,6 +130,7 @@ impl From<mnemon::Error> for ApiError {
             E::PinMismatch { .. } | E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
             E::NotAStore { .. } => ApiError::input("store", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
+            E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
             other => {
                 tracing::error!(error = %other, "internal error");
                 ApiError::new(Code::Internal, message)

@@ -20,7 +20,7 @@ impl Memory {
     /// ([`Config::background_extraction`] off), `add` extracts before returning; an extraction
     /// error is returned after the rounds were committed, and they stay queued.
     pub fn add<'s>(&self, messages: &[Message], scope: impl Into<Scope<'s>>) -> Result<AddReport> {
-        self.add_scoped(messages, scope.into()).map_err(|e| self.shared.located(e))
+        self.add_scoped(messages, scope.into()).map_err(|e| self.shared.located_write(e))
     }
 
     fn add_scoped(&self, messages: &[Message], scope: Scope<'_>) -> Result<AddReport> {

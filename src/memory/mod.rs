@@ -331,11 +331,14 @@ impl Memory {
         f: impl FnOnce(&Store, View<'_>) -> Result<T>,
     ) -> Result<T> {
         check_scope(scope)?;
-        let store = self.shared.read()?;
-        match resolve(&store, scope)? {
-            Some((view, _)) => f(&store, view),
-            None => Ok(T::default()),
-        }
+        let read = || {
+            let store = self.shared.read()?;
+            match resolve(&store, scope)? {
+                Some((view, _)) => f(&store, view),
+                None => Ok(T::default()),
+            }
+        };
+        read().map_err(|e| self.shared.located(e))
     }
 
     /// Rounds of `user_id` (or of every user, with `None`) that wait for extraction.
@@ -496,11 +499,16 @@ impl Shared {
         self.index.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// `e`, told which store it happened in ([`Error::in_store`]). A write that failed while the
+    /// `e`, told which store it happened in ([`Error::in_store`]).
+    fn located(&self, e: Error) -> Error {
+        e.in_store(&self.path)
+    }
+
+    /// As [`located`](Shared::located), for a write: one that failed while the
     /// file has less room below [`Config::max_store_bytes`] than one sqlite-vec chunk (1,024
     /// vectors) and 64 KiB is [`Error::StoreFull`] whatever SQLite said (sqlite-vec reports a
     /// full file as "could not insert a new vector chunk").
-    fn located(&self, e: Error) -> Error {
+    fn located_write(&self, e: Error) -> Error {
         let e = e.in_store(&self.path);
         let (Error::Sqlite(cause), Some(limit)) = (&e, self.config.max_store_bytes) else { return e };
         let used = self.lock_store().file_bytes().unwrap_or(0);
@@ -552,8 +560,8 @@ impl Shared {
         mut read: impl FnMut(&Store, Option<(View<'s>, i64)>, bool) -> Result<Option<T>>,
     ) -> Result<T> {
         for attempt in 0..3 {
-            let (store, found) = self.read_scope(scope)?;
-            if let Some(out) = read(&store, found, attempt == 2)? {
+            let (store, found) = self.read_scope(scope).map_err(|e| self.located(e))?;
+            if let Some(out) = read(&store, found, attempt == 2).map_err(|e| self.located(e))? {
                 return Ok(out);
             }
         }

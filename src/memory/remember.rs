@@ -61,7 +61,7 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn remember<'s>(&self, notes: &[NewNote], scope: impl Into<Scope<'s>>) -> Result<RememberReport> {
-        self.remember_scoped(notes, scope.into()).map_err(|e| self.shared.located(e))
+        self.remember_scoped(notes, scope.into()).map_err(|e| self.shared.located_write(e))
     }
 
     fn remember_scoped(&self, notes: &[NewNote], scope: Scope<'_>) -> Result<RememberReport> {
