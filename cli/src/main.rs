@@ -291,12 +291,17 @@ enum Command {
         db: PathBuf,
         file: PathBuf,
     },
-    /// Remove everything stored for a user.
+    /// Remove everything stored for a user, the user's name with it, and (given the caches the
+    /// store was written through: --embed-cache with its --embedder, --extractor with its
+    /// --extract-cache) every entry the caches hold of the user; then empty the WALs. Without
+    /// cache flags it needs no model and leaves the caches as they are.
     Forget {
         #[arg(long)]
         db: PathBuf,
         #[arg(long)]
         user: String,
+        #[command(flatten)]
+        embed: EmbedArgs,
     },
     /// Feed every parser of outside text mutated inputs (timestamps, JSONL messages, dumps, the
     /// benchmark loaders, extractor output, query windows, the normalizer, the date resolver);
@@ -540,8 +545,12 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
                 println!("#{} at {} {} {}{other} {}", n + 1, d.at, d.kind, d.record, d.detail);
             }
         }
-        Command::Forget { db, user } => {
-            let memory = Memory::open_stored(&db, Config::default())?;
+        Command::Forget { db, user, embed } => {
+            let memory = if embed.embed_cache.is_some() || embed.extractor.is_some() {
+                embed.open(&db)?
+            } else {
+                Memory::open_stored(&db, Config::default())?
+            };
             let report = memory.forget_user(&user)?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }

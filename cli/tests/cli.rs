@@ -562,3 +562,38 @@ fn fuzzing_every_parser_of_outside_text_finds_no_panic() {
     let all = table.lines().find(|l| l.starts_with("| all |")).unwrap();
     assert!(all.starts_with("| all | 3600 |"), "{all}");
 }
+
+#[test]
+fn forget_with_the_vector_cache_leaves_no_byte_of_the_user_in_the_store_or_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT.replace("beagle", "Zorblaxian beagle")).unwrap();
+    let (db, vectors) = (dir.path().join("m.db"), dir.path().join("vectors.db"));
+    let cache = ["--embedder", "hashing", "--embed-cache", s(&vectors)];
+    let mut ingest = vec!["ingest", "--db", s(&db), "--user", "u"];
+    ingest.extend(cache);
+    ingest.push(s(&chat));
+    ok(&ingest);
+    let holding = || -> Vec<String> {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap() != "chat.jsonl")
+            .filter(|p| String::from_utf8_lossy(&std::fs::read(p).unwrap()).contains("Zorblaxian"))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    let cached = || -> i64 {
+        rusqlite::Connection::open(&vectors)
+            .unwrap()
+            .query_row("SELECT count(*) FROM vectors", [], |r| r.get(0))
+            .unwrap()
+    };
+    assert!(!holding().is_empty() && cached() > 0);
+    let mut forget = vec!["forget", "--db", s(&db), "--user", "u"];
+    forget.extend(cache);
+    let report = ok(&forget);
+    assert!(report.contains("\"scrubbed\":true"), "{report}");
+    assert_eq!(holding(), Vec::<String>::new());
+    assert_eq!(cached(), 0, "the user's vectors left in the cache");
+}
