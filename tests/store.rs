@@ -231,26 +231,40 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
     }
     assert_eq!(std::fs::read(&truncated).unwrap().len(), whole.len() / 2, "left as it was");
 
-    // Garbage over pages in the middle: a check lists problems; reads fail or answer, never panic.
-    let damaged = t.dir.path().join("damaged.db");
-    let mut bytes = whole.clone();
+    // Garbage over pages early and late in the file: refused at open by name, or opened with a
+    // check that lists problems and reads that answer or fail by name; never a panic.
     let page = 4096;
-    for b in &mut bytes[page * 3..page * 9] {
-        *b = 0xA5;
-    }
-    std::fs::write(&damaged, &bytes).unwrap();
-    if let Ok(m) = Memory::open(&damaged, HashingEmbedder::default(), Config::default()) {
+    let pages = whole.len() / page;
+    let mut opened_damaged = 0;
+    for (n, range) in [(3, 9), (pages - 8, pages - 2), (pages / 2, pages / 2 + 3)].into_iter().enumerate() {
+        let damaged = t.dir.path().join(format!("damaged-{n}.db"));
+        let mut bytes = whole.clone();
+        for b in &mut bytes[page * range.0..page * range.1] {
+            *b = 0xA5;
+        }
+        std::fs::write(&damaged, &bytes).unwrap();
+        let named = |e: &Error| matches!(e, Error::Corrupt { path, .. } if *path == damaged);
+        let m = match Memory::open(&damaged, HashingEmbedder::default(), Config::default()) {
+            Err(e) => {
+                assert!(named(&e), "{e}");
+                continue;
+            }
+            Ok(m) => m,
+        };
+        opened_damaged += 1;
         let problems = m.check(false);
-        assert!(problems.as_ref().map_or(true, |p| !p.is_empty()), "{problems:?}");
+        assert!(problems.as_ref().map_or_else(named, |p| !p.is_empty()), "{problems:?}");
         if let Err(e) = m.recall("tulips", "u") {
-            assert!(matches!(e, Error::Corrupt { ref path, .. } if *path == damaged), "{e}");
+            assert!(named(&e), "{e}");
         }
-        let _ = m.export("u", ExportFormat::Jsonl);
-        let added = m.add(&tulips(500), "u");
-        if let Err(e) = added {
-            assert!(matches!(e, Error::Corrupt { ref path, .. } if *path == damaged), "{e}");
+        if let Err(e) = m.export("u", ExportFormat::Jsonl) {
+            assert!(named(&e), "{e}");
+        }
+        if let Err(e) = m.add(&tulips(500), "u") {
+            assert!(named(&e), "{e}");
         }
     }
+    assert!(opened_damaged > 0, "no damage let the store open: the read paths went untested");
 }
 
 #[test]

@@ -28,7 +28,10 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn export<'s>(&self, scope: impl Into<Scope<'s>>, format: ExportFormat) -> Result<String> {
-        let scope = scope.into();
+        self.export_scoped(scope.into(), format).map_err(|e| self.shared.located(e))
+    }
+
+    fn export_scoped(&self, scope: Scope<'_>, format: ExportFormat) -> Result<String> {
         check_scope(scope)?;
         let store = self.shared.lock_store();
         let (view, _) =
@@ -152,6 +155,10 @@ impl Memory {
     /// being emptied; that log is emptied at the next checkpoint (the next forget, or the last
     /// close of the file).
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
+        self.forget_scoped(user_id).map_err(|e| self.shared.located_write(e))
+    }
+
+    fn forget_scoped(&self, user_id: &str) -> Result<ForgetReport> {
         check_user(user_id)?;
         let mut store = self.shared.lock_store();
         let Some((user, _)) = store.user(user_id)? else {

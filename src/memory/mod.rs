@@ -269,7 +269,7 @@ impl Memory {
         let pins = expected_pins(&embedder.pins(), extractor.is_some(), &config);
         let mode = if extractor.is_some() { OpenMode::Expect(&pins) } else { OpenMode::ExpectReading(&pins) };
         let mut store = Store::open(path.as_ref(), &config, mode)?;
-        add::fill_derived(&mut store, embedder.as_ref())?;
+        add::fill_derived(&mut store, embedder.as_ref()).map_err(|e| e.in_store(path.as_ref()))?;
         let extractor = match extractor {
             Some(x) => {
                 let pins = extractor_pins(&x.pins(), &config);

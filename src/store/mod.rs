@@ -132,8 +132,13 @@ impl Store {
         Ok(())
     }
 
-    /// Opens (or, in [`OpenMode::Expect`], creates) the store at `path`.
+    /// Opens (or, in [`OpenMode::Expect`], creates) the store at `path`. A corrupt file is
+    /// [`Error::Corrupt`] naming it, whichever step found it.
     pub(crate) fn open(path: &Path, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
+        Store::open_unnamed(path, config, mode).map_err(|e| e.in_store(path))
+    }
+
+    fn open_unnamed(path: &Path, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
         register_sqlite_vec();
         let not_a_store = |reason: String| Error::NotAStore { path: path.to_owned(), reason };
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
