@@ -8,8 +8,10 @@
 //! writer finishes the conversation, and the store's exports equal, byte for byte, those of one
 //! uninterrupted run.
 //!
-//! `MNEMON_CRASH_KILLS` (default 10) and `MNEMON_CRASH_SEED` (default 1) set the run; the full
-//! run of 100 kills and its last result are in docs/RELIABILITY.md.
+//! `MNEMON_CRASH_KILLS` (default 10) and `MNEMON_CRASH_SEED` (default 1) set the run;
+//! `MNEMON_CRASH_EXTRACTOR=smollm` extracts with the real SmolLM2-135M GGUF through llama.cpp
+//! instead of the quoting double. The full runs and their last results are in
+//! docs/RELIABILITY.md.
 
 use std::io::{BufRead, Write};
 use std::path::Path;
@@ -94,8 +96,22 @@ impl Extractor for Quoting {
     }
 }
 
+/// The extractor of this run: the quoting double, or the real SmolLM2 GGUF.
+fn extractor() -> Arc<dyn Extractor> {
+    match std::env::var("MNEMON_CRASH_EXTRACTOR").as_deref() {
+        #[cfg(feature = "llama")]
+        Ok("smollm") => {
+            use mnemon::extract::{default_gguf, LlamaConfig, LlamaExtractor};
+            let config = LlamaConfig { threads: 2, max_tokens: 160, ..LlamaConfig::default() };
+            Arc::new(LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap())
+        }
+        Ok(other) => panic!("MNEMON_CRASH_EXTRACTOR={other}: only smollm (with the llama feature)"),
+        Err(_) => Arc::new(Quoting),
+    }
+}
+
 fn open(path: &Path) -> Memory {
-    Memory::open_with(path, Arc::new(HashingEmbedder::default()), Some(Arc::new(Quoting)), Config::default())
+    Memory::open_with(path, Arc::new(HashingEmbedder::default()), Some(extractor()), Config::default())
         .unwrap()
 }
 
