@@ -263,6 +263,14 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
         if let Err(e) = m.add(&tulips(500), "u") {
             assert!(named(&e), "{e}");
         }
+        if let Err(e) = m.consolidate("u") {
+            assert!(named(&e), "{e}");
+        }
+        if let Ok(rounds) = m.rounds("u") {
+            if let Err(e) = m.delete(&rounds[rounds.len() / 2].key, "u") {
+                assert!(named(&e), "{e}");
+            }
+        }
     }
     assert!(opened_damaged > 0, "no damage let the store open: the read paths went untested");
 }

@@ -68,7 +68,10 @@ impl Memory {
     /// logged at the user's logical now. Without condensing it needs no model: a store opened
     /// with [`open_stored`](Memory::open_stored) consolidates too.
     pub fn consolidate<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<ConsolidateReport> {
-        let scope = scope.into();
+        self.consolidate_scoped(scope.into()).map_err(|e| self.shared.located_write(e))
+    }
+
+    fn consolidate_scoped(&self, scope: Scope<'_>) -> Result<ConsolidateReport> {
         check_scope(scope)?;
         let mut report = ConsolidateReport::default();
         {

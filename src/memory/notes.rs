@@ -126,7 +126,10 @@ impl Memory {
         ts: &str,
         scope: impl Into<Scope<'s>>,
     ) -> Result<Note> {
-        let scope = scope.into();
+        self.update_scoped(key, change, ts, scope.into()).map_err(|e| self.shared.located_write(e))
+    }
+
+    fn update_scoped(&self, key: &str, change: &NoteUpdate, ts: &str, scope: Scope<'_>) -> Result<Note> {
         check_scope(scope)?;
         if change.is_empty() {
             return Err(Error::input("update", "changes no field"));
@@ -199,7 +202,10 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn delete<'s>(&self, key: &str, scope: impl Into<Scope<'s>>) -> Result<Deleted> {
-        let scope = scope.into();
+        self.delete_scoped(key, scope.into()).map_err(|e| self.shared.located_write(e))
+    }
+
+    fn delete_scoped(&self, key: &str, scope: Scope<'_>) -> Result<Deleted> {
         check_scope(scope)?;
         let not_found = || Error::NotFound { key: key.to_owned() };
         let mut store = self.shared.lock_store();
