@@ -104,8 +104,8 @@ pub fn context_body(text: &str) -> Option<&str> {
 /// Stored text made inert for a context. Its lines (split at `\n`, `\r\n`, `\r`, U+0085, U+2028
 /// and U+2029) are joined by a line break and one space, and blank ones are left out: every line
 /// at the margin of a context is one the renderer wrote (stored text cannot forge a header or
-/// another turn), at about 2 % more tokens than the text as it came (the indentation costs 7 %
-/// with blank lines kept, 3 % with two spaces; docs/DECISIONS.md). `<memory` and `</memory` (any
+/// another turn), at about 2 % more tokens than the text as it came (with blank lines kept, a
+/// two-space indent cost 7 %, one space 3 %; docs/DECISIONS.md). `<memory` and `</memory` (any
 /// case) become `<\memory` and `<\/memory`, and a chat template's special-token opener `<|`
 /// becomes `<\|`.
 pub(crate) fn inert(text: &str) -> String {
