@@ -49,7 +49,7 @@ fn open(dir: &Path) -> Memory {
     .unwrap()
 }
 
-/// Every file in `dir` (the store, the caches, their WAL and shared-memory files), lowercased.
+/// Every file in `dir` (the store, the caches, their WAL and shared-memory files), with its name, in name order.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
         .unwrap()

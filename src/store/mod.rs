@@ -157,7 +157,7 @@ impl Store {
             conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0)).map_err(|e| {
                 match e.sqlite_error_code() {
                     Some(rusqlite::ErrorCode::NotADatabase) => not_a_store("not a SQLite database".into()),
-                    _ => Error::from(e).in_store(path),
+                    _ => Error::from(e),
                 }
             })?;
         // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
@@ -165,8 +165,7 @@ impl Store {
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
              PRAGMA secure_delete=ON; PRAGMA cache_size=-{};",
             config.cache_kib
-        ))
-        .map_err(|e| Error::from(e).in_store(path))?;
+        ))?;
         if let Some(bytes) = config.max_store_bytes {
             let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
             let pages = bytes / page.max(512).unsigned_abs();
