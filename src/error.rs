@@ -169,6 +169,11 @@ pub enum Error {
     #[error("sqlite: {0}")]
     Sqlite(rusqlite::Error),
 
+    /// A database error that is not SQLite's (PostgreSQL's, say), or a stored value of another
+    /// type than the store wrote.
+    #[error("database: {0}")]
+    Database(String),
+
     /// Reading or writing a file failed.
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
@@ -200,6 +205,7 @@ impl Error {
                 Error::StoreFull { path: path.clone(), reason: reason.clone() }
             }
             Error::Corrupt { path, reason } => Error::Corrupt { path: path.clone(), reason: reason.clone() },
+            Error::Database(reason) => Error::Database(reason.clone()),
             Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
                 Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
             }

@@ -126,7 +126,7 @@ impl Memory {
         let mut growth = Vec::with_capacity(batch.len());
         for pending in batch {
             // Cached statements: every write runs these, so none is parsed more than once.
-            let run = |sql: &str| tx.prepare_cached(sql).and_then(|mut s| s.execute([])).map_err(Error::from);
+            let run = |sql: &str| crate::store::Db::execute(&tx, sql, &[]);
             let written = run("SAVEPOINT remember").and_then(|_| {
                 let written = write_call(&tx, pending);
                 if written.is_err() {

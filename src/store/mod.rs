@@ -9,6 +9,7 @@
 //! applies the visibility rule ([`View`]); no statement here can touch another user's rows.
 //! The store never embeds, ranks or renders.
 
+pub(crate) mod db;
 mod extractors;
 mod notes;
 mod pins;
@@ -33,6 +34,8 @@ use std::sync::Once;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
 
+pub(crate) use db::Db;
+
 use crate::config::Config;
 use crate::error::{Error, Result};
 
@@ -56,10 +59,23 @@ pub(crate) fn visible(column: &str, param: usize) -> String {
 /// one, and dropping it without [`commit`](Tx::commit) rolls everything back.
 pub(crate) struct Tx<'a>(rusqlite::Transaction<'a>);
 
-impl std::ops::Deref for Tx<'_> {
-    type Target = Connection;
-    fn deref(&self) -> &Connection {
-        &self.0
+impl Db for Tx<'_> {
+    fn dialect(&self) -> db::Dialect {
+        self.0.dialect()
+    }
+    fn query(
+        &self,
+        sql: &str,
+        params: &[db::Param<'_>],
+        each: &mut dyn FnMut(&dyn db::Row) -> Result<()>,
+    ) -> Result<()> {
+        Db::query(&*self.0, sql, params, each)
+    }
+    fn execute(&self, sql: &str, params: &[db::Param<'_>]) -> Result<u64> {
+        Db::execute(&*self.0, sql, params)
+    }
+    fn batch(&self, sql: &str) -> Result<()> {
+        self.0.batch(sql)
     }
 }
 
@@ -103,6 +119,11 @@ fn register_sqlite_vec() {
 }
 
 impl Store {
+    /// The connection, for the statements in `store/`.
+    pub(crate) fn db(&self) -> &dyn Db {
+        &self.conn
+    }
+
     /// Another connection to an open store's file, for reads only (`query_only`), with the pins
     /// the store was opened with. Reads on it run inside [`begin_read`](Store::begin_read) /
     /// [`end_read`](Store::end_read): one snapshot, unaffected by writes that commit meanwhile.
@@ -249,10 +270,10 @@ impl Store {
     fn create(&mut self, pins: &Pins) -> Result<()> {
         let tx = self.begin()?;
         // Another process may have created it between our check and our lock.
-        let tables: i64 = tx.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let tables: i64 = tx.0.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         if tables == 0 {
-            tx.execute_batch(&schema(pins.dim()?))?;
-            let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+            tx.0.execute_batch(&schema(pins.dim()?))?;
+            let mut insert = tx.0.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
             for (k, v) in pins.with_hash() {
                 insert.execute((k, v))?;
             }
@@ -289,27 +310,28 @@ impl Store {
         let path = self.path.clone();
         let tx = self.begin()?;
         // Another process may have migrated it between our check and our lock.
-        let Some(found @ 3..=4) = version(&tx)? else { return tx.commit() };
+        let Some(found @ 3..=4) = version(&tx.0)? else { return tx.commit() };
         let dim: usize = tx
+            .0
             .query_row("SELECT value FROM meta WHERE key = 'embedder.dim'", [], |r| r.get::<_, String>(0))?
             .parse()
             .map_err(|_| Error::Corrupt { path, reason: "embedder.dim".into() })?;
         if found == 3 {
-            tx.execute_batch(&format!(
+            tx.0.execute_batch(&format!(
                 "ALTER TABLE rounds ADD COLUMN agent TEXT; ALTER TABLE facts ADD COLUMN agent TEXT; \
                  ALTER TABLE decisions ADD COLUMN agent TEXT; \
                  INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1); {}",
                 notes_schema(dim)
             ))?;
         }
-        tx.execute_batch(&format!(
+        tx.0.execute_batch(&format!(
             "{EXTRACTORS_SCHEMA} \
              ALTER TABLE rounds ADD COLUMN extractor INTEGER REFERENCES extractors(id); \
              ALTER TABLE facts ADD COLUMN extractor INTEGER REFERENCES extractors(id);"
         ))?;
         let mut all = std::collections::BTreeMap::new();
         {
-            let mut stmt = tx.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
+            let mut stmt = tx.0.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
             let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             for row in rows {
                 let (k, v) = row?;
@@ -320,14 +342,14 @@ impl Store {
         if let Some(extractor) = extractor {
             let id = extractors::write::register(&tx, &extractor)?;
             // Every fact came from it, and every round it got to (the queued ones wait).
-            tx.execute("UPDATE facts SET extractor = ?1", [id])?;
-            tx.execute(
+            tx.0.execute("UPDATE facts SET extractor = ?1", [id])?;
+            tx.0.execute(
                 "UPDATE rounds SET extractor = ?1 WHERE id NOT IN (SELECT round_id FROM extract_queue)",
                 [id],
             )?;
         }
-        tx.execute("DELETE FROM meta", [])?;
-        let mut insert = tx.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+        tx.0.execute("DELETE FROM meta", [])?;
+        let mut insert = tx.0.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
         for (k, v) in pins.with_hash() {
             insert.execute((k, v))?;
         }
@@ -350,9 +372,9 @@ impl Store {
         let (meta, parts, rules) = (exists("meta")?, exists("round_parts")?, exists("rounds_parted")?);
         if meta && !(parts && rules) {
             let tx = self.begin()?;
-            tx.execute_batch(PARTS_SCHEMA)?;
+            tx.0.execute_batch(PARTS_SCHEMA)?;
             if !parts {
-                tx.execute("DELETE FROM rounds_parted", [])?;
+                tx.0.execute("DELETE FROM rounds_parted", [])?;
             }
             tx.commit()?;
         }

@@ -1,12 +1,11 @@
 //! Notes (direct memories): row reads under the visibility rule, filtered and paged lists,
 //! counts, and the writes used inside a caller's transaction.
 
-use rusqlite::{params, Connection, OptionalExtension};
-
-use super::rows::{blob_vector, vector_blob};
+use super::db::{Db, Dialect, Param, Row};
 use super::{visible, Store, View};
 use crate::error::{Error, Result};
 use crate::notes::{NoteFilter, NoteKind};
+use crate::p;
 
 /// A stored note.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,50 +58,68 @@ const NOTE_COLUMNS: &str =
 /// (scanning every note) when they are rare. Both give the same page.
 const TAG_DRIVEN_MAX: i64 = 5_000;
 
+/// A value bound to a built statement, owned while the statement is built.
+enum Arg {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
 /// An SQL condition list with its bound values, built in order.
 #[derive(Default)]
 struct Conditions {
     sql: Vec<String>,
-    args: Vec<rusqlite::types::Value>,
+    args: Vec<Arg>,
 }
 
 impl Conditions {
     /// `?N` for a new bound value.
-    fn arg(&mut self, v: impl Into<rusqlite::types::Value>) -> String {
-        self.args.push(v.into());
+    fn arg(&mut self, v: Arg) -> String {
+        self.args.push(v);
         format!("?{}", self.args.len())
     }
 
     /// `?N, ?M, …` for a list of strings.
     fn list(&mut self, items: &[&str]) -> String {
-        items.iter().map(|i| self.arg(i.to_string())).collect::<Vec<_>>().join(", ")
+        items.iter().map(|i| self.arg(Arg::Text((*i).to_owned()))).collect::<Vec<_>>().join(", ")
+    }
+
+    fn params(&self) -> Vec<Param<'_>> {
+        self.args
+            .iter()
+            .map(|a| match a {
+                Arg::Int(i) => Param::Int(*i),
+                Arg::Text(t) => Param::Text(t),
+                Arg::Null => Param::Null,
+            })
+            .collect()
     }
 }
 
 /// A stored value the store wrote itself but cannot read back (a hand-edited file).
-fn unreadable(column: usize, what: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, what.into())
+fn unreadable(column: usize, what: String) -> Error {
+    Error::Database(format!("column {column}: {what}"))
 }
 
-fn parse_kind(kind: &str, column: usize) -> rusqlite::Result<NoteKind> {
+fn parse_kind(kind: &str, column: usize) -> Result<NoteKind> {
     NoteKind::parse(kind, "kind").map_err(|e| unreadable(column, e.to_string()))
 }
 
-fn parse_tags(tags: &str, column: usize) -> rusqlite::Result<Vec<String>> {
+fn parse_tags(tags: &str, column: usize) -> Result<Vec<String>> {
     serde_json::from_str(tags).map_err(|e| unreadable(column, format!("note tags: {e}")))
 }
 
-fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteRow> {
+fn note_from_row(r: &dyn Row) -> Result<NoteRow> {
     Ok(NoteRow {
         id: r.get(0)?,
         key: r.get(1)?,
         agent: r.get(2)?,
-        kind: parse_kind(&r.get::<_, String>(3)?, 3)?,
+        kind: parse_kind(&r.get::<String>(3)?, 3)?,
         title: r.get(4)?,
         content: r.get(5)?,
-        tags: parse_tags(&r.get::<_, String>(6)?, 6)?,
+        tags: parse_tags(&r.get::<String>(6)?, 6)?,
         metadata: r.get(7)?,
-        importance: r.get::<_, f64>(8)? as f32,
+        importance: r.get(8)?,
         ts: r.get(9)?,
         ts_unix: r.get(10)?,
         day: r.get(11)?,
@@ -116,15 +133,13 @@ fn note_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NoteRow> {
 }
 
 impl Store {
-    fn notes_where(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<NoteRow>> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let rows = stmt.query_map(args, note_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    fn notes_where(&self, sql: &str, args: &[Param<'_>]) -> Result<Vec<NoteRow>> {
+        self.db().rows(sql, args, note_from_row)
     }
 
     /// The note with this key, if the view sees it (condensed notes included).
     pub(crate) fn note_by_key(&self, view: View<'_>, key: &str) -> Result<Option<NoteRow>> {
-        write::note_by_key(&self.conn, view.user, view.agent, key)
+        write::note_by_key(self.db(), view.user, view.agent, key)
     }
 
     /// Notes with these ids that the view sees, in the order of `ids`.
@@ -135,7 +150,7 @@ impl Store {
         );
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            match self.notes_where(&sql, params![view.user, view.agent, id])?.pop() {
+            match self.notes_where(&sql, p![view.user, view.agent, id])?.pop() {
                 Some(n) => out.push(n),
                 None => {
                     return Err(Error::Corrupt {
@@ -160,27 +175,27 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<NoteRow>> {
         let mut c = Conditions::default();
-        let user = c.arg(view.user);
-        let agent = c.arg(view.agent.map(str::to_owned));
+        let user = c.arg(Arg::Int(view.user));
+        let agent = c.arg(view.agent.map_or(Arg::Null, |a| Arg::Text(a.to_owned())));
         c.sql.push(format!("n.user_id = {user}"));
         c.sql.push(format!("({agent} IS NULL OR n.agent IS NULL OR n.agent = {agent})"));
         if !filter.include_condensed {
             c.sql.push("n.condensed_into IS NULL".into());
         }
         if let Some(t) = filter.after {
-            let t = c.arg(t);
+            let t = c.arg(Arg::Int(t));
             c.sql.push(format!("n.ts_unix > {t}"));
         }
         if let Some(t) = filter.before {
-            let t = c.arg(t);
+            let t = c.arg(Arg::Int(t));
             c.sql.push(format!("n.ts_unix < {t}"));
         }
         if let Some(m) = filter.min_tokens {
-            let m = c.arg(m);
+            let m = c.arg(Arg::Int(m));
             c.sql.push(format!("n.tokens >= {m}"));
         }
         if let Some(m) = filter.max_tokens {
-            let m = c.arg(m);
+            let m = c.arg(Arg::Int(m));
             c.sql.push(format!("n.tokens <= {m}"));
         }
         if !filter.kinds.is_empty() {
@@ -194,14 +209,14 @@ impl Store {
             c.sql.push(format!("n.id IN (SELECT note_id FROM note_tags WHERE tag IN ({list}))"));
         }
         for tag in &filter.tags_all {
-            let t = c.arg(tag.clone());
+            let t = c.arg(Arg::Text(tag.clone()));
             c.sql.push(format!("n.id IN (SELECT note_id FROM note_tags WHERE tag = {t})"));
         }
         if let Some((ts, key)) = cursor {
-            let (t, k) = (c.arg(ts), c.arg(key.to_owned()));
+            let (t, k) = (c.arg(Arg::Int(ts)), c.arg(Arg::Text(key.to_owned())));
             c.sql.push(format!("(n.ts_unix < {t} OR (n.ts_unix = {t} AND n.note_key < {k}))"));
         }
-        let page = c.arg(limit as i64);
+        let page = c.arg(Arg::Int(i64::try_from(limit).unwrap_or(i64::MAX)));
         // The tags that could start the scan: the any-list, else the first all-tag.
         let drive: Vec<&str> =
             if any.is_empty() { filter.tags_all.iter().take(1).map(String::as_str).collect() } else { any };
@@ -217,7 +232,7 @@ impl Store {
             NOTE_COLUMNS.split(", ").map(|c| format!("n.{c}")).collect::<Vec<_>>().join(", "),
             c.sql.join(" AND ")
         );
-        self.notes_where(&sql, rusqlite::params_from_iter(c.args))
+        self.notes_where(&sql, &c.params())
     }
 
     /// Notes (of every user) carrying any of `tags`: what a tag-driven scan would read.
@@ -225,7 +240,7 @@ impl Store {
         let mut c = Conditions::default();
         let list = c.list(tags);
         let sql = format!("SELECT count(*) FROM note_tags WHERE tag IN ({list})");
-        Ok(self.conn.prepare_cached(&sql)?.query_row(rusqlite::params_from_iter(c.args), |r| r.get(0))?)
+        self.db().one(&sql, &c.params())
     }
 
     /// Every note the view sees, condensed ones included, in the order they were stored (a dump
@@ -235,7 +250,7 @@ impl Store {
             "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND {} ORDER BY id",
             visible("agent", 2)
         );
-        self.notes_where(&sql, params![view.user, view.agent])
+        self.notes_where(&sql, p![view.user, view.agent])
     }
 
     /// The visible notes on read paths (not condensed) per kind, and the condensed ones.
@@ -245,13 +260,10 @@ impl Store {
              GROUP BY kind, condensed_into IS NOT NULL ORDER BY kind",
             visible("agent", 2)
         );
-        let mut stmt = self.conn.prepare_cached(&sql)?;
-        let rows = stmt.query_map(params![view.user, view.agent], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, bool>(1)?, r.get::<_, i64>(2)?))
-        })?;
+        let rows: Vec<(String, bool, i64)> =
+            self.db().rows(&sql, p![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
         let (mut kinds, mut condensed) = (Vec::new(), 0);
-        for row in rows {
-            let (kind, hidden, n) = row?;
+        for (kind, hidden, n) in rows {
             if hidden {
                 condensed += n as usize;
             } else {
@@ -270,57 +282,49 @@ impl Store {
              WHERE n.user_id = ?1 AND {} AND n.condensed_into IS NULL ORDER BY n.id",
             visible("n.agent", 2)
         );
-        let mut stmt = self.conn.prepare(&sql)?;
-        let mut rows = stmt.query(params![view.user, view.agent])?;
         let (mut metas, mut data) = (Vec::new(), Vec::new());
-        while let Some(r) = rows.next()? {
-            let tags = parse_tags(&r.get::<_, String>(4)?, 4)?;
+        self.db().query(&sql, p![view.user, view.agent], &mut |r| {
+            let tags = parse_tags(&r.get::<String>(4)?, 4)?;
             let (title, content): (Option<String>, String) = (r.get(8)?, r.get(9)?);
             metas.push(NoteMeta {
                 id: r.get(0)?,
                 day: r.get(1)?,
-                importance: r.get::<_, f64>(2)? as f32,
-                kind: parse_kind(&r.get::<_, String>(3)?, 3)?,
+                importance: r.get(2)?,
+                kind: parse_kind(&r.get::<String>(3)?, 3)?,
                 words: crate::notes::word_text(title.as_deref(), &content, &tags),
                 tags: tags.iter().map(|t| t.to_lowercase()).collect(),
                 ts_unix: r.get(5)?,
                 tokens: r.get(6)?,
             });
-            data.extend(blob_vector(&r.get::<_, Vec<u8>>(7)?));
-        }
+            r.extend_vector(7, &mut data)
+        })?;
         Ok((metas, data))
     }
 
     /// The agents (and `None`, shared) the user's notes belong to, shared first.
     pub(crate) fn note_agents(&self, user_id: i64) -> Result<Vec<Option<String>>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT DISTINCT agent FROM notes WHERE user_id = ?1 ORDER BY agent IS NOT NULL, agent",
-        )?;
-        let rows = stmt.query_map([user_id], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.db().rows(
+            "SELECT DISTINCT agent, agent IS NOT NULL FROM notes WHERE user_id = ?1 ORDER BY agent IS NOT NULL, agent",
+            p![user_id],
+            |r| r.get(0),
+        )
     }
 
     /// The episodic notes on read paths written in exactly this agent's scope (`None`: the
     /// shared ones), oldest first (by `ts`, then key).
     pub(crate) fn episodic_notes(&self, user_id: i64, agent: Option<&str>) -> Result<Vec<NoteRow>> {
         let sql = format!(
-            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND agent IS ?2 AND kind = 'episodic' \
+            "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND agent IS NOT DISTINCT FROM ?2 AND kind = 'episodic' \
              AND condensed_into IS NULL ORDER BY ts_unix, note_key"
         );
-        self.notes_where(&sql, params![user_id, agent])
+        self.notes_where(&sql, p![user_id, agent])
     }
 
     /// The stored vector of note `id`.
     pub(crate) fn note_vector(&self, id: i64) -> Result<Vec<f32>> {
-        let blob: Vec<u8> = self
-            .conn
-            .query_row("SELECT embedding FROM note_vectors WHERE rowid = ?1", [id], |r| r.get(0))
-            .optional()?
-            .ok_or_else(|| Error::Corrupt {
-                path: self.path.clone(),
-                reason: format!("note id {id} has no vector"),
-            })?;
-        Ok(blob_vector(&blob))
+        self.db().opt("SELECT embedding FROM note_vectors WHERE rowid = ?1", p![id])?.ok_or_else(|| {
+            Error::Corrupt { path: self.path.clone(), reason: format!("note id {id} has no vector") }
+        })
     }
 }
 
@@ -329,66 +333,70 @@ pub(crate) mod write {
     use super::*;
 
     /// Whether the user already has a note with this key (in any scope).
-    pub(crate) fn note_key_taken(conn: &Connection, user_id: i64, key: &str) -> Result<bool> {
+    pub(crate) fn note_key_taken(conn: &dyn Db, user_id: i64, key: &str) -> Result<bool> {
         Ok(conn
-            .prepare_cached("SELECT 1 FROM notes WHERE user_id = ?1 AND note_key = ?2")?
-            .query_row(params![user_id, key], |_| Ok(()))
-            .optional()?
+            .opt::<i64>("SELECT 1 FROM notes WHERE user_id = ?1 AND note_key = ?2", p![user_id, key])?
             .is_some())
     }
 
     /// The key of a note on read paths with the same normalized content that is at least as
     /// widely visible as a new note of `agent` (shared, or the same agent's), if any.
     pub(crate) fn duplicate_note(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         norm_key: &str,
     ) -> Result<Option<String>> {
-        Ok(conn
-            .prepare_cached(
-                "SELECT note_key FROM notes WHERE user_id = ?1 AND norm_key = ?3 AND condensed_into IS NULL \
-                 AND (agent IS NULL OR agent = ?2) ORDER BY id LIMIT 1",
-            )?
-            .query_row(params![user_id, agent, norm_key], |r| r.get(0))
-            .optional()?)
+        conn.opt(
+            "SELECT note_key FROM notes WHERE user_id = ?1 AND norm_key = ?3 AND condensed_into IS NULL \
+             AND (agent IS NULL OR agent = ?2) ORDER BY id LIMIT 1",
+            p![user_id, agent, norm_key],
+        )
     }
 
     fn tags_json(tags: &[String]) -> String {
         serde_json::to_string(tags).unwrap_or_default()
     }
 
-    fn insert_tags(conn: &Connection, id: i64, tags: &[String]) -> Result<()> {
-        let mut stmt =
-            conn.prepare_cached("INSERT OR IGNORE INTO note_tags(note_id, tag) VALUES (?1, ?2)")?;
+    fn insert_tags(conn: &dyn Db, id: i64, tags: &[String]) -> Result<()> {
         for t in tags {
-            stmt.execute(params![id, t.to_lowercase()])?;
+            conn.execute(
+                "INSERT INTO note_tags(note_id, tag) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
+                p![id, &t.to_lowercase()],
+            )?;
         }
         Ok(())
     }
 
-    /// Indexes the words of note `id`, whose fields are `n`'s.
-    fn fts_insert(conn: &Connection, id: i64, n: &NoteRow) -> Result<()> {
-        conn.prepare_cached("INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)")?
-            .execute(params![id, n.title, n.content, tags_json(&n.tags)])?;
+    /// Indexes the words of note `id`, whose fields are `n`'s (SQLite's FTS5 table; the ranking
+    /// keeps its own word index in memory, on every backend).
+    fn fts_insert(conn: &dyn Db, id: i64, n: &NoteRow) -> Result<()> {
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO note_fts(rowid, title, content, tags) VALUES (?1, ?2, ?3, ?4)",
+                p![id, &n.title, &n.content, &tags_json(&n.tags)],
+            )?;
+        }
         Ok(())
     }
 
     /// Removes note `id`'s words, with the values stored in its row (an external-content FTS5
     /// table needs exactly those; a caller's copy could be stale).
-    fn fts_delete(conn: &Connection, id: i64) -> Result<()> {
-        conn.prepare_cached(
-            "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
-             SELECT 'delete', id, title, content, tags FROM notes WHERE id = ?1",
-        )?
-        .execute([id])?;
+    fn fts_delete(conn: &dyn Db, id: i64) -> Result<()> {
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
+                 SELECT 'delete', id, title, content, tags FROM notes WHERE id = ?1",
+                p![id],
+            )?;
+        }
         Ok(())
     }
 
     /// The note with this key that a view of `agent` sees (condensed ones included), read inside
     /// the caller's transaction.
     pub(crate) fn note_by_key(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         key: &str,
@@ -397,41 +405,41 @@ pub(crate) mod write {
             "SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND note_key = ?3 AND {}",
             visible("agent", 2)
         );
-        let mut stmt = conn.prepare_cached(&sql)?;
-        Ok(stmt.query_row(params![user_id, agent, key], note_from_row).optional()?)
+        conn.row(&sql, p![user_id, agent, key], note_from_row)
     }
 
     /// Stores a note with its tags, vector and words; returns its id.
-    pub(crate) fn insert_note(conn: &Connection, user_id: i64, n: &NoteRow, vector: &[f32]) -> Result<i64> {
-        conn.prepare_cached(
+    pub(crate) fn insert_note(conn: &dyn Db, user_id: i64, n: &NoteRow, vector: &[f32]) -> Result<i64> {
+        let id: i64 = conn.one(
             "INSERT INTO notes(user_id, agent, note_key, kind, title, content, tags, metadata, importance, ts, \
              ts_unix, day, updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-        )?
-        .execute(params![
-            user_id,
-            n.agent,
-            n.key,
-            n.kind.as_str(),
-            n.title,
-            n.content,
-            tags_json(&n.tags),
-            n.metadata,
-            f64::from(n.importance),
-            n.ts,
-            n.ts_unix,
-            n.day,
-            n.updated,
-            n.updated_unix,
-            n.tokens,
-            n.norm_key,
-            n.condensed_into,
-            n.condenses
-        ])?;
-        let id = conn.last_insert_rowid();
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING id",
+            p![
+                user_id,
+                &n.agent,
+                &n.key,
+                n.kind.as_str(),
+                &n.title,
+                &n.content,
+                &tags_json(&n.tags),
+                &n.metadata,
+                n.importance,
+                &n.ts,
+                n.ts_unix,
+                n.day,
+                &n.updated,
+                n.updated_unix,
+                n.tokens,
+                &n.norm_key,
+                &n.condensed_into,
+                &n.condenses
+            ],
+        )?;
         insert_tags(conn, id, &n.tags)?;
-        conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
-            .execute(params![id, user_id, vector_blob(vector)])?;
+        conn.execute(
+            "INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)",
+            p![id, user_id, vector],
+        )?;
         fts_insert(conn, id, n)?;
         Ok(id)
     }
@@ -439,88 +447,90 @@ pub(crate) mod write {
     /// Replaces note `old`'s fields with `new`'s (same id and key; the summary links too), and its
     /// vector when given.
     pub(crate) fn update_note(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         old: &NoteRow,
         new: &NoteRow,
         vector: Option<&[f32]>,
     ) -> Result<()> {
         fts_delete(conn, old.id)?;
-        conn.prepare_cached(
+        conn.execute(
             "UPDATE notes SET kind = ?2, title = ?3, content = ?4, tags = ?5, metadata = ?6, importance = ?7, \
              updated_ts = ?8, updated_unix = ?9, tokens = ?10, norm_key = ?11, condenses = ?12 WHERE id = ?1",
-        )?
-        .execute(params![
-            old.id,
-            new.kind.as_str(),
-            new.title,
-            new.content,
-            tags_json(&new.tags),
-            new.metadata,
-            f64::from(new.importance),
-            new.updated,
-            new.updated_unix,
-            new.tokens,
-            new.norm_key,
-            new.condenses
-        ])?;
-        conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([old.id])?;
+            p![
+                old.id,
+                new.kind.as_str(),
+                &new.title,
+                &new.content,
+                &tags_json(&new.tags),
+                &new.metadata,
+                new.importance,
+                &new.updated,
+                new.updated_unix,
+                new.tokens,
+                &new.norm_key,
+                &new.condenses
+            ],
+        )?;
+        conn.execute("DELETE FROM note_tags WHERE note_id = ?1", p![old.id])?;
         insert_tags(conn, old.id, &new.tags)?;
         if let Some(v) = vector {
-            conn.prepare_cached("DELETE FROM note_vectors WHERE rowid = ?1")?.execute([old.id])?;
-            conn.prepare_cached("INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
-                .execute(params![old.id, user_id, vector_blob(v)])?;
+            conn.execute("DELETE FROM note_vectors WHERE rowid = ?1", p![old.id])?;
+            conn.execute(
+                "INSERT INTO note_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)",
+                p![old.id, user_id, v],
+            )?;
         }
         fts_insert(conn, old.id, new)?;
         Ok(())
     }
 
     /// Removes a note, its tags, vector and words.
-    pub(crate) fn delete_note(conn: &Connection, n: &NoteRow) -> Result<()> {
+    pub(crate) fn delete_note(conn: &dyn Db, n: &NoteRow) -> Result<()> {
         fts_delete(conn, n.id)?;
-        conn.prepare_cached("DELETE FROM note_tags WHERE note_id = ?1")?.execute([n.id])?;
-        conn.prepare_cached("DELETE FROM note_vectors WHERE rowid = ?1")?.execute([n.id])?;
-        conn.prepare_cached("DELETE FROM notes WHERE id = ?1")?.execute([n.id])?;
+        conn.execute("DELETE FROM note_tags WHERE note_id = ?1", p![n.id])?;
+        conn.execute("DELETE FROM note_vectors WHERE rowid = ?1", p![n.id])?;
+        conn.execute("DELETE FROM notes WHERE id = ?1", p![n.id])?;
         Ok(())
     }
 
     /// Hides note `id` behind the note `into` that condenses it.
-    pub(crate) fn condense_note(conn: &Connection, id: i64, into: &str) -> Result<()> {
-        conn.prepare_cached("UPDATE notes SET condensed_into = ?2 WHERE id = ?1")?
-            .execute(params![id, into])?;
+    pub(crate) fn condense_note(conn: &dyn Db, id: i64, into: &str) -> Result<()> {
+        conn.execute("UPDATE notes SET condensed_into = ?2 WHERE id = ?1", p![id, into])?;
         Ok(())
     }
 
     /// Brings back the notes a deleted summary condensed; returns their keys.
-    pub(crate) fn uncondense(conn: &Connection, user_id: i64, summary: &str) -> Result<Vec<String>> {
-        let keys: Vec<String> = conn
-            .prepare_cached(
-                "SELECT note_key FROM notes WHERE user_id = ?1 AND condensed_into = ?2 ORDER BY id",
-            )?
-            .query_map(params![user_id, summary], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
-        conn.prepare_cached(
+    pub(crate) fn uncondense(conn: &dyn Db, user_id: i64, summary: &str) -> Result<Vec<String>> {
+        let keys = conn.rows(
+            "SELECT note_key FROM notes WHERE user_id = ?1 AND condensed_into = ?2 ORDER BY id",
+            p![user_id, summary],
+            |r| r.get(0),
+        )?;
+        conn.execute(
             "UPDATE notes SET condensed_into = NULL WHERE user_id = ?1 AND condensed_into = ?2",
-        )?
-        .execute(params![user_id, summary])?;
+            p![user_id, summary],
+        )?;
         Ok(keys)
     }
 
     /// Removes every note of the user with its tags, vectors and words.
-    pub(crate) fn forget_notes(conn: &Connection, user_id: i64) -> Result<usize> {
-        conn.execute(
-            "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
-             SELECT 'delete', id, title, content, tags FROM notes WHERE user_id = ?1",
-            [user_id],
-        )?;
+    pub(crate) fn forget_notes(conn: &dyn Db, user_id: i64) -> Result<usize> {
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO note_fts(note_fts, rowid, title, content, tags) \
+                 SELECT 'delete', id, title, content, tags FROM notes WHERE user_id = ?1",
+                p![user_id],
+            )?;
+        }
         conn.execute(
             "DELETE FROM note_tags WHERE note_id IN (SELECT id FROM notes WHERE user_id = ?1)",
-            [user_id],
+            p![user_id],
         )?;
         conn.execute(
             "DELETE FROM note_vectors WHERE rowid IN (SELECT id FROM notes WHERE user_id = ?1)",
-            [user_id],
+            p![user_id],
         )?;
-        Ok(conn.execute("DELETE FROM notes WHERE user_id = ?1", [user_id])?)
+        Ok(conn.execute("DELETE FROM notes WHERE user_id = ?1", p![user_id])? as usize)
     }
 }

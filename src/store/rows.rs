@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 
-use rusqlite::{params, Connection, OptionalExtension};
-
+use super::db::{Db, Dialect, Param, Row};
 use super::{visible, Store, View};
 use crate::error::{Error, Result};
+use crate::p;
 use crate::round::Turn;
 
 /// A stored round.
@@ -112,7 +112,7 @@ pub(crate) fn fact_columns_of_f() -> (String, usize) {
     (columns.join(", "), n)
 }
 
-pub(crate) fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> {
+pub(crate) fn fact_from_row(r: &dyn Row) -> Result<FactRow> {
     Ok(FactRow {
         id: r.get(0)?,
         round_id: r.get(1)?,
@@ -127,8 +127,8 @@ pub(crate) fn fact_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FactRow> 
         subject: r.get(10)?,
         predicate: r.get(11)?,
         object: r.get(12)?,
-        salience: r.get::<_, f64>(13)? as f32,
-        initial_salience: r.get::<_, f64>(14)? as f32,
+        salience: r.get(13)?,
+        initial_salience: r.get(14)?,
         pair_key: r.get(15)?,
         supersedes: r.get(16)?,
         superseded_by: r.get(17)?,
@@ -153,7 +153,7 @@ impl Store {
         Error::Corrupt { path: self.path.clone(), reason: reason.into() }
     }
 
-    fn round_from_row(&self, r: &rusqlite::Row<'_>) -> Result<RoundRow> {
+    fn round_from_row(&self, r: &dyn Row) -> Result<RoundRow> {
         let turns: String = r.get(7)?;
         let key: String = r.get(1)?;
         Ok(RoundRow {
@@ -174,41 +174,30 @@ impl Store {
 
     /// The user's row id and write counter, if the user exists.
     pub(crate) fn user(&self, name: &str) -> Result<Option<(i64, i64)>> {
-        Ok(self
-            .conn
-            .query_row("SELECT id, version FROM users WHERE name = ?1", [name], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
-            .optional()?)
+        self.db()
+            .row("SELECT id, version FROM users WHERE name = ?1", p![name], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
-    /// Every user name, sorted.
+    /// Every user name, sorted (a forgotten user's tombstone left out).
     pub(crate) fn user_names(&self) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare("SELECT name FROM users WHERE unicode(name) <> 1 ORDER BY name")?;
-        let names = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-        Ok(names)
+        self.db().rows(
+            "SELECT name FROM users WHERE substr(name, 1, 1) <> ?1 ORDER BY name",
+            p![TOMBSTONE_MARK],
+            |r| r.get(0),
+        )
     }
 
     /// The user's logical now: the verbatim and numeric form of the greatest `ts` stored.
     pub(crate) fn user_now(&self, user_id: i64) -> Result<Option<(String, i64)>> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT now_ts, now_unix FROM users WHERE id = ?1 AND now_ts IS NOT NULL",
-                [user_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?)
+        self.db().row(
+            "SELECT now_ts, now_unix FROM users WHERE id = ?1 AND now_ts IS NOT NULL",
+            p![user_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
-    fn rounds_where(&self, sql: &str, args: impl rusqlite::Params) -> Result<Vec<RoundRow>> {
-        let mut stmt = self.conn.prepare_cached(sql)?;
-        let mut rows = stmt.query(args)?;
-        let mut out = Vec::new();
-        while let Some(r) = rows.next()? {
-            out.push(self.round_from_row(r)?);
-        }
-        Ok(out)
+    fn rounds_where(&self, sql: &str, args: &[Param<'_>]) -> Result<Vec<RoundRow>> {
+        self.db().rows(sql, args, |r| self.round_from_row(r))
     }
 
     /// Rounds with the given ids that the view sees, in the order of `ids`.
@@ -219,7 +208,7 @@ impl Store {
         );
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            match self.rounds_where(&sql, params![view.user, view.agent, id])?.pop() {
+            match self.rounds_where(&sql, p![view.user, view.agent, id])?.pop() {
                 Some(r) => out.push(r),
                 None => return Err(self.corrupt(format!("round id {id} is indexed but missing"))),
             }
@@ -233,7 +222,7 @@ impl Store {
             "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND round_key = ?3 AND {}",
             visible("agent", 2)
         );
-        Ok(self.rounds_where(&sql, params![view.user, view.agent, key])?.pop())
+        Ok(self.rounds_where(&sql, p![view.user, view.agent, key])?.pop())
     }
 
     /// All the rounds the view sees, oldest first (ties by insertion order).
@@ -242,23 +231,20 @@ impl Store {
             "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND {} ORDER BY ts_unix, id",
             visible("agent", 2)
         );
-        self.rounds_where(&sql, params![view.user, view.agent])
+        self.rounds_where(&sql, p![view.user, view.agent])
     }
 
     /// Vectors from `sql`, whose rows are (round id, day, salience, embedding) for user `?1` and
     /// agent `?2`.
     fn vectors(&self, sql: &str, view: View<'_>) -> Result<UserVectors> {
-        let mut stmt = self.conn.prepare(sql)?;
-        let mut rows = stmt.query(params![view.user, view.agent])?;
         let mut out =
             UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
-        while let Some(r) = rows.next()? {
+        self.db().query(sql, p![view.user, view.agent], &mut |r| {
             out.ids.push(r.get(0)?);
             out.days.push(r.get(1)?);
-            out.saliences.push(r.get::<_, f64>(2)? as f32);
-            let blob: Vec<u8> = r.get(3)?;
-            out.data.extend(blob_vector(&blob));
-        }
+            out.saliences.push(r.get(2)?);
+            r.extend_vector(3, &mut out.data)
+        })?;
         Ok(out)
     }
 
@@ -266,7 +252,7 @@ impl Store {
     pub(crate) fn user_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(
             &format!(
-                "SELECT r.id, r.day, 1.0, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+                "SELECT r.id, r.day, CAST(1 AS REAL), v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
                  WHERE r.user_id = ?1 AND {} ORDER BY r.id",
                 visible("r.agent", 2)
             ),
@@ -279,7 +265,7 @@ impl Store {
     pub(crate) fn user_part_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(
             &format!(
-                "SELECT r.id, r.day, 1.0, p.embedding FROM rounds r JOIN round_parts p ON p.round_id = r.id \
+                "SELECT r.id, r.day, CAST(1 AS REAL), p.embedding FROM rounds r JOIN round_parts p ON p.round_id = r.id \
                  WHERE r.user_id = ?1 AND {} ORDER BY r.id, p.id",
                 visible("r.agent", 2)
             ),
@@ -291,25 +277,27 @@ impl Store {
     /// in id order. The ids come from an index (no round's text is read unless it is returned), so
     /// a store that is up to date answers without reading its rounds.
     pub(crate) fn stale_rounds(&self, rule: &str) -> Result<Vec<StaleRound>> {
-        let mut ids = self.conn.prepare(
+        // Sorted here: an ORDER BY would make SQLite scan the table itself instead of an index.
+        let mut ids: Vec<i64> = self.db().rows(
             "SELECT r.id FROM rounds r WHERE NOT EXISTS \
              (SELECT 1 FROM rounds_parted d WHERE d.round_id = r.id AND d.rule = ?1)",
+            p![rule],
+            |r| r.get(0),
         )?;
-        // Sorted here: an ORDER BY would make SQLite scan the table itself instead of an index.
-        let mut ids: Vec<i64> = ids.query_map([rule], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         ids.sort_unstable();
-        let mut row = self.conn.prepare_cached(
-            "SELECT r.user_id, r.turns, r.text, d.rule FROM rounds r \
-             LEFT JOIN rounds_parted d ON d.round_id = r.id WHERE r.id = ?1",
-        )?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let (user, turns, text, rule): (i64, String, String, Option<String>) =
-                row.query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
-            let turns: Vec<Turn> = serde_json::from_str(&turns).map_err(|e| Error::Corrupt {
-                path: self.path.clone(),
-                reason: format!("rounds.turns: {e}"),
-            })?;
+            let (user, turns, text, rule): (i64, String, String, Option<String>) = self
+                .db()
+                .row(
+                    "SELECT r.user_id, r.turns, r.text, d.rule FROM rounds r \
+                     LEFT JOIN rounds_parted d ON d.round_id = r.id WHERE r.id = ?1",
+                    p![id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )?
+                .ok_or_else(|| self.corrupt(format!("round id {id} vanished while read")))?;
+            let turns: Vec<Turn> =
+                serde_json::from_str(&turns).map_err(|e| self.corrupt(format!("rounds.turns: {e}")))?;
             out.push(StaleRound { id, user, turns, text, rule });
         }
         Ok(out)
@@ -342,21 +330,20 @@ impl Store {
 
     /// Every fact the view sees (active or not), in id order.
     pub(crate) fn all_facts(&self, view: View<'_>) -> Result<Vec<FactRow>> {
-        let mut stmt = self.conn.prepare(&format!(
+        let sql = format!(
             "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND {} ORDER BY id",
             visible("agent", 2)
-        ))?;
-        let rows = stmt.query_map(params![view.user, view.agent], fact_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        );
+        self.db().rows(&sql, p![view.user, view.agent], fact_from_row)
     }
 
     /// The fact with this key, if the view sees it (superseded facts included).
     pub(crate) fn fact_by_key(&self, view: View<'_>, key: &str) -> Result<Option<FactRow>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND fact_key = ?3 AND {}",
             visible("agent", 2)
-        ))?;
-        Ok(stmt.query_row(params![view.user, view.agent, key], fact_from_row).optional()?)
+        );
+        self.db().row(&sql, p![view.user, view.agent, key], fact_from_row)
     }
 
     /// The active facts of each of `rounds`, in id order.
@@ -365,16 +352,14 @@ impl Store {
         view: View<'_>,
         rounds: &[i64],
     ) -> Result<HashMap<i64, Vec<FactRow>>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?3 AND user_id = ?1 AND salience > 0 AND {} \
              ORDER BY id",
             visible("agent", 2)
-        ))?;
+        );
         let mut out = HashMap::new();
         for id in rounds {
-            let facts: Vec<FactRow> = stmt
-                .query_map(params![view.user, view.agent, id], fact_from_row)?
-                .collect::<rusqlite::Result<_>>()?;
+            let facts = self.db().rows(&sql, p![view.user, view.agent, id], fact_from_row)?;
             if !facts.is_empty() {
                 out.insert(*id, facts);
             }
@@ -385,7 +370,7 @@ impl Store {
     /// The rounds and active facts the view sees.
     pub(crate) fn record_counts(&self, view: View<'_>) -> Result<(usize, usize)> {
         let count = |sql: String| -> Result<usize> {
-            Ok(self.conn.query_row(&sql, params![view.user, view.agent], |r| r.get::<_, i64>(0))? as usize)
+            Ok(self.db().one::<i64>(&sql, p![view.user, view.agent])?.unsigned_abs() as usize)
         };
         Ok((
             count(format!("SELECT count(*) FROM rounds WHERE user_id = ?1 AND {}", visible("agent", 2)))?,
@@ -398,70 +383,66 @@ impl Store {
 
     /// Keys of the rounds the view sees that wait for extraction, in queue order.
     pub(crate) fn queued_rounds(&self, view: View<'_>) -> Result<Vec<String>> {
-        let mut stmt = self.conn.prepare(&format!(
+        let sql = format!(
             "SELECT r.round_key FROM extract_queue q JOIN rounds r ON r.id = q.round_id \
              WHERE q.user_id = ?1 AND {} ORDER BY q.round_id",
             visible("r.agent", 2)
-        ))?;
-        let rows = stmt.query_map(params![view.user, view.agent], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        );
+        self.db().rows(&sql, p![view.user, view.agent], |r| r.get(0))
     }
 
     /// Rounds waiting for extraction: the user's, or everyone's.
     pub(crate) fn pending(&self, user_id: Option<i64>) -> Result<usize> {
         let n: i64 = match user_id {
-            Some(u) => {
-                self.conn
-                    .query_row("SELECT count(*) FROM extract_queue WHERE user_id = ?1", [u], |r| r.get(0))?
-            }
-            None => self.conn.query_row("SELECT count(*) FROM extract_queue", [], |r| r.get(0))?,
+            Some(u) => self.db().one("SELECT count(*) FROM extract_queue WHERE user_id = ?1", p![u])?,
+            None => self.db().one("SELECT count(*) FROM extract_queue", &[])?,
         };
-        Ok(n as usize)
+        Ok(n.unsigned_abs() as usize)
     }
 
     /// The first `limit` queued rounds (lowest ids) of users not in `skip`, with their users.
     pub(crate) fn next_queued(&self, skip: &[i64], limit: usize) -> Result<Vec<(i64, i64)>> {
-        let skip = serde_json::to_string(skip).unwrap_or_else(|_| "[]".to_owned());
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT round_id, user_id FROM extract_queue \
-             WHERE user_id NOT IN (SELECT value FROM json_each(?1)) ORDER BY round_id LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![skip, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let sql = match self.db().dialect() {
+            Dialect::Sqlite => {
+                "SELECT round_id, user_id FROM extract_queue \
+                 WHERE user_id NOT IN (SELECT value FROM json_each(?1)) ORDER BY round_id LIMIT ?2"
+            }
+            Dialect::Postgres => {
+                "SELECT round_id, user_id FROM extract_queue \
+                 WHERE user_id <> ALL(?1) ORDER BY round_id LIMIT ?2"
+            }
+        };
+        self.db().rows(sql, &[Param::Ints(skip), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
     /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
     /// Every round of the user (no agent view: `vec0` holds no agent column).
     pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
-        let mut stmt = self.conn.prepare_cached(
+        self.db().rows(
             "SELECT rowid, distance FROM round_vectors \
              WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance",
-        )?;
-        let rows =
-            stmt.query_map(params![vector_blob(query), k as i64, user_id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            p![query, k, user_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// The round texts the view sees, `(round id, text)` in id order.
     pub(crate) fn user_texts(&self, view: View<'_>) -> Result<Vec<(i64, String)>> {
-        let mut stmt = self.conn.prepare(&format!(
-            "SELECT id, text FROM rounds WHERE user_id = ?1 AND {} ORDER BY id",
-            visible("agent", 2)
-        ))?;
-        let rows = stmt.query_map(params![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        let sql =
+            format!("SELECT id, text FROM rounds WHERE user_id = ?1 AND {} ORDER BY id", visible("agent", 2));
+        self.db().rows(&sql, p![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
     /// The decisions the view sees in logical order: by logical time, then record key (a round's
     /// facts, `<round key>/<n>`, sort right after their round), then insertion. That order does
     /// not depend on whether extraction ran inside `add` or later on the queue.
     pub(crate) fn decisions(&self, view: View<'_>) -> Result<Vec<DecisionRow>> {
-        let mut stmt = self.conn.prepare(&format!(
+        let sql = format!(
             "SELECT id, at, kind, record, other, detail, agent FROM decisions WHERE user_id = ?1 AND {} \
              ORDER BY at, record, id",
             visible("agent", 2)
-        ))?;
-        let rows = stmt.query_map(params![view.user, view.agent], |r| {
+        );
+        self.db().rows(&sql, p![view.user, view.agent], |r| {
             Ok(DecisionRow {
                 id: r.get(0)?,
                 at: r.get(1)?,
@@ -471,8 +452,7 @@ impl Store {
                 detail: r.get(5)?,
                 agent: r.get(6)?,
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
     }
 }
 
@@ -481,18 +461,18 @@ pub(crate) mod write {
     use super::*;
 
     /// The user's row id, creating the user if needed.
-    pub(crate) fn ensure_user(conn: &Connection, name: &str) -> Result<i64> {
-        conn.execute("INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING", [name])?;
-        Ok(conn.query_row("SELECT id FROM users WHERE name = ?1", [name], |r| r.get(0))?)
+    pub(crate) fn ensure_user(conn: &dyn Db, name: &str) -> Result<i64> {
+        conn.execute("INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING", p![name])?;
+        conn.one("SELECT id FROM users WHERE name = ?1", p![name])
     }
 
     /// Raises the user's logical now to `ts` if later, and counts a write.
-    pub(crate) fn touch_user(conn: &Connection, user_id: i64, latest: Option<(&str, i64)>) -> Result<()> {
-        conn.execute("UPDATE users SET version = version + 1 WHERE id = ?1", [user_id])?;
+    pub(crate) fn touch_user(conn: &dyn Db, user_id: i64, latest: Option<(&str, i64)>) -> Result<()> {
+        conn.execute("UPDATE users SET version = version + 1 WHERE id = ?1", p![user_id])?;
         if let Some((ts, unix)) = latest {
             conn.execute(
                 "UPDATE users SET now_ts = ?2, now_unix = ?3 WHERE id = ?1 AND (now_unix IS NULL OR now_unix < ?3)",
-                params![user_id, ts, unix],
+                p![user_id, ts, unix],
             )?;
         }
         Ok(())
@@ -500,120 +480,122 @@ pub(crate) mod write {
 
     /// The key of a round of the same session and agent with the same normalized text, if any.
     pub(crate) fn exact_duplicate(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         session: &str,
         norm_key: &str,
     ) -> Result<Option<String>> {
-        Ok(conn
-            .prepare_cached(
-                "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 \
-                 AND agent IS ?4 LIMIT 1",
-            )?
-            .query_row(params![user_id, session, norm_key, agent], |r| r.get(0))
-            .optional()?)
+        conn.opt(
+            "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 \
+             AND agent IS NOT DISTINCT FROM ?4 LIMIT 1",
+            p![user_id, session, norm_key, agent],
+        )
     }
 
     /// Keys and vectors of the rounds stored in one session by one agent (or shared), in
     /// insertion order.
     pub(crate) fn session_vectors(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         session: &str,
     ) -> Result<Vec<(String, Vec<f32>)>> {
-        let mut stmt = conn.prepare_cached(
+        conn.rows(
             "SELECT r.round_key, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-             WHERE r.user_id = ?1 AND r.session = ?2 AND r.agent IS ?3 ORDER BY r.id",
-        )?;
-        let rows = stmt.query_map(params![user_id, session, agent], |r| {
-            Ok((r.get::<_, String>(0)?, blob_vector(&r.get::<_, Vec<u8>>(1)?)))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+             WHERE r.user_id = ?1 AND r.session = ?2 AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id",
+            p![user_id, session, agent],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
     /// The user's write counter.
-    pub(crate) fn user_version(conn: &Connection, user_id: i64) -> Result<i64> {
-        Ok(conn.query_row("SELECT version FROM users WHERE id = ?1", [user_id], |r| r.get(0))?)
+    pub(crate) fn user_version(conn: &dyn Db, user_id: i64) -> Result<i64> {
+        conn.one("SELECT version FROM users WHERE id = ?1", p![user_id])
     }
 
     /// Inserts a round with its vector and its FTS row; returns the round's id.
-    pub(crate) fn insert_round(
-        conn: &Connection,
-        user_id: i64,
-        round: &RoundRow,
-        vector: &[f32],
-    ) -> Result<i64> {
+    pub(crate) fn insert_round(conn: &dyn Db, user_id: i64, round: &RoundRow, vector: &[f32]) -> Result<i64> {
         let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
-        conn.prepare_cached(
+        let id: i64 = conn.one(
             "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
-             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        )?
-        .execute(params![
-            user_id,
-            round.key,
-            round.session,
-            round.ts,
-            round.ts_unix,
-            round.day,
-            round.norm_key,
-            turns,
-            round.text,
-            round.agent,
-            round.extractor
-        ])?;
-        let id = conn.last_insert_rowid();
+             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+            p![
+                user_id,
+                &round.key,
+                &round.session,
+                &round.ts,
+                round.ts_unix,
+                round.day,
+                &round.norm_key,
+                &turns,
+                &round.text,
+                &round.agent,
+                &round.extractor
+            ],
+        )?;
         index_round(conn, user_id, id, &round.text, vector)?;
         Ok(id)
     }
 
-    /// Indexes round `id` for ranking: its vector and its FTS row over `text` (its stored text).
-    fn index_round(conn: &Connection, user_id: i64, id: i64, text: &str, vector: &[f32]) -> Result<()> {
-        conn.prepare_cached("INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
-            .execute(params![id, user_id, vector_blob(vector)])?;
-        conn.prepare_cached("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)")?
-            .execute(params![id, text])?;
+    /// Indexes round `id` for ranking: its vector and (SQLite) its FTS row over `text` (its
+    /// stored text).
+    fn index_round(conn: &dyn Db, user_id: i64, id: i64, text: &str, vector: &[f32]) -> Result<()> {
+        conn.execute(
+            "INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)",
+            p![id, user_id, vector],
+        )?;
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)", p![id, text])?;
+        }
         Ok(())
     }
 
     /// Removes what [`index_round`] added; `text` must be the text it was indexed with.
-    fn unindex_round(conn: &Connection, id: i64, text: &str) -> Result<()> {
-        conn.prepare_cached("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)")?
-            .execute(params![id, text])?;
-        conn.prepare_cached("DELETE FROM round_vectors WHERE rowid = ?1")?.execute([id])?;
+    fn unindex_round(conn: &dyn Db, id: i64, text: &str) -> Result<()> {
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                p![id, text],
+            )?;
+        }
+        conn.execute("DELETE FROM round_vectors WHERE rowid = ?1", p![id])?;
         Ok(())
     }
 
     /// Replaces the part records of round `round_id` with `vectors` (in part order) and records
     /// that they were made under `rule`.
     pub(crate) fn set_parts(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         round_id: i64,
         rule: &str,
         vectors: &[Vec<f32>],
     ) -> Result<()> {
-        conn.prepare_cached("DELETE FROM round_parts WHERE round_id = ?1")?.execute([round_id])?;
-        let mut insert =
-            conn.prepare_cached("INSERT INTO round_parts(round_id, user_id, embedding) VALUES (?1, ?2, ?3)")?;
+        conn.execute("DELETE FROM round_parts WHERE round_id = ?1", p![round_id])?;
         for v in vectors {
-            insert.execute(params![round_id, user_id, vector_blob(v)])?;
+            conn.execute(
+                "INSERT INTO round_parts(round_id, user_id, embedding) VALUES (?1, ?2, ?3)",
+                p![round_id, user_id, v],
+            )?;
         }
         set_rule(conn, round_id, rule)
     }
 
     /// Records that round `round_id`'s derived records follow `rule`.
-    pub(crate) fn set_rule(conn: &Connection, round_id: i64, rule: &str) -> Result<()> {
-        conn.prepare_cached("INSERT OR REPLACE INTO rounds_parted(round_id, rule) VALUES (?1, ?2)")?
-            .execute(params![round_id, rule])?;
+    pub(crate) fn set_rule(conn: &dyn Db, round_id: i64, rule: &str) -> Result<()> {
+        conn.execute(
+            "INSERT INTO rounds_parted(round_id, rule) VALUES (?1, ?2) \
+             ON CONFLICT(round_id) DO UPDATE SET rule = excluded.rule",
+            p![round_id, rule],
+        )?;
         Ok(())
     }
 
     /// Replaces round `id`'s stored (embedded and word-indexed) text `old` by `new`, with its
     /// vector: the FTS row, the text column and the vector.
     pub(crate) fn set_round_text(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         id: i64,
         old: &str,
@@ -621,14 +603,14 @@ pub(crate) mod write {
         vector: &[f32],
     ) -> Result<()> {
         unindex_round(conn, id, old)?;
-        conn.prepare_cached("UPDATE rounds SET text = ?2 WHERE id = ?1")?.execute(params![id, new])?;
+        conn.execute("UPDATE rounds SET text = ?2 WHERE id = ?1", p![id, new])?;
         index_round(conn, user_id, id, new, vector)
     }
 
     /// Appends a decision to the user's log, visible to `agent`'s view (`None`: to every view).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn log(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         at: &str,
@@ -637,174 +619,163 @@ pub(crate) mod write {
         other: Option<&str>,
         detail: &str,
     ) -> Result<()> {
-        conn.prepare_cached(
+        conn.execute(
             "INSERT INTO decisions(user_id, at, kind, record, other, detail, agent) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )?
-        .execute(params![user_id, at, kind, record, other, detail, agent])?;
+            p![user_id, at, kind, record, other, detail, agent],
+        )?;
         Ok(())
     }
 
     /// Queues round `round_id` for extraction.
-    pub(crate) fn enqueue(conn: &Connection, user_id: i64, round_id: i64) -> Result<()> {
-        conn.prepare_cached("INSERT INTO extract_queue(round_id, user_id) VALUES (?1, ?2)")?
-            .execute(params![round_id, user_id])?;
+    pub(crate) fn enqueue(conn: &dyn Db, user_id: i64, round_id: i64) -> Result<()> {
+        conn.execute("INSERT INTO extract_queue(round_id, user_id) VALUES (?1, ?2)", p![round_id, user_id])?;
         Ok(())
     }
 
     /// Whether round `round_id` waits for extraction.
-    pub(crate) fn is_queued(conn: &Connection, round_id: i64) -> Result<bool> {
-        Ok(conn
-            .prepare_cached("SELECT 1 FROM extract_queue WHERE round_id = ?1")?
-            .query_row([round_id], |_| Ok(()))
-            .optional()?
-            .is_some())
+    pub(crate) fn is_queued(conn: &dyn Db, round_id: i64) -> Result<bool> {
+        Ok(conn.opt::<i64>("SELECT 1 FROM extract_queue WHERE round_id = ?1", p![round_id])?.is_some())
     }
 
     /// Takes round `round_id` off the queue.
-    pub(crate) fn dequeue(conn: &Connection, round_id: i64) -> Result<()> {
-        conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round_id])?;
+    pub(crate) fn dequeue(conn: &dyn Db, round_id: i64) -> Result<()> {
+        conn.execute("DELETE FROM extract_queue WHERE round_id = ?1", p![round_id])?;
         Ok(())
     }
 
     /// The key of an active fact of the same session and agent with the same normalized text, if
     /// any.
     pub(crate) fn exact_fact_duplicate(
-        conn: &Connection,
+        conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
         session: &str,
         norm_key: &str,
     ) -> Result<Option<String>> {
-        Ok(conn
-            .prepare_cached(
-                "SELECT fact_key FROM facts WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 AND salience > 0 \
-                 AND agent IS ?4 ORDER BY id LIMIT 1",
-            )?
-            .query_row(params![user_id, session, norm_key, agent], |r| r.get(0))
-            .optional()?)
+        conn.opt(
+            "SELECT fact_key FROM facts WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 AND salience > 0 \
+             AND agent IS NOT DISTINCT FROM ?4 ORDER BY id LIMIT 1",
+            p![user_id, session, norm_key, agent],
+        )
     }
 
     /// The user's active facts (salience above 0) of one agent (or the shared ones), with their
     /// rounds' dates and their vectors, in id order. Facts only ever meet facts of the same agent.
-    pub(crate) fn active_facts(
-        conn: &Connection,
-        user_id: i64,
-        agent: Option<&str>,
-    ) -> Result<Vec<ActiveFact>> {
+    pub(crate) fn active_facts(conn: &dyn Db, user_id: i64, agent: Option<&str>) -> Result<Vec<ActiveFact>> {
         let (columns, n) = fact_columns_of_f();
-        let mut stmt = conn.prepare_cached(&format!(
+        let sql = format!(
             "SELECT {columns}, r.day, r.ts_unix, v.embedding FROM facts f \
              JOIN rounds r ON r.id = f.round_id JOIN fact_vectors v ON v.rowid = f.id \
-             WHERE f.user_id = ?1 AND f.salience > 0 AND f.agent IS ?2 ORDER BY f.id"
-        ))?;
-        let rows = stmt.query_map(params![user_id, agent], |r| {
+             WHERE f.user_id = ?1 AND f.salience > 0 AND f.agent IS NOT DISTINCT FROM ?2 ORDER BY f.id"
+        );
+        conn.rows(&sql, p![user_id, agent], |r| {
             Ok(ActiveFact {
                 row: fact_from_row(r)?,
                 round_day: r.get(n)?,
                 ts_unix: r.get(n + 1)?,
-                vector: blob_vector(&r.get::<_, Vec<u8>>(n + 2)?),
+                vector: r.get(n + 2)?,
             })
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        })
     }
 
     /// Sets a fact's current salience.
-    pub(crate) fn set_salience(conn: &Connection, fact_id: i64, salience: f32) -> Result<()> {
-        conn.prepare_cached("UPDATE facts SET salience = ?2 WHERE id = ?1")?
-            .execute(params![fact_id, f64::from(salience)])?;
+    pub(crate) fn set_salience(conn: &dyn Db, fact_id: i64, salience: f32) -> Result<()> {
+        conn.execute("UPDATE facts SET salience = ?2 WHERE id = ?1", p![fact_id, salience])?;
         Ok(())
     }
 
     /// Marks fact `loser` superseded by `winner`: salience 0, the winner recorded on both sides.
-    pub(crate) fn supersede(conn: &Connection, user_id: i64, loser: &str, winner: &str) -> Result<()> {
-        conn.prepare_cached(
+    pub(crate) fn supersede(conn: &dyn Db, user_id: i64, loser: &str, winner: &str) -> Result<()> {
+        conn.execute(
             "UPDATE facts SET salience = 0, superseded_by = ?3 WHERE user_id = ?1 AND fact_key = ?2",
-        )?
-        .execute(params![user_id, loser, winner])?;
-        conn.prepare_cached(
+            p![user_id, loser, winner],
+        )?;
+        conn.execute(
             "UPDATE facts SET supersedes = CASE WHEN supersedes IS NULL THEN ?3 ELSE supersedes || ' ' || ?3 END \
              WHERE user_id = ?1 AND fact_key = ?2",
-        )?
-        .execute(params![user_id, winner, loser])?;
+            p![user_id, winner, loser],
+        )?;
         Ok(())
     }
 
     /// Stores a fact and its vector; returns its id.
-    pub(crate) fn insert_fact(conn: &Connection, user_id: i64, f: &FactRow, vector: &[f32]) -> Result<i64> {
-        conn.prepare_cached(
+    pub(crate) fn insert_fact(conn: &dyn Db, user_id: i64, f: &FactRow, vector: &[f32]) -> Result<i64> {
+        let id: i64 = conn.one(
             "INSERT INTO facts(user_id, round_id, fact_key, session, day, norm_key, content, raw, mention, \
              valid_time, subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, \
              agent, extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, \
-             ?19, ?20)",
-        )?
-        .execute(params![
-            user_id,
-            f.round_id,
-            f.key,
-            f.session,
-            f.day,
-            f.norm_key,
-            f.content,
-            f.raw,
-            f.mention,
-            f.valid_time,
-            f.subject,
-            f.predicate,
-            f.object,
-            f64::from(f.salience),
-            f64::from(f.initial_salience),
-            f.pair_key,
-            f.supersedes,
-            f.superseded_by,
-            f.agent,
-            f.extractor
-        ])?;
-        let id = conn.last_insert_rowid();
-        conn.prepare_cached("INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)")?
-            .execute(params![id, user_id, vector_blob(vector)])?;
+             ?19, ?20) RETURNING id",
+            p![
+                user_id,
+                f.round_id,
+                &f.key,
+                &f.session,
+                f.day,
+                &f.norm_key,
+                &f.content,
+                &f.raw,
+                &f.mention,
+                &f.valid_time,
+                &f.subject,
+                &f.predicate,
+                &f.object,
+                f.salience,
+                f.initial_salience,
+                &f.pair_key,
+                &f.supersedes,
+                &f.superseded_by,
+                &f.agent,
+                &f.extractor
+            ],
+        )?;
+        conn.execute(
+            "INSERT INTO fact_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)",
+            p![id, user_id, vector],
+        )?;
         Ok(id)
     }
 
     /// The facts of one round, in id order.
-    pub(crate) fn round_facts(conn: &Connection, round_id: i64) -> Result<Vec<FactRow>> {
-        let mut stmt = conn
-            .prepare_cached(&format!("SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 ORDER BY id"))?;
-        let rows = stmt.query_map([round_id], fact_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    pub(crate) fn round_facts(conn: &dyn Db, round_id: i64) -> Result<Vec<FactRow>> {
+        conn.rows(
+            &format!("SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?1 ORDER BY id"),
+            p![round_id],
+            fact_from_row,
+        )
     }
 
     /// Removes a fact and its vector.
-    pub(crate) fn delete_fact(conn: &Connection, fact_id: i64) -> Result<()> {
-        conn.prepare_cached("DELETE FROM fact_vectors WHERE rowid = ?1")?.execute([fact_id])?;
-        conn.prepare_cached("DELETE FROM facts WHERE id = ?1")?.execute([fact_id])?;
+    pub(crate) fn delete_fact(conn: &dyn Db, fact_id: i64) -> Result<()> {
+        conn.execute("DELETE FROM fact_vectors WHERE rowid = ?1", p![fact_id])?;
+        conn.execute("DELETE FROM facts WHERE id = ?1", p![fact_id])?;
         Ok(())
     }
 
     /// Removes a round with its facts, vectors, words and queue entry; returns its facts.
-    pub(crate) fn delete_round(conn: &Connection, round: &RoundRow) -> Result<Vec<FactRow>> {
+    pub(crate) fn delete_round(conn: &dyn Db, round: &RoundRow) -> Result<Vec<FactRow>> {
         let facts = round_facts(conn, round.id)?;
         for f in &facts {
             delete_fact(conn, f.id)?;
         }
-        conn.prepare_cached("DELETE FROM extract_queue WHERE round_id = ?1")?.execute([round.id])?;
+        conn.execute("DELETE FROM extract_queue WHERE round_id = ?1", p![round.id])?;
         unindex_round(conn, round.id, &round.text)?;
-        conn.prepare_cached("DELETE FROM round_parts WHERE round_id = ?1")?.execute([round.id])?;
-        conn.prepare_cached("DELETE FROM rounds_parted WHERE round_id = ?1")?.execute([round.id])?;
-        conn.prepare_cached("DELETE FROM rounds WHERE id = ?1")?.execute([round.id])?;
+        conn.execute("DELETE FROM round_parts WHERE round_id = ?1", p![round.id])?;
+        conn.execute("DELETE FROM rounds_parted WHERE round_id = ?1", p![round.id])?;
+        conn.execute("DELETE FROM rounds WHERE id = ?1", p![round.id])?;
         Ok(facts)
     }
 
     /// Drops the values a decision's detail quotes (a supersession's old and new objects, a
     /// replaced fact's content) from every decision that names `key`, so that a deleted record
     /// leaves no content in the log.
-    pub(crate) fn redact_decisions(conn: &Connection, user_id: i64, key: &str) -> Result<()> {
+    pub(crate) fn redact_decisions(conn: &dyn Db, user_id: i64, key: &str) -> Result<()> {
         redact_where(conn, user_id, key, "(record = ?2 OR other = ?2)")
     }
 
     /// [`redact_decisions`] for every fact a round ever had (every key `<round key>/…`, those
     /// a re-extraction replaced included).
-    pub(crate) fn redact_round_decisions(conn: &Connection, user_id: i64, round_key: &str) -> Result<()> {
+    pub(crate) fn redact_round_decisions(conn: &dyn Db, user_id: i64, round_key: &str) -> Result<()> {
         let prefix = format!("{round_key}/");
         redact_where(
             conn,
@@ -814,53 +785,73 @@ pub(crate) mod write {
         )
     }
 
-    fn redact_where(conn: &Connection, user_id: i64, key: &str, names: &str) -> Result<()> {
-        conn.prepare_cached(&format!(
-            "UPDATE decisions SET detail = json_remove(detail, '$.old', '$.new', '$.content') \
-             WHERE user_id = ?1 AND {names} AND json_valid(detail) \
-             AND (json_type(detail, '$.old') IS NOT NULL OR json_type(detail, '$.new') IS NOT NULL \
-             OR json_type(detail, '$.content') IS NOT NULL)"
-        ))?
-        .execute(params![user_id, key])?;
+    /// The quoted values are removed in Rust, not by the database's JSON functions, so that the
+    /// detail left is the same text on every backend.
+    fn redact_where(conn: &dyn Db, user_id: i64, key: &str, names: &str) -> Result<()> {
+        let quoting: Vec<(i64, String)> = conn.rows(
+            &format!(
+                "SELECT id, detail FROM decisions WHERE user_id = ?1 AND {names} \
+                 AND (detail LIKE '%\"old\"%' OR detail LIKE '%\"new\"%' OR detail LIKE '%\"content\"%') ORDER BY id"
+            ),
+            p![user_id, key],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        for (id, detail) in quoting {
+            let Ok(serde_json::Value::Object(mut fields)) =
+                serde_json::from_str::<serde_json::Value>(&detail)
+            else {
+                continue;
+            };
+            let quoted = ["old", "new", "content"].iter().filter(|k| fields.remove(**k).is_some()).count();
+            if quoted > 0 {
+                let redacted = serde_json::Value::Object(fields).to_string();
+                conn.execute("UPDATE decisions SET detail = ?2 WHERE id = ?1", p![id, &redacted])?;
+            }
+        }
         Ok(())
     }
 
     /// Removes every round, fact, vector (parts included), FTS row, queue entry and decision of the
-    /// user; returns
-    /// the rounds removed.
-    pub(crate) fn forget_user(conn: &Connection, user_id: i64) -> Result<usize> {
-        conn.execute("DELETE FROM extract_queue WHERE user_id = ?1", [user_id])?;
+    /// user; returns the rounds removed.
+    pub(crate) fn forget_user(conn: &dyn Db, user_id: i64) -> Result<usize> {
+        conn.execute("DELETE FROM extract_queue WHERE user_id = ?1", p![user_id])?;
         conn.execute(
             "DELETE FROM fact_vectors WHERE rowid IN (SELECT id FROM facts WHERE user_id = ?1)",
-            [user_id],
+            p![user_id],
         )?;
-        conn.execute("DELETE FROM facts WHERE user_id = ?1", [user_id])?;
-        conn.execute(
-            "INSERT INTO round_fts(round_fts, rowid, text) SELECT 'delete', id, text FROM rounds WHERE user_id = ?1",
-            [user_id],
-        )?;
+        conn.execute("DELETE FROM facts WHERE user_id = ?1", p![user_id])?;
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO round_fts(round_fts, rowid, text) SELECT 'delete', id, text FROM rounds WHERE user_id = ?1",
+                p![user_id],
+            )?;
+        }
         conn.execute(
             "DELETE FROM round_vectors WHERE rowid IN (SELECT id FROM rounds WHERE user_id = ?1)",
-            [user_id],
+            p![user_id],
         )?;
-        conn.execute("DELETE FROM round_parts WHERE user_id = ?1", [user_id])?;
+        conn.execute("DELETE FROM round_parts WHERE user_id = ?1", p![user_id])?;
         conn.execute(
             "DELETE FROM rounds_parted WHERE round_id IN (SELECT id FROM rounds WHERE user_id = ?1)",
-            [user_id],
+            p![user_id],
         )?;
-        let n = conn.execute("DELETE FROM rounds WHERE user_id = ?1", [user_id])?;
-        conn.execute("DELETE FROM decisions WHERE user_id = ?1", [user_id])?;
+        let n = conn.execute("DELETE FROM rounds WHERE user_id = ?1", p![user_id])?;
+        conn.execute("DELETE FROM decisions WHERE user_id = ?1", p![user_id])?;
         // The row stays, so its id is never given to another user (views in other processes are
         // keyed by it), but its name goes: a tombstone that no valid user name can equal.
         conn.execute(
             "UPDATE users SET name = ?2, now_ts = NULL, now_unix = NULL WHERE id = ?1",
-            params![user_id, tombstone(user_id)],
+            p![user_id, &tombstone(user_id)],
         )?;
-        Ok(n)
+        Ok(n as usize)
     }
 }
 
-/// The name a forgotten user's row keeps: it holds a control character, which no user name may.
+/// The first character of a forgotten user's name: a control character, which no user name may
+/// hold.
+const TOMBSTONE_MARK: &str = "\u{1}";
+
+/// The name a forgotten user's row keeps: it starts with [`TOMBSTONE_MARK`].
 pub(crate) fn tombstone(user_id: i64) -> String {
-    format!("\u{1}forgotten {user_id}")
+    format!("{TOMBSTONE_MARK}forgotten {user_id}")
 }

@@ -1,0 +1,444 @@
+//! The one interface between the store's statements and a database: run a statement with bound
+//! values, read the rows it returns, open and end transactions.
+//!
+//! Every statement the engine runs is written once, in `store/`, in the SQL that SQLite and
+//! PostgreSQL share (`?N` placeholders, `ON CONFLICT`, `RETURNING`, `IS NOT DISTINCT FROM`); the
+//! few places where the two differ branch on [`Dialect`]. A backend implements [`Db`] for its
+//! connection: SQLite's is here, PostgreSQL's lives in the `mnemon-postgres` crate (its client
+//! runs an async runtime, which this library must not). So both stores run the same statements,
+//! read the same rows and hand the same values to the one ranking: the same input gives the same
+//! records, contexts and exports on either.
+
+use std::borrow::Cow;
+
+use crate::error::{Error, Result};
+
+/// Which SQL a [`Db`] speaks where the two differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// SQLite 3.35 or later, with sqlite-vec and FTS5.
+    Sqlite,
+    /// PostgreSQL 13 or later, with pgvector.
+    Postgres,
+}
+
+/// A value bound to a statement's `?N`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Param<'a> {
+    /// SQL NULL.
+    Null,
+    /// A 64-bit integer.
+    Int(i64),
+    /// A double.
+    Real(f64),
+    /// UTF-8 text.
+    Text(&'a str),
+    /// Bytes.
+    Blob(&'a [u8]),
+    /// An embedding: a little-endian `f32` blob in SQLite, a pgvector `vector` in PostgreSQL.
+    Vector(&'a [f32]),
+    /// A list of integers (for `= ANY(?N)` in PostgreSQL; SQLite statements take lists as JSON text).
+    Ints(&'a [i64]),
+}
+
+/// A value read from a row.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value<'a> {
+    /// SQL NULL.
+    Null,
+    /// An integer of any width.
+    Int(i64),
+    /// A real of any width.
+    Real(f64),
+    /// A boolean (PostgreSQL; SQLite has integers).
+    Bool(bool),
+    /// Text.
+    Text(Cow<'a, str>),
+    /// Bytes (in SQLite, also an embedding).
+    Blob(Cow<'a, [u8]>),
+    /// A pgvector `vector`.
+    Vector(Cow<'a, [f32]>),
+}
+
+/// One row of a result, read by column index.
+pub trait Row {
+    /// Column `i`'s value.
+    fn value(&self, i: usize) -> Result<Value<'_>>;
+}
+
+/// A connection to a store's database. Statements use `?1`, `?2`, … placeholders; a backend whose
+/// database numbers them otherwise rewrites them (outside string literals).
+pub trait Db {
+    /// The SQL this connection speaks.
+    fn dialect(&self) -> Dialect;
+    /// Runs `sql` with `params`, calling `each` on every row it returns, in order.
+    fn query(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&dyn Row) -> Result<()>,
+    ) -> Result<()>;
+    /// Runs `sql` with `params`; returns the rows it changed.
+    fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<u64>;
+    /// Runs statements without parameters, separated by semicolons.
+    fn batch(&self, sql: &str) -> Result<()>;
+}
+
+impl dyn Row + '_ {
+    /// Column `i` as a `T`.
+    pub fn get<T: FromValue>(&self, i: usize) -> Result<T> {
+        T::from_value(self.value(i)?)
+            .map_err(|found| Error::Database(format!("column {i}: expected {}, found {found}", T::EXPECTED)))
+    }
+
+    /// Appends column `i`, an embedding, to `out`.
+    pub fn extend_vector(&self, i: usize, out: &mut Vec<f32>) -> Result<()> {
+        match self.value(i)? {
+            Value::Blob(b) => out.extend(blob_floats(&b)),
+            Value::Vector(v) => out.extend_from_slice(&v),
+            other => {
+                return Err(Error::Database(format!("column {i}: expected a vector, found {}", kind(&other))))
+            }
+        }
+        Ok(())
+    }
+}
+
+impl dyn Db + '_ {
+    /// The rows of `sql`, each mapped by `map`.
+    pub fn rows<T>(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        mut map: impl FnMut(&dyn Row) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        self.query(sql, params, &mut |r| {
+            out.push(map(r)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// The first row of `sql` mapped by `map`, if there is one.
+    pub fn row<T>(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        map: impl FnOnce(&dyn Row) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut map = Some(map);
+        let mut out = None;
+        self.query(sql, params, &mut |r| {
+            if let Some(m) = map.take() {
+                out = Some(m(r)?);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Column 0 of the first row of `sql`, which must return one.
+    pub fn one<T: FromValue>(&self, sql: &str, params: &[Param<'_>]) -> Result<T> {
+        self.row(sql, params, |r| r.get(0))?
+            .ok_or_else(|| Error::Database(format!("no row returned by: {sql}")))
+    }
+
+    /// Column 0 of the first row of `sql`, if there is one.
+    pub fn opt<T: FromValue>(&self, sql: &str, params: &[Param<'_>]) -> Result<Option<T>> {
+        self.row(sql, params, |r| r.get(0))
+    }
+}
+
+fn kind(v: &Value<'_>) -> &'static str {
+    match v {
+        Value::Null => "NULL",
+        Value::Int(_) => "an integer",
+        Value::Real(_) => "a real",
+        Value::Bool(_) => "a boolean",
+        Value::Text(_) => "text",
+        Value::Blob(_) => "a blob",
+        Value::Vector(_) => "a vector",
+    }
+}
+
+/// A column type a row can be read as.
+pub trait FromValue: Sized {
+    /// What a value of this type is called in an error.
+    const EXPECTED: &'static str;
+    /// The value as `Self`, or what was found instead.
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str>;
+}
+
+impl FromValue for i64 {
+    const EXPECTED: &'static str = "an integer";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Int(i) => Ok(i),
+            Value::Bool(b) => Ok(i64::from(b)),
+            other => Err(kind(&other)),
+        }
+    }
+}
+
+impl FromValue for i32 {
+    const EXPECTED: &'static str = "a 32-bit integer";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        i32::try_from(i64::from_value(v)?).map_err(|_| "an integer out of range")
+    }
+}
+
+impl FromValue for f64 {
+    const EXPECTED: &'static str = "a real";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Real(r) => Ok(r),
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(i) => Ok(i as f64),
+            other => Err(kind(&other)),
+        }
+    }
+}
+
+impl FromValue for f32 {
+    const EXPECTED: &'static str = "a real";
+    #[allow(clippy::cast_possible_truncation)]
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        f64::from_value(v).map(|r| r as f32)
+    }
+}
+
+impl FromValue for bool {
+    const EXPECTED: &'static str = "a boolean";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Bool(b) => Ok(b),
+            Value::Int(i) => Ok(i != 0),
+            other => Err(kind(&other)),
+        }
+    }
+}
+
+impl FromValue for String {
+    const EXPECTED: &'static str = "text";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Text(t) => Ok(t.into_owned()),
+            other => Err(kind(&other)),
+        }
+    }
+}
+
+impl FromValue for Vec<f32> {
+    const EXPECTED: &'static str = "a vector";
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Blob(b) => Ok(blob_floats(&b).collect()),
+            Value::Vector(v) => Ok(v.into_owned()),
+            other => Err(kind(&other)),
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    const EXPECTED: &'static str = T::EXPECTED;
+    fn from_value(v: Value<'_>) -> std::result::Result<Self, &'static str> {
+        match v {
+            Value::Null => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}
+
+fn blob_floats(b: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+impl From<i64> for Param<'_> {
+    fn from(v: i64) -> Self {
+        Param::Int(v)
+    }
+}
+impl From<&i64> for Param<'_> {
+    fn from(v: &i64) -> Self {
+        Param::Int(*v)
+    }
+}
+impl From<i32> for Param<'_> {
+    fn from(v: i32) -> Self {
+        Param::Int(i64::from(v))
+    }
+}
+impl From<&i32> for Param<'_> {
+    fn from(v: &i32) -> Self {
+        Param::Int(i64::from(*v))
+    }
+}
+impl From<usize> for Param<'_> {
+    fn from(v: usize) -> Self {
+        Param::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<f64> for Param<'_> {
+    fn from(v: f64) -> Self {
+        Param::Real(v)
+    }
+}
+impl From<f32> for Param<'_> {
+    fn from(v: f32) -> Self {
+        Param::Real(f64::from(v))
+    }
+}
+impl<'a> From<&'a str> for Param<'a> {
+    fn from(v: &'a str) -> Self {
+        Param::Text(v)
+    }
+}
+impl<'a> From<&'a &str> for Param<'a> {
+    fn from(v: &'a &str) -> Self {
+        Param::Text(v)
+    }
+}
+impl<'a> From<&'a String> for Param<'a> {
+    fn from(v: &'a String) -> Self {
+        Param::Text(v)
+    }
+}
+impl<'a> From<&'a [f32]> for Param<'a> {
+    fn from(v: &'a [f32]) -> Self {
+        Param::Vector(v)
+    }
+}
+impl<'a> From<&'a Vec<f32>> for Param<'a> {
+    fn from(v: &'a Vec<f32>) -> Self {
+        Param::Vector(v)
+    }
+}
+impl<'a, T> From<Option<T>> for Param<'a>
+where
+    T: Into<Param<'a>>,
+{
+    fn from(v: Option<T>) -> Self {
+        v.map_or(Param::Null, Into::into)
+    }
+}
+impl<'a> From<&'a Option<String>> for Param<'a> {
+    fn from(v: &'a Option<String>) -> Self {
+        v.as_deref().map_or(Param::Null, Param::Text)
+    }
+}
+impl<'a> From<&'a Option<i64>> for Param<'a> {
+    fn from(v: &'a Option<i64>) -> Self {
+        v.map_or(Param::Null, Param::Int)
+    }
+}
+
+/// Bound values for a statement: `p![a, b, c]`.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! p {
+    ($($v:expr),* $(,)?) => {
+        &[$($crate::backend::Param::from($v)),*][..]
+    };
+}
+
+// SQLite -------------------------------------------------------------------------------------
+
+impl rusqlite::ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<rusqlite::types::ToSqlOutput<'_>> {
+        use rusqlite::types::{ToSqlOutput, Value as V, ValueRef};
+        Ok(match *self {
+            Param::Null => ToSqlOutput::Borrowed(ValueRef::Null),
+            Param::Int(i) => ToSqlOutput::Borrowed(ValueRef::Integer(i)),
+            Param::Real(r) => ToSqlOutput::Borrowed(ValueRef::Real(r)),
+            Param::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            Param::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+            Param::Vector(v) => ToSqlOutput::Owned(V::Blob(v.iter().flat_map(|x| x.to_le_bytes()).collect())),
+            Param::Ints(list) => ToSqlOutput::Owned(V::Text(
+                serde_json::to_string(list).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?,
+            )),
+        })
+    }
+}
+
+impl Row for rusqlite::Row<'_> {
+    fn value(&self, i: usize) -> Result<Value<'_>> {
+        use rusqlite::types::ValueRef;
+        Ok(match self.get_ref(i)? {
+            ValueRef::Null => Value::Null,
+            ValueRef::Integer(i) => Value::Int(i),
+            ValueRef::Real(r) => Value::Real(r),
+            ValueRef::Text(t) => Value::Text(
+                std::str::from_utf8(t).map_err(|e| Error::Database(format!("column {i}: {e}")))?.into(),
+            ),
+            ValueRef::Blob(b) => Value::Blob(Cow::Borrowed(b)),
+        })
+    }
+}
+
+impl Db for rusqlite::Connection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Sqlite
+    }
+
+    fn query(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&dyn Row) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.prepare_cached(sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(params))?;
+        while let Some(r) = rows.next()? {
+            each(r)?;
+        }
+        Ok(())
+    }
+
+    fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        let n = self.prepare_cached(sql)?.execute(rusqlite::params_from_iter(params))?;
+        Ok(n as u64)
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        Ok(self.execute_batch(sql)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqlite_reads_every_type_and_says_what_it_found() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        let db: &dyn Db = &conn;
+        db.batch("CREATE TABLE t(i INTEGER, r REAL, s TEXT, b BLOB)").unwrap();
+        let v = [1.5f32, -2.0];
+        db.execute("INSERT INTO t VALUES (?1, ?2, ?3, ?4)", p![7i64, 0.25f64, "x", &v[..]]).unwrap();
+        db.execute(
+            "INSERT INTO t VALUES (?1, ?2, ?3, ?4)",
+            p![Option::<i64>::None, None::<f64>, None::<&str>, None::<&[f32]>],
+        )
+        .unwrap();
+        let rows = db
+            .rows("SELECT i, r, s, b FROM t ORDER BY rowid", &[], |r| {
+                Ok((
+                    r.get::<Option<i64>>(0)?,
+                    r.get::<Option<f64>>(1)?,
+                    r.get::<Option<String>>(2)?,
+                    r.get::<Option<Vec<f32>>>(3)?,
+                ))
+            })
+            .unwrap();
+        assert_eq!(rows[0], (Some(7), Some(0.25), Some("x".to_owned()), Some(v.to_vec())));
+        assert_eq!(rows[1], (None, None, None, None));
+        let err = db.one::<i64>("SELECT s FROM t WHERE s IS NOT NULL", &[]).unwrap_err();
+        assert_eq!(err.to_string(), "database: column 0: expected an integer, found text");
+        let list = [3i64, 5];
+        let n: i64 = db
+            .one("SELECT count(*) FROM (SELECT 3 AS x UNION SELECT 4 UNION SELECT 5) WHERE x IN (SELECT value FROM json_each(?1))", &[Param::Ints(&list)])
+            .unwrap();
+        assert_eq!(n, 2);
+    }
+}
