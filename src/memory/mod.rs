@@ -35,7 +35,7 @@ use crate::notes::{Filter, Note, Relevance};
 use crate::rank::{self, Index};
 use crate::render::{self, RenderRound};
 use crate::round::{form_rounds, normalized_key, Message, Turn};
-use crate::store::{write, FactRow, OpenMode, Pins, RoundRow, Store, View};
+use crate::store::{write, FactRow, OpenMode, Pins, Place, RoundRow, Store, View};
 use crate::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
 use views::Views;
 
@@ -73,6 +73,8 @@ struct Shared {
     /// The file, and the pins it was opened with (fixed for the life of the handle): readers
     /// open with them, and callers read them without taking the write connection.
     path: std::path::PathBuf,
+    /// Where the store is: readers open there.
+    place: Place,
     pins: Pins,
     embedder: Option<Arc<dyn Embedder>>,
     /// The extractor, and its id in the store's `extractors` table.
@@ -265,11 +267,41 @@ impl Memory {
         extractor: Option<Arc<dyn Extractor>>,
         config: Config,
     ) -> Result<Memory> {
+        Memory::open_place(&Place::File(path.as_ref().to_owned()), embedder, extractor, config)
+    }
+
+    /// [`Memory::open_with`] on a store in a database server's database (PostgreSQL with
+    /// pgvector, through `mnemon-postgres`), created there if it has no store yet. The same
+    /// statements, ranking and rendering run as on a file: the same calls give the same
+    /// records, contexts and exports. Several processes may open one database: writes are
+    /// serialized across them, and one process at a time extracts.
+    pub fn open_on(
+        backend: Arc<dyn crate::backend::Backend>,
+        embedder: Arc<dyn Embedder>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Result<Memory> {
+        Memory::open_place(&Place::Remote(backend), embedder, extractor, config)
+    }
+
+    /// [`Memory::open_stored`] on a store in a database server's database.
+    pub fn open_stored_on(backend: Arc<dyn crate::backend::Backend>, config: Config) -> Result<Memory> {
+        config.validate()?;
+        let store = Store::open_at(&Place::Remote(backend), &config, OpenMode::Stored)?;
+        Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
+    }
+
+    fn open_place(
+        place: &Place,
+        embedder: Arc<dyn Embedder>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Result<Memory> {
         config.validate()?;
         let pins = expected_pins(&embedder.pins(), extractor.is_some(), &config);
         let mode = if extractor.is_some() { OpenMode::Expect(&pins) } else { OpenMode::ExpectReading(&pins) };
-        let mut store = Store::open(path.as_ref(), &config, mode)?;
-        add::fill_derived(&mut store, embedder.as_ref()).map_err(|e| e.in_store(path.as_ref()))?;
+        let mut store = Store::open_at(place, &config, mode)?;
+        add::fill_derived(&mut store, embedder.as_ref()).map_err(|e| e.in_store(&place.path()))?;
         let extractor = match extractor {
             Some(x) => {
                 let pins = extractor_pins(&x.pins(), &config);
@@ -391,7 +423,7 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn check(&self, full: bool) -> Result<Vec<String>> {
-        let reader = Store::open_reader(&self.shared.path, &self.shared.pins, &self.shared.config)?;
+        let reader = Store::reader(&self.shared.place, &self.shared.pins, &self.shared.config)?;
         reader.check(full).map_err(|e| e.in_store(&self.shared.path))
     }
 
@@ -419,7 +451,7 @@ impl Memory {
             ));
         }
         let copied = (|| {
-            let reader = Store::open_reader(&self.shared.path, &self.shared.pins, &self.shared.config)?;
+            let reader = Store::reader(&self.shared.place, &self.shared.pins, &self.shared.config)?;
             reader.backup_to(out).map_err(|e| e.in_store(&self.shared.path))?;
             let copy = Store::open_reader(out, &self.shared.pins, &self.shared.config)?;
             let problems = copy.check(false)?;
@@ -471,6 +503,7 @@ impl Shared {
             readers: Mutex::default(),
             pending: Mutex::default(),
             path: store.path.clone(),
+            place: store.place.clone(),
             pins: store.pins.clone(),
             store: Mutex::new(store),
             embedder,
@@ -524,7 +557,7 @@ impl Shared {
         let idle = self.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
         let store = match idle {
             Some(store) => store,
-            None => Store::open_reader(&self.path, &self.pins, &self.config)?,
+            None => Store::reader(&self.place, &self.pins, &self.config)?,
         };
         store.begin_read()?;
         Ok(Reader { shared: self, store: Some(store) })

@@ -63,15 +63,33 @@ impl Shared {
 
     /// The store's extraction lock (a file beside it, locked with the OS's advisory lock, which
     /// a crashed process releases), waited for; `None` if the store began closing meanwhile.
-    fn extraction_lock(&self) -> Result<Option<std::fs::File>> {
-        let mut name = self.path.clone().into_os_string();
-        name.push("-extract.lock");
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&name)?;
+    /// On a database server, the backend's lock ([`Backend::try_lock_extraction`]).
+    ///
+    /// [`Backend::try_lock_extraction`]: crate::backend::Backend::try_lock_extraction
+    fn extraction_lock(&self) -> Result<Option<Box<dyn Send>>> {
+        let mut file = match &self.place {
+            Place::File(path) => {
+                let mut name = path.clone().into_os_string();
+                name.push("-extract.lock");
+                Some(std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&name)?)
+            }
+            Place::Remote(_) => None,
+        };
         loop {
-            match file.try_lock() {
-                Ok(()) => return Ok(Some(file)),
-                Err(std::fs::TryLockError::WouldBlock) => {}
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io(e)),
+            let taken: Option<Box<dyn Send>> = match (file.take(), &self.place) {
+                (Some(f), _) => match f.try_lock() {
+                    Ok(()) => Some(Box::new(f)),
+                    Err(std::fs::TryLockError::WouldBlock) => {
+                        file = Some(f);
+                        None
+                    }
+                    Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io(e)),
+                },
+                (None, Place::Remote(backend)) => backend.try_lock_extraction()?,
+                (None, Place::File(_)) => unreachable!("a file store has a lock file"),
+            };
+            if taken.is_some() {
+                return Ok(taken);
             }
             // Another process extracts; look again shortly, or stop when the store closes.
             let signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);

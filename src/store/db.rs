@@ -84,6 +84,32 @@ pub trait Db {
     fn batch(&self, sql: &str) -> Result<()>;
 }
 
+/// A connection of a backend other than SQLite files (PostgreSQL's, in `mnemon-postgres`), with
+/// its transactions. A handle keeps one for writes and a pool of them for reads.
+pub trait Connection: Db + Send {
+    /// Starts a write transaction that no other writer of the same database runs beside (in
+    /// any process): the writes of one store are serialized, as SQLite's `BEGIN IMMEDIATE` does.
+    fn begin_write(&self) -> Result<()>;
+    /// Starts a read-only transaction on one snapshot of the database.
+    fn begin_read(&self) -> Result<()>;
+    /// Commits the open transaction (a no-op without one).
+    fn commit(&self) -> Result<()>;
+    /// Rolls the open transaction back (a no-op without one).
+    fn rollback(&self) -> Result<()>;
+}
+
+/// A store's database on a server: makes connections, and holds the one lock a store needs
+/// across processes besides the writers' (extraction's: so no round is extracted twice).
+pub trait Backend: Send + Sync {
+    /// A new connection.
+    fn connect(&self) -> Result<Box<dyn Connection>>;
+    /// Where the database is, for messages: no password.
+    fn location(&self) -> String;
+    /// Takes the store's extraction lock if no other process holds it; the lock is held until
+    /// the returned guard is dropped (or its process ends). `None`: another process holds it.
+    fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>>;
+}
+
 impl dyn Row + '_ {
     /// Column `i` as a `T`.
     pub fn get<T: FromValue>(&self, i: usize) -> Result<T> {

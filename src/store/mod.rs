@@ -13,6 +13,7 @@ pub(crate) mod db;
 mod extractors;
 mod notes;
 mod pins;
+mod postgres;
 pub(crate) mod rows;
 
 pub(crate) use extractors::ExtractorRow;
@@ -30,6 +31,7 @@ pub(crate) mod write {
 }
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::Once;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension};
@@ -43,7 +45,7 @@ use crate::error::{Error, Result};
 ///
 /// With `agent: None` the read sees every record of the user (shared and every agent's); with
 /// `agent: Some(a)` it sees the user's shared records (written without an agent) and agent
-/// `a`'s own. SQL applies it as `(?a IS NULL OR agent IS NULL OR agent = ?a)`.
+/// `a`'s own. SQL applies it as `(CAST(?a AS TEXT) IS NULL OR agent IS NULL OR agent = ?a)` (the cast: PostgreSQL must know the type).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct View<'a> {
     pub user: i64,
@@ -52,16 +54,63 @@ pub(crate) struct View<'a> {
 
 /// The visibility rule as an SQL condition on `column`, with the agent bound as `?param`.
 pub(crate) fn visible(column: &str, param: usize) -> String {
-    format!("(?{param} IS NULL OR {column} IS NULL OR {column} = ?{param})")
+    format!("(CAST(?{param} AS TEXT) IS NULL OR {column} IS NULL OR {column} = ?{param})")
 }
 
-/// A write transaction on the store (`BEGIN IMMEDIATE`): every write of one call happens inside
-/// one, and dropping it without [`commit`](Tx::commit) rolls everything back.
-pub(crate) struct Tx<'a>(rusqlite::Transaction<'a>);
+/// A write transaction on the store (SQLite: `BEGIN IMMEDIATE`; another backend: its
+/// [`begin_write`](db::Connection::begin_write)): every write of one call happens inside one, and
+/// dropping it without [`commit`](Tx::commit) rolls everything back.
+pub(crate) enum Tx<'a> {
+    File(rusqlite::Transaction<'a>),
+    Remote(RemoteTx<'a>),
+}
+
+/// A transaction on another backend's connection, rolled back when dropped uncommitted.
+pub(crate) struct RemoteTx<'a> {
+    conn: &'a dyn db::Connection,
+    open: bool,
+}
+
+impl Drop for RemoteTx<'_> {
+    fn drop(&mut self) {
+        if self.open {
+            if let Err(e) = self.conn.rollback() {
+                tracing::warn!(error = %e, "rolling back a write transaction failed");
+            }
+        }
+    }
+}
+
+impl Tx<'_> {
+    fn db(&self) -> &dyn Db {
+        match self {
+            Tx::File(t) => &**t,
+            Tx::Remote(r) => r.conn,
+        }
+    }
+
+    pub(crate) fn commit(self) -> Result<()> {
+        match self {
+            Tx::File(t) => Ok(t.commit()?),
+            Tx::Remote(mut r) => {
+                r.open = false;
+                r.conn.commit()
+            }
+        }
+    }
+
+    /// The SQLite transaction, for the statements only a SQLite file runs (schema, migration).
+    fn file(&self) -> &Connection {
+        match self {
+            Tx::File(t) => t,
+            Tx::Remote(_) => unreachable!("schema statements of a SQLite file run on a SQLite store"),
+        }
+    }
+}
 
 impl Db for Tx<'_> {
     fn dialect(&self) -> db::Dialect {
-        self.0.dialect()
+        self.db().dialect()
     }
     fn query(
         &self,
@@ -69,30 +118,50 @@ impl Db for Tx<'_> {
         params: &[db::Param<'_>],
         each: &mut dyn FnMut(&dyn db::Row) -> Result<()>,
     ) -> Result<()> {
-        Db::query(&*self.0, sql, params, each)
+        self.db().query(sql, params, each)
     }
     fn execute(&self, sql: &str, params: &[db::Param<'_>]) -> Result<u64> {
-        Db::execute(&*self.0, sql, params)
+        self.db().execute(sql, params)
     }
     fn batch(&self, sql: &str) -> Result<()> {
-        self.0.batch(sql)
+        self.db().batch(sql)
     }
 }
 
-impl Tx<'_> {
-    pub(crate) fn commit(self) -> Result<()> {
-        Ok(self.0.commit()?)
+/// Where a store lives: a SQLite file, or another backend's database.
+#[derive(Clone)]
+pub(crate) enum Place {
+    File(PathBuf),
+    Remote(Arc<dyn db::Backend>),
+}
+
+impl Place {
+    /// What messages call it: the file's path, or the backend's location (no password).
+    pub(crate) fn path(&self) -> PathBuf {
+        match self {
+            Place::File(p) => p.clone(),
+            Place::Remote(b) => PathBuf::from(b.location()),
+        }
     }
 }
 
-/// An open store file.
+/// A store's connection.
+pub(crate) enum Conn {
+    File(Connection),
+    Remote(Box<dyn db::Connection>),
+}
+
+/// An open store.
 pub(crate) struct Store {
-    pub(crate) conn: Connection,
+    conn: Conn,
+    pub(crate) place: Place,
+    /// The file, or the backend's location, for messages.
     pub(crate) path: PathBuf,
     pub(crate) pins: Pins,
 }
 
 /// How [`Store::open`] treats a missing or empty file and the stored pins.
+#[derive(Clone, Copy)]
 pub(crate) enum OpenMode<'a> {
     /// Create the store with these pins if it is new; otherwise every pin must match.
     Expect(&'a Pins),
@@ -121,7 +190,33 @@ fn register_sqlite_vec() {
 impl Store {
     /// The connection, for the statements in `store/`.
     pub(crate) fn db(&self) -> &dyn Db {
-        &self.conn
+        match &self.conn {
+            Conn::File(c) => c,
+            Conn::Remote(c) => as_db(&**c),
+        }
+    }
+
+    /// The SQLite connection, or what the operation needs on another backend.
+    fn file(&self, operation: &str) -> Result<&Connection> {
+        match &self.conn {
+            Conn::File(c) => Ok(c),
+            Conn::Remote(_) => Err(Error::Database(format!(
+                "{operation} works on a SQLite store only; use the database server's own tools"
+            ))),
+        }
+    }
+
+    /// A new read connection to the same store (see [`open_reader`](Store::open_reader)).
+    pub(crate) fn reader(place: &Place, pins: &Pins, config: &Config) -> Result<Store> {
+        match place {
+            Place::File(path) => Store::open_reader(path, pins, config),
+            Place::Remote(backend) => Ok(Store {
+                conn: Conn::Remote(backend.connect()?),
+                path: place.path(),
+                place: place.clone(),
+                pins: pins.clone(),
+            }),
+        }
     }
 
     /// Another connection to an open store's file, for reads only (`query_only`), with the pins
@@ -136,19 +231,29 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
         let cache_kib = (config.cache_kib / 8).max(1);
         conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{cache_kib};"))?;
-        Ok(Store { conn, path: path.to_owned(), pins: pins.clone() })
+        Ok(Store {
+            conn: Conn::File(conn),
+            place: Place::File(path.to_owned()),
+            path: path.to_owned(),
+            pins: pins.clone(),
+        })
     }
 
     /// Starts a read transaction: every read until [`end_read`](Store::end_read) sees one
     /// snapshot of the file.
     pub(crate) fn begin_read(&self) -> Result<()> {
-        Ok(self.conn.execute_batch("BEGIN DEFERRED")?)
+        match &self.conn {
+            Conn::File(c) => Ok(c.execute_batch("BEGIN DEFERRED")?),
+            Conn::Remote(c) => c.begin_read(),
+        }
     }
 
     /// Ends the read transaction.
     pub(crate) fn end_read(&self) -> Result<()> {
-        if !self.conn.is_autocommit() {
-            self.conn.execute_batch("COMMIT")?;
+        match &self.conn {
+            Conn::File(c) if !c.is_autocommit() => c.execute_batch("COMMIT")?,
+            Conn::File(_) => {}
+            Conn::Remote(c) => c.commit()?,
         }
         Ok(())
     }
@@ -192,7 +297,12 @@ impl Store {
             let pages = bytes / page.max(512).unsigned_abs();
             conn.query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))?;
         }
-        let mut store = Store { conn, path: path.to_owned(), pins: Pins::default() };
+        let mut store = Store {
+            conn: Conn::File(conn),
+            place: Place::File(path.to_owned()),
+            path: path.to_owned(),
+            pins: Pins::default(),
+        };
         if tables == 0 {
             match mode {
                 OpenMode::Expect(pins) | OpenMode::ExpectReading(pins) => store.create(pins)?,
@@ -201,7 +311,51 @@ impl Store {
         }
         store.migrate()?;
         store.add_parts_tables()?;
-        let stored = store.read_pins()?;
+        store.settle_pins(mode)?;
+        Ok(store)
+    }
+
+    /// Opens (or, in [`OpenMode::Expect`], creates) the store at `place`.
+    pub(crate) fn open_at(place: &Place, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
+        match place {
+            Place::File(path) => Store::open(path, config, mode),
+            Place::Remote(backend) => Store::open_remote(backend.clone(), mode),
+        }
+    }
+
+    /// Opens (or, in [`OpenMode::Expect`], creates) the store in `backend`'s database. Its
+    /// schema is created under the write lock, so two processes opening a new database at once
+    /// create it once.
+    pub(crate) fn open_remote(backend: Arc<dyn db::Backend>, mode: OpenMode<'_>) -> Result<Store> {
+        let place = Place::Remote(backend.clone());
+        let mut store = Store {
+            conn: Conn::Remote(backend.connect()?),
+            path: place.path(),
+            place,
+            pins: Pins::default(),
+        };
+        let path = store.path.clone();
+        let tx = store.begin()?;
+        if !has_table(&tx, "meta")? {
+            match mode {
+                OpenMode::Expect(pins) | OpenMode::ExpectReading(pins) => postgres::create(&tx, pins)?,
+                OpenMode::Stored => {
+                    return Err(Error::NotAStore {
+                        path,
+                        reason: "a database without mnemon's tables".into(),
+                    })
+                }
+            }
+        }
+        tx.commit()?;
+        store.settle_pins(mode)?;
+        Ok(store)
+    }
+
+    /// Reads the stored pins and, unless `mode` takes them as they are, refuses a store whose
+    /// pins differ from the expected ones.
+    fn settle_pins(&mut self, mode: OpenMode<'_>) -> Result<()> {
+        let stored = self.read_pins()?;
         let expected = match mode {
             OpenMode::Expect(expected) => Some(expected.clone()),
             OpenMode::ExpectReading(expected) => {
@@ -219,21 +373,33 @@ impl Store {
                 return Err(Error::PinMismatch { differences });
             }
         }
-        store.pins = stored;
-        Ok(store)
+        self.pins = stored;
+        Ok(())
     }
 
     /// Copies the write-ahead log into the file and empties it (`wal_checkpoint(TRUNCATE)`), so
     /// that bytes deleted with `secure_delete` are gone from both; false when another
     /// connection's open read kept the log.
     pub(crate) fn checkpoint(&self) -> Result<bool> {
-        truncate_wal(&self.conn)
+        match &self.conn {
+            Conn::File(c) => truncate_wal(c),
+            // The server's own log and vacuum are its operator's to run.
+            Conn::Remote(_) => Ok(true),
+        }
     }
 
     /// The size of the database in bytes (pages in use × page size, the log included).
     pub(crate) fn file_bytes(&self) -> Result<u64> {
-        let pages: i64 = self.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
-        let size: i64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        let conn = match &self.conn {
+            Conn::File(c) => c,
+            Conn::Remote(c) => {
+                return Ok(as_db(&**c)
+                    .one::<i64>("SELECT pg_database_size(current_database())", &[])?
+                    .unsigned_abs())
+            }
+        };
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
         Ok((pages * size).unsigned_abs())
     }
 
@@ -241,7 +407,7 @@ impl Store {
     /// lists, none when the file is sound.
     pub(crate) fn check(&self, full: bool) -> Result<Vec<String>> {
         let pragma = if full { "integrity_check" } else { "quick_check" };
-        let mut stmt = self.conn.prepare(&format!("PRAGMA {pragma}"))?;
+        let mut stmt = self.file("check")?.prepare(&format!("PRAGMA {pragma}"))?;
         let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(if rows == ["ok"] { Vec::new() } else { rows })
     }
@@ -251,7 +417,7 @@ impl Store {
     /// Returns the pages copied.
     pub(crate) fn backup_to(&self, out: &Path) -> Result<u64> {
         let mut dst = Connection::open(out)?;
-        let backup = rusqlite::backup::Backup::new(&self.conn, &mut dst)?;
+        let backup = rusqlite::backup::Backup::new(self.file("backup")?, &mut dst)?;
         match backup.step(-1)? {
             rusqlite::backup::StepResult::Done => {}
             _ => return Err(Error::Busy),
@@ -264,16 +430,24 @@ impl Store {
 
     /// Starts a write transaction.
     pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
-        Ok(Tx(self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?))
+        match &mut self.conn {
+            Conn::File(c) => {
+                Ok(Tx::File(c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?))
+            }
+            Conn::Remote(c) => {
+                c.begin_write()?;
+                Ok(Tx::Remote(RemoteTx { conn: &**c, open: true }))
+            }
+        }
     }
 
     fn create(&mut self, pins: &Pins) -> Result<()> {
         let tx = self.begin()?;
         // Another process may have created it between our check and our lock.
-        let tables: i64 = tx.0.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+        let tables: i64 = tx.file().query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
         if tables == 0 {
-            tx.0.execute_batch(&schema(pins.dim()?))?;
-            let mut insert = tx.0.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+            tx.file().execute_batch(&schema(pins.dim()?))?;
+            let mut insert = tx.file().prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
             for (k, v) in pins.with_hash() {
                 insert.execute((k, v))?;
             }
@@ -302,7 +476,7 @@ impl Store {
                 .optional()?;
             Ok(v.and_then(|v| v.parse().ok()))
         };
-        let found = match version(&self.conn)? {
+        let found = match version(self.file("migrate")?)? {
             Some(v @ 3..=4) => v,
             _ => return Ok(()),
         };
@@ -310,28 +484,28 @@ impl Store {
         let path = self.path.clone();
         let tx = self.begin()?;
         // Another process may have migrated it between our check and our lock.
-        let Some(found @ 3..=4) = version(&tx.0)? else { return tx.commit() };
+        let Some(found @ 3..=4) = version(tx.file())? else { return tx.commit() };
         let dim: usize = tx
-            .0
+            .file()
             .query_row("SELECT value FROM meta WHERE key = 'embedder.dim'", [], |r| r.get::<_, String>(0))?
             .parse()
             .map_err(|_| Error::Corrupt { path, reason: "embedder.dim".into() })?;
         if found == 3 {
-            tx.0.execute_batch(&format!(
+            tx.file().execute_batch(&format!(
                 "ALTER TABLE rounds ADD COLUMN agent TEXT; ALTER TABLE facts ADD COLUMN agent TEXT; \
                  ALTER TABLE decisions ADD COLUMN agent TEXT; \
                  INSERT INTO round_fts(round_fts, rank) VALUES('secure-delete', 1); {}",
                 notes_schema(dim)
             ))?;
         }
-        tx.0.execute_batch(&format!(
+        tx.file().execute_batch(&format!(
             "{EXTRACTORS_SCHEMA} \
              ALTER TABLE rounds ADD COLUMN extractor INTEGER REFERENCES extractors(id); \
              ALTER TABLE facts ADD COLUMN extractor INTEGER REFERENCES extractors(id);"
         ))?;
         let mut all = std::collections::BTreeMap::new();
         {
-            let mut stmt = tx.0.prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
+            let mut stmt = tx.file().prepare("SELECT key, value FROM meta WHERE key <> 'pins_hash'")?;
             let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
             for row in rows {
                 let (k, v) = row?;
@@ -342,14 +516,14 @@ impl Store {
         if let Some(extractor) = extractor {
             let id = extractors::write::register(&tx, &extractor)?;
             // Every fact came from it, and every round it got to (the queued ones wait).
-            tx.0.execute("UPDATE facts SET extractor = ?1", [id])?;
-            tx.0.execute(
+            tx.file().execute("UPDATE facts SET extractor = ?1", [id])?;
+            tx.file().execute(
                 "UPDATE rounds SET extractor = ?1 WHERE id NOT IN (SELECT round_id FROM extract_queue)",
                 [id],
             )?;
         }
-        tx.0.execute("DELETE FROM meta", [])?;
-        let mut insert = tx.0.prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
+        tx.file().execute("DELETE FROM meta", [])?;
+        let mut insert = tx.file().prepare("INSERT INTO meta(key, value) VALUES (?1, ?2)")?;
         for (k, v) in pins.with_hash() {
             insert.execute((k, v))?;
         }
@@ -362,7 +536,7 @@ impl Store {
     /// cleared, so every round is parted again). Writes only then.
     fn add_parts_tables(&mut self) -> Result<()> {
         let exists = |name: &str| -> Result<bool> {
-            let n: i64 = self.conn.query_row(
+            let n: i64 = self.file("migrate")?.query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type='table' AND name = ?1",
                 [name],
                 |r| r.get(0),
@@ -372,9 +546,9 @@ impl Store {
         let (meta, parts, rules) = (exists("meta")?, exists("round_parts")?, exists("rounds_parted")?);
         if meta && !(parts && rules) {
             let tx = self.begin()?;
-            tx.0.execute_batch(PARTS_SCHEMA)?;
+            tx.file().execute_batch(PARTS_SCHEMA)?;
             if !parts {
-                tx.0.execute("DELETE FROM rounds_parted", [])?;
+                tx.file().execute("DELETE FROM rounds_parted", [])?;
             }
             tx.commit()?;
         }
@@ -391,31 +565,24 @@ impl Store {
         partial.push(format!(".{}", std::process::id()));
         let partial = PathBuf::from(partial);
         let _ = std::fs::remove_file(&partial);
-        self.conn.execute("VACUUM INTO ?1", [partial.to_string_lossy()])?;
+        self.file("backup")?.execute("VACUUM INTO ?1", [partial.to_string_lossy()])?;
         std::fs::rename(&partial, &target)?;
         tracing::info!(backup = %target.display(), "store of schema {version} copied before migrating");
         Ok(())
     }
 
     fn read_pins(&self) -> Result<Pins> {
-        let has_meta: i64 = self.conn.query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
-            [],
-            |r| r.get(0),
-        )?;
-        if has_meta == 0 {
+        if !has_table(self.db(), "meta")? {
             return Err(Error::NotAStore {
                 path: self.path.clone(),
-                reason: "a SQLite database without mnemon's tables".into(),
+                reason: "a database without mnemon's tables".into(),
             });
         }
-        let mut stmt = self.conn.prepare("SELECT key, value FROM meta ORDER BY key")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-        let mut all = std::collections::BTreeMap::new();
-        for row in rows {
-            let (k, v) = row?;
-            all.insert(k, v);
-        }
+        let all: std::collections::BTreeMap<String, String> = self
+            .db()
+            .rows("SELECT key, value FROM meta ORDER BY key", &[], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .into_iter()
+            .collect();
         let version = all.get("schema_version").cloned().unwrap_or_default();
         if version != SCHEMA_VERSION.to_string() {
             return Err(Error::UnsupportedSchema { found: version, supported: SCHEMA_VERSION });
@@ -425,16 +592,45 @@ impl Store {
 
     /// SQLite, sqlite-vec and FTS5 versions, for `doctor`.
     pub(crate) fn versions(&self) -> Result<Vec<(String, String)>> {
-        let sqlite: String = self.conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
-        let vec: String = self.conn.query_row("SELECT vec_version()", [], |r| r.get(0))?;
+        let conn = match &self.conn {
+            Conn::File(c) => c,
+            Conn::Remote(c) => {
+                let db = as_db(&**c);
+                return Ok(vec![
+                    ("postgresql".into(), db.one("SELECT current_setting('server_version')", &[])?),
+                    (
+                        "pgvector".into(),
+                        db.opt("SELECT extversion::text FROM pg_extension WHERE extname = 'vector'", &[])?
+                            .unwrap_or_else(|| "missing".into()),
+                    ),
+                ]);
+            }
+        };
+        let sqlite: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
+        let vec: String = conn.query_row("SELECT vec_version()", [], |r| r.get(0))?;
         let fts5: i64 =
-            self.conn.query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0))?;
+            conn.query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0))?;
         Ok(vec![
             ("sqlite".into(), sqlite),
             ("sqlite-vec".into(), vec),
             ("fts5".into(), if fts5 == 1 { "enabled".into() } else { "missing".into() }),
         ])
     }
+}
+
+fn as_db(c: &dyn db::Connection) -> &dyn Db {
+    c
+}
+
+/// Whether the database has table `name`.
+fn has_table(db: &dyn Db, name: &str) -> Result<bool> {
+    let sql = match db.dialect() {
+        db::Dialect::Sqlite => "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        db::Dialect::Postgres => {
+            "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ?1"
+        }
+    };
+    Ok(db.one::<i64>(sql, crate::p![name])? > 0)
 }
 
 /// The whole schema. `dim` is the embedder's vector width, fixed at creation.

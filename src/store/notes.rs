@@ -178,7 +178,7 @@ impl Store {
         let user = c.arg(Arg::Int(view.user));
         let agent = c.arg(view.agent.map_or(Arg::Null, |a| Arg::Text(a.to_owned())));
         c.sql.push(format!("n.user_id = {user}"));
-        c.sql.push(format!("({agent} IS NULL OR n.agent IS NULL OR n.agent = {agent})"));
+        c.sql.push(format!("(CAST({agent} AS TEXT) IS NULL OR n.agent IS NULL OR n.agent = {agent})"));
         if !filter.include_condensed {
             c.sql.push("n.condensed_into IS NULL".into());
         }
@@ -222,8 +222,12 @@ impl Store {
             if any.is_empty() { filter.tags_all.iter().take(1).map(String::as_str).collect() } else { any };
         let from = if !drive.is_empty() && self.tagged(&drive)? <= TAG_DRIVEN_MAX {
             let list = c.list(&drive);
-            // CROSS JOIN keeps the tag index as the outer loop.
-            format!("(SELECT DISTINCT note_id FROM note_tags WHERE tag IN ({list})) d CROSS JOIN notes n ON n.id = d.note_id")
+            // SQLite: CROSS JOIN keeps the tag index as the outer loop (PostgreSQL plans it itself).
+            let join = match self.db().dialect() {
+                Dialect::Sqlite => "CROSS JOIN",
+                Dialect::Postgres => "JOIN",
+            };
+            format!("(SELECT DISTINCT note_id FROM note_tags WHERE tag IN ({list})) d {join} notes n ON n.id = d.note_id")
         } else {
             "notes n".to_owned()
         };

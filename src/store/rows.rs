@@ -777,11 +777,12 @@ pub(crate) mod write {
     /// a re-extraction replaced included).
     pub(crate) fn redact_round_decisions(conn: &dyn Db, user_id: i64, round_key: &str) -> Result<()> {
         let prefix = format!("{round_key}/");
+        let chars = prefix.chars().count();
         redact_where(
             conn,
             user_id,
             &prefix,
-            "(substr(record, 1, length(?2)) = ?2 OR substr(other, 1, length(?2)) = ?2)",
+            &format!("(substr(record, 1, {chars}) = ?2 OR substr(other, 1, {chars}) = ?2)"),
         )
     }
 

@@ -1,0 +1,344 @@
+//! mnemon's store in a PostgreSQL database with pgvector.
+//!
+//! [`PgBackend`] implements [`mnemon::backend::Backend`]: it connects, runs the statements the
+//! engine's `store/` module writes once for both databases (translating `?N` to `$N`, binding
+//! each value as the type the statement's parameter has), and holds the two locks a store needs
+//! across processes: the write lock (one transaction-scoped advisory lock, so that writes are
+//! serialized across every process on the database, as SQLite's `BEGIN IMMEDIATE` does on a
+//! file) and the extraction lock (a session-scoped advisory lock, so that no round is extracted
+//! twice). The library itself stays free of an async runtime: the `postgres` client's runtime
+//! lives in this crate.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use mnemon::{Config, HashingEmbedder, Memory, Message};
+//! let backend = mnemon_postgres::PgBackend::new("postgres://mnemon@db.internal:5432/memories")?;
+//! let memory = Memory::open_on(Arc::new(backend), Arc::new(HashingEmbedder::default()), None, Config::default())?;
+//! memory.add(&[Message::user("I moved to Lisbon.", "2026-03-01T10:00:00")], "alice")?;
+//! # Ok::<(), mnemon::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+use std::borrow::Cow;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use mnemon::backend::{Backend, Connection, Db, Dialect, Param, Row, Value};
+use mnemon::{Error, Result};
+use postgres::types::{IsNull, ToSql, Type};
+use postgres::{Client, NoTls, Statement};
+
+/// The advisory lock key every writer's transaction takes (`pg_advisory_xact_lock`).
+const WRITE_LOCK: i64 = 0x6d6e_656d_6f6e_0001;
+/// The advisory lock key the extracting process holds (`pg_try_advisory_lock`).
+const EXTRACT_LOCK: i64 = 0x6d6e_656d_6f6e_0002;
+
+/// A store's database on a PostgreSQL server (with the pgvector extension).
+#[derive(Clone)]
+pub struct PgBackend {
+    config: Arc<postgres::Config>,
+    location: String,
+}
+
+impl std::fmt::Debug for PgBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgBackend").field("location", &self.location).finish()
+    }
+}
+
+/// Whether `reference` names a PostgreSQL database (`postgres://` or `postgresql://`).
+pub fn is_url(reference: &str) -> bool {
+    reference.starts_with("postgres://") || reference.starts_with("postgresql://")
+}
+
+impl PgBackend {
+    /// A backend for the database at `url` (`postgres://user[:password]@host[:port]/database`,
+    /// or any libpq connection string). Nothing connects until the store is opened.
+    pub fn new(url: &str) -> Result<PgBackend> {
+        let mut config = postgres::Config::from_str(url).map_err(|e| Error::InvalidInput {
+            field: "db".into(),
+            reason: format!("not a PostgreSQL URL: {e}"),
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(std::time::Duration::from_secs(10));
+        }
+        config.application_name("mnemon");
+        Ok(PgBackend { location: location(&config), config: Arc::new(config) })
+    }
+
+    fn client(&self) -> Result<Client> {
+        self.config
+            .connect(NoTls)
+            .map_err(|e| Error::Database(format!("cannot connect to {}: {}", self.location, cause(&e))))
+    }
+}
+
+/// `postgres://user@host:port/database`, without the password.
+fn location(config: &postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|h| match h {
+            postgres::config::Host::Tcp(h) => h.clone(),
+            postgres::config::Host::Unix(p) => p.display().to_string(),
+        })
+        .unwrap_or_default();
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let user = config.get_user().map(|u| format!("{u}@")).unwrap_or_default();
+    format!("postgres://{user}{host}:{port}/{}", config.get_dbname().unwrap_or(""))
+}
+
+/// The error's whole chain in one line (the client's top message alone often says only "error
+/// connecting to server").
+fn cause(e: &postgres::Error) -> String {
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+fn db_error(e: &postgres::Error) -> Error {
+    if let Some(code) = e.code() {
+        // A lock timeout, or a statement cancelled by a timeout: the caller may retry.
+        if *code == postgres::error::SqlState::LOCK_NOT_AVAILABLE
+            || *code == postgres::error::SqlState::QUERY_CANCELED
+        {
+            return Error::Busy;
+        }
+    }
+    Error::Database(cause(e))
+}
+
+impl Backend for PgBackend {
+    fn connect(&self) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(PgConnection { client: RefCell::new(self.client()?), statements: RefCell::default() }))
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+
+    fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>> {
+        let mut client = self.client()?;
+        let taken: bool = client
+            .query_one("SELECT pg_try_advisory_lock($1)", &[&EXTRACT_LOCK])
+            .map_err(|e| db_error(&e))?
+            .get(0);
+        // The lock lives as long as the session: the guard is the connection.
+        Ok(taken.then(|| Box::new(client) as Box<dyn Send>))
+    }
+}
+
+/// One connection, with its prepared statements by their text.
+struct PgConnection {
+    client: RefCell<Client>,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+impl PgConnection {
+    fn prepare(&self, sql: &str) -> Result<Statement> {
+        if let Some(s) = self.statements.borrow().get(sql) {
+            return Ok(s.clone());
+        }
+        let statement = self
+            .client
+            .borrow_mut()
+            .prepare(&numbered(sql))
+            .map_err(|e| Error::Database(format!("{}; in: {sql}", cause(&e))))?;
+        let mut cache = self.statements.borrow_mut();
+        // A bound on what a long-lived connection keeps (statements built per filter vary).
+        if cache.len() >= 512 {
+            cache.clear();
+        }
+        cache.insert(sql.to_owned(), statement.clone());
+        Ok(statement)
+    }
+}
+
+/// `sql` with SQLite's `?N` placeholders as PostgreSQL's `$N` (string literals left alone).
+fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\'' {
+            quoted = !quoted;
+        }
+        if c == '?' && !quoted && chars.peek().is_some_and(char::is_ascii_digit) {
+            out.push('$');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A bound value, encoded as whatever type PostgreSQL inferred for its parameter.
+#[derive(Debug)]
+struct Bound<'a>(Param<'a>);
+
+type EncodeResult = std::result::Result<IsNull, Box<dyn std::error::Error + Sync + Send>>;
+
+impl ToSql for Bound<'_> {
+    fn to_sql(&self, ty: &Type, out: &mut postgres::types::private::BytesMut) -> EncodeResult {
+        match self.0 {
+            Param::Null => Ok(IsNull::Yes),
+            Param::Int(i) => match *ty {
+                Type::INT2 => i16::try_from(i)?.to_sql(ty, out),
+                Type::INT4 => i32::try_from(i)?.to_sql(ty, out),
+                Type::INT8 => i.to_sql(ty, out),
+                #[allow(clippy::cast_precision_loss)]
+                Type::FLOAT8 => (i as f64).to_sql(ty, out),
+                #[allow(clippy::cast_precision_loss)]
+                Type::FLOAT4 => (i as f32).to_sql(ty, out),
+                Type::BOOL => (i != 0).to_sql(ty, out),
+                _ => i.to_string().as_str().to_sql(ty, out),
+            },
+            Param::Real(r) => match *ty {
+                #[allow(clippy::cast_possible_truncation)]
+                Type::FLOAT4 => (r as f32).to_sql(ty, out),
+                _ => r.to_sql(ty, out),
+            },
+            Param::Text(t) => t.to_sql(ty, out),
+            Param::Blob(b) => b.to_sql(ty, out),
+            Param::Vector(v) => pgvector::Vector::from(v.to_vec()).to_sql(ty, out),
+            Param::Ints(list) => list.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+/// A row, read by the type of each column.
+struct PgRow(postgres::Row);
+
+impl Row for PgRow {
+    fn value(&self, i: usize) -> Result<Value<'_>> {
+        let column = self.0.columns().get(i).ok_or_else(|| Error::Database(format!("no column {i}")))?;
+        let wrong = |e: postgres::Error| Error::Database(format!("column {i}: {e}"));
+        let ty = column.type_();
+        Ok(match *ty {
+            Type::INT2 => self
+                .0
+                .try_get::<_, Option<i16>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Int(v.into())),
+            Type::INT4 => self
+                .0
+                .try_get::<_, Option<i32>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Int(v.into())),
+            Type::INT8 => self.0.try_get::<_, Option<i64>>(i).map_err(wrong)?.map_or(Value::Null, Value::Int),
+            Type::FLOAT4 => self
+                .0
+                .try_get::<_, Option<f32>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Real(v.into())),
+            Type::FLOAT8 => {
+                self.0.try_get::<_, Option<f64>>(i).map_err(wrong)?.map_or(Value::Null, Value::Real)
+            }
+            Type::BOOL => {
+                self.0.try_get::<_, Option<bool>>(i).map_err(wrong)?.map_or(Value::Null, Value::Bool)
+            }
+            Type::BYTEA => self
+                .0
+                .try_get::<_, Option<&[u8]>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Blob(Cow::Borrowed(v))),
+            _ if ty.name() == "vector" => self
+                .0
+                .try_get::<_, Option<pgvector::Vector>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Vector(Cow::Owned(v.to_vec()))),
+            _ => self
+                .0
+                .try_get::<_, Option<&str>>(i)
+                .map_err(wrong)?
+                .map_or(Value::Null, |v| Value::Text(Cow::Borrowed(v))),
+        })
+    }
+}
+
+impl Db for PgConnection {
+    fn dialect(&self) -> Dialect {
+        Dialect::Postgres
+    }
+
+    fn query(
+        &self,
+        sql: &str,
+        params: &[Param<'_>],
+        each: &mut dyn FnMut(&dyn Row) -> Result<()>,
+    ) -> Result<()> {
+        let statement = self.prepare(sql)?;
+        let bound: Vec<Bound<'_>> = params.iter().map(|p| Bound(*p)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        let rows = self.client.borrow_mut().query(&statement, &refs).map_err(|e| db_error(&e))?;
+        for row in rows {
+            each(&PgRow(row))?;
+        }
+        Ok(())
+    }
+
+    fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
+        let statement = self.prepare(sql)?;
+        let bound: Vec<Bound<'_>> = params.iter().map(|p| Bound(*p)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+        self.client.borrow_mut().execute(&statement, &refs).map_err(|e| db_error(&e))
+    }
+
+    fn batch(&self, sql: &str) -> Result<()> {
+        self.client.borrow_mut().batch_execute(sql).map_err(|e| db_error(&e))
+    }
+}
+
+impl Connection for PgConnection {
+    fn begin_write(&self) -> Result<()> {
+        self.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"))
+    }
+
+    fn begin_read(&self) -> Result<()> {
+        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    }
+
+    fn commit(&self) -> Result<()> {
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&self) -> Result<()> {
+        self.batch("ROLLBACK")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_numbered_outside_string_literals() {
+        assert_eq!(
+            numbered("SELECT ?1, '?2', ?12 FROM t WHERE a = ?3"),
+            "SELECT $1, '?2', $12 FROM t WHERE a = $3"
+        );
+        assert_eq!(numbered("SELECT 'it''s ?1' || ?1"), "SELECT 'it''s ?1' || $1");
+    }
+
+    #[test]
+    fn a_location_never_shows_the_password() {
+        let b = PgBackend::new("postgres://ann:secret@db.example:6543/mem").unwrap();
+        assert_eq!(b.location(), "postgres://ann@db.example:6543/mem");
+        let e = PgBackend::new("postgres://ann@db.example:port/mem").unwrap_err();
+        assert!(e.to_string().contains("db: not a PostgreSQL URL"), "{e}");
+    }
+}
