@@ -9,7 +9,15 @@ scripts/system-deps.sh
 scripts/fetch-models.sh
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
+# PostgreSQL 18 + pgvector (from the Python registry) for the PostgreSQL store's tests; stopped at exit.
+MNEMON_PG_URL=$(scripts/postgres.sh start)
+export MNEMON_PG_URL
+trap 'scripts/postgres.sh stop' EXIT
 cargo test --locked --workspace
+# The store-facing tests again, every store on PostgreSQL (tests/common: MNEMON_TEST_PG_URL). The
+# rest are a file's own (corruption, backup, migrations from older files, processes on a file).
+MNEMON_TEST_PG_URL=$MNEMON_PG_URL cargo test --locked -p mnemon --test notes --test read_path \
+  --test write_path --test facts --test parts --test framing --test concurrency --test forget
 # The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build and pass.
 cargo clippy --locked -p mnemon --no-default-features --all-targets -- -D warnings
 cargo test --locked -p mnemon --no-default-features

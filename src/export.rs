@@ -2,7 +2,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,7 +11,7 @@ use crate::memory::{check_scope, check_user, round_key, ExportFormat, Scope};
 use crate::notes::{check_content, check_importance, check_metadata, check_tags, check_title, NoteKind};
 use crate::render::{self, RenderRound, Style};
 use crate::round::{normalized_key, round_text, Turn};
-use crate::store::{write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, RoundRow, Store, View};
+use crate::store::{write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, Place, RoundRow, Store, View};
 use crate::time::{day_number, Timestamp};
 
 const DUMP_FORMAT: &str = "mnemon-dump";
@@ -747,10 +746,15 @@ pub(crate) fn check_dump(dump: &str) -> Result<()> {
     parse_dump(dump).map(|_| ())
 }
 
-pub(crate) fn import(path: &Path, dump: &str, config: &Config) -> Result<ImportReport> {
+pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<ImportReport> {
     let parsed = parse_dump(dump)?;
-    let created = !path.exists() || std::fs::metadata(path)?.len() == 0;
-    let mut store = Store::open(path, config, OpenMode::Expect(&parsed.pins))?;
+    let created = match place {
+        Place::File(path) => !path.exists() || std::fs::metadata(path)?.len() == 0,
+        Place::Remote(_) => false,
+    };
+    let mut store = Store::open_at(place, config, OpenMode::Expect(&parsed.pins))?;
+    // A database with no user yet is as new as a new file.
+    let created = created || store.user_names()?.is_empty() && matches!(place, Place::Remote(_));
     let users: std::collections::BTreeSet<&String> = parsed
         .rounds
         .iter()

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{conversation, embedders, file_bytes, hashing, open, temp_store};
+use common::{conversation, embedders, hashing, open, poison, state, temp_store};
 use mnemon::extract::ScriptedExtractor;
 use mnemon::stores::Stores;
 use mnemon::{
@@ -705,7 +705,7 @@ fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
             m.add(&conversation(), "u").unwrap();
             m.remember(&[NewNote::new("Kept.", T1)], "u").unwrap().notes[0].key.clone()
         };
-        let before = file_bytes(&t.path);
+        let before = state(&t.path);
         {
             let m = open(&e, &t.path);
             let ok = NewNote::new("Fine.", T2);
@@ -779,7 +779,7 @@ fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
                 matches!(m.list(&List { limit: 0, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "limit")
             );
         }
-        assert_eq!(file_bytes(&t.path), before);
+        assert_eq!(state(&t.path), before);
     }
 }
 
@@ -791,14 +791,8 @@ fn a_failure_inside_remember_rolls_everything_back() {
         {
             open(&e, &t.path).remember(&[NewNote::new("Kept.", T1)], "u").unwrap();
         }
-        let conn = rusqlite::Connection::open(&t.path).unwrap();
-        conn.execute_batch(
-            "CREATE TRIGGER poison BEFORE INSERT ON notes WHEN NEW.content LIKE '%POISON%' \
-             BEGIN SELECT RAISE(ABORT, 'poisoned note'); END;",
-        )
-        .unwrap();
-        drop(conn);
-        let before = file_bytes(&t.path);
+        poison(&t.path, "notes", "content");
+        let before = state(&t.path);
         {
             let m = open(&e, &t.path);
             let notes =
@@ -811,7 +805,7 @@ fn a_failure_inside_remember_rolls_everything_back() {
                 .iter()
                 .all(|h| !h.note.content.starts_with("fine")));
         }
-        assert_eq!(file_bytes(&t.path), before);
+        assert_eq!(state(&t.path), before);
     }
 }
 
@@ -830,7 +824,7 @@ fn notes_export_in_all_three_formats_and_a_dump_imports_losslessly() {
         let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
         assert_eq!(dump.matches(r#""kind":"note""#).count(), 5);
         let copy = temp_store();
-        let report = Memory::import(&copy.path, &dump, Config::default()).unwrap();
+        let report = common::import(&copy.path, &dump).unwrap();
         assert_eq!(report.notes, 5);
         let restored = open(&e, &copy.path);
         for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
@@ -909,7 +903,7 @@ fn condensing_hides_the_oldest_episodic_notes_behind_one_semantic_note() {
         assert!(matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.is_none()));
         assert_eq!(m.count("u").unwrap().kinds["episodic"], 4);
         // Through consolidate, with Config::condense.
-        let with = Memory::open_shared(
+        let with = common::open_at(
             &t.path,
             e.clone(),
             Config { condense: Some(Condense { keep: 1, batch: 10 }), ..Config::default() },
@@ -932,16 +926,7 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
         let again = project.copy_to(&[&k[0]], "alice", &global).unwrap();
         assert_eq!((again.copied.len(), again.present.len()), (0, 1));
         // The same bytes: the vector was reused, the agent kept.
-        let vector = |path: &std::path::Path, key: &str| -> Vec<u8> {
-            let conn = rusqlite::Connection::open(path).unwrap();
-            conn.query_row(
-                "SELECT v.embedding FROM notes n JOIN note_vectors v ON v.rowid = n.id WHERE n.note_key = ?1",
-                [key],
-                |r| r.get(0),
-            )
-            .unwrap()
-        };
-        assert_eq!(vector(&a.path, &k[3]), vector(&b.path, &k[3]));
+        assert_eq!(common::note_vector(&a.path, &k[3]), common::note_vector(&b.path, &k[3]));
         assert!(matches!(
             global.get(&k[3], Scope::user("alice").agent("coder")),
             Err(Error::NotFound { .. })
@@ -1032,15 +1017,19 @@ fn forgetting_a_user_removes_their_notes_with_vectors_words_and_tags() {
         assert!(m.search(&Search::new("vegetarian deploy sister"), "alice").unwrap().hits.is_empty());
         assert_eq!(m.count("bob").unwrap().notes, 1, "another user's notes stay");
         drop(m);
-        let conn = rusqlite::Connection::open(&t.path).unwrap();
-        let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+        let count = |sql: &str| common::count(&t.path, sql);
         assert_eq!(count("SELECT count(*) FROM notes"), 1);
         assert_eq!(count("SELECT count(*) FROM note_vectors"), 1);
         assert_eq!(count("SELECT count(*) FROM note_tags"), 0, "bob's note has no tags");
-        assert_eq!(
-            count("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'vegetarian OR runbook OR nextest'"),
-            0
-        );
-        assert_eq!(count("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'bees'"), 1);
+        if !common::on_postgres() {
+            // SQLite's FTS5 table (a PostgreSQL store has none: words are indexed in memory).
+            assert_eq!(
+                count(
+                    "SELECT count(*) FROM note_fts WHERE note_fts MATCH 'vegetarian OR runbook OR nextest'"
+                ),
+                0
+            );
+            assert_eq!(count("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'bees'"), 1);
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{conversation, file_bytes, hashing, temp_store};
+use common::{conversation, hashing, state, temp_store};
 use mnemon::embed::vector::cosine;
 use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Message, Role};
 
@@ -104,7 +104,7 @@ fn a_bad_timestamp_fails_the_call_naming_the_message_and_changes_nothing() {
         let m = hashing(&t.path);
         m.add(&conversation(), "u").unwrap();
     }
-    let before = file_bytes(&t.path);
+    let before = state(&t.path);
     {
         let m = hashing(&t.path);
         let mut msgs = conversation();
@@ -119,7 +119,7 @@ fn a_bad_timestamp_fails_the_call_naming_the_message_and_changes_nothing() {
             matches!(m.add(&missing, "u"), Err(Error::InvalidInput { field, .. }) if field == "messages[3].ts")
         );
     }
-    assert_eq!(file_bytes(&t.path), before);
+    assert_eq!(state(&t.path), before);
 }
 
 #[test]
@@ -130,14 +130,8 @@ fn a_failure_inside_the_transaction_rolls_everything_back() {
         m.add(&conversation(), "u").unwrap();
     }
     // A trigger that aborts on one round simulates a failure after other rows were written.
-    let conn = rusqlite::Connection::open(&t.path).unwrap();
-    conn.execute_batch(
-        "CREATE TRIGGER poison BEFORE INSERT ON rounds WHEN NEW.text LIKE '%POISON%' \
-         BEGIN SELECT RAISE(ABORT, 'poisoned round'); END;",
-    )
-    .unwrap();
-    drop(conn);
-    let before = file_bytes(&t.path);
+    common::poison(&t.path, "rounds", "text");
+    let before = state(&t.path);
     {
         let m = hashing(&t.path);
         let ts = "2024-01-01T00:00:00";
@@ -149,7 +143,7 @@ fn a_failure_inside_the_transaction_rolls_everything_back() {
         let recall = m.recall("fine one", "u").unwrap();
         assert!(recall.rounds.iter().all(|r| !r.turns[0].content.starts_with("fine")));
     }
-    assert_eq!(file_bytes(&t.path), before);
+    assert_eq!(state(&t.path), before);
 }
 
 #[test]

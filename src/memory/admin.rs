@@ -196,7 +196,18 @@ impl Memory {
     /// Everything is checked before anything is written.
     pub fn import(path: impl AsRef<Path>, dump: &str, config: Config) -> Result<crate::export::ImportReport> {
         config.validate()?;
-        crate::export::import(path.as_ref(), dump, &config)
+        crate::export::import(&Place::File(path.as_ref().to_owned()), dump, &config)
+    }
+
+    /// [`import`](Memory::import) into a store in a database server's database (created there
+    /// with the dump's pins if it has none).
+    pub fn import_on(
+        backend: std::sync::Arc<dyn crate::backend::Backend>,
+        dump: &str,
+        config: Config,
+    ) -> Result<crate::export::ImportReport> {
+        config.validate()?;
+        crate::export::import(&Place::Remote(backend), dump, &config)
     }
 
     /// Checks a JSONL dump as [`import`](Memory::import) does before it touches a file (every

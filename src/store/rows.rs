@@ -415,15 +415,21 @@ impl Store {
         self.db().rows(sql, &[Param::Ints(skip), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
-    /// sqlite-vec's exact KNN over the user's partition: `(round id, L2 distance)`, nearest first.
-    /// Every round of the user (no agent view: `vec0` holds no agent column).
+    /// The database's own KNN over the user's round vectors (sqlite-vec's partition; pgvector's
+    /// `<->`, through an HNSW index where one exists): `(round id, L2 distance)`, nearest first.
+    /// Every round of the user (no agent view: the vector tables hold no agent column).
     pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
-        self.db().rows(
-            "SELECT rowid, distance FROM round_vectors \
-             WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance",
-            p![query, k, user_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        let sql = match self.db().dialect() {
+            Dialect::Sqlite => {
+                "SELECT rowid, distance FROM round_vectors \
+                 WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance"
+            }
+            Dialect::Postgres => {
+                "SELECT rowid, embedding <-> ?1 FROM round_vectors \
+                 WHERE user_id = ?3 ORDER BY embedding <-> ?1, rowid LIMIT ?2"
+            }
+        };
+        self.db().rows(sql, p![query, k, user_id], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
     /// The round texts the view sees, `(round id, text)` in id order.

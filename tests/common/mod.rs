@@ -48,18 +48,153 @@ pub fn embedders() -> Vec<(&'static str, Arc<dyn Embedder>)> {
     vec![hashing]
 }
 
+/// The PostgreSQL server the store-facing tests run on instead of files, when
+/// `MNEMON_TEST_PG_URL` is set (`scripts/test.sh` sets it for its second pass).
+pub fn postgres() -> Option<String> {
+    std::env::var("MNEMON_TEST_PG_URL").ok().filter(|u| !u.is_empty())
+}
+
+/// Whether this run stores on PostgreSQL (see [`postgres`]).
+pub fn on_postgres() -> bool {
+    postgres().is_some()
+}
+
+/// The PostgreSQL store standing for the file `path` in a PostgreSQL run: a schema of its own
+/// in the server's database (created empty the first time a path is opened), so that reopening
+/// a path reopens its store.
+pub fn backend_for(path: &Path) -> Arc<dyn mnemon::backend::Backend> {
+    static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let url = postgres().expect("a PostgreSQL run");
+    let schema = format!("t_{}", &blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex()[..20]);
+    let mut created = CREATED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !created.contains(&schema) {
+        let mut admin =
+            postgres::Client::connect(&url, postgres::NoTls).expect("connect to MNEMON_TEST_PG_URL");
+        admin.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).unwrap();
+        created.push(schema.clone());
+    }
+    let sep = if url.contains('?') { '&' } else { '?' };
+    let url = format!("{url}{sep}options=-c%20search_path%3D{schema},public");
+    Arc::new(mnemon_postgres::PgBackend::new(&url).unwrap())
+}
+
+/// Opens the store at `path` (in a PostgreSQL run, its stand-in; see [`backend_for`]).
+pub fn open_at(path: &Path, embedder: Arc<dyn Embedder>, config: Config) -> mnemon::Result<Memory> {
+    match postgres() {
+        Some(_) => Memory::open_on(backend_for(path), embedder, None, config),
+        None => Memory::open_shared(path, embedder, config),
+    }
+}
+
 /// A store with this embedder and the default configuration.
 pub fn open(embedder: &Arc<dyn Embedder>, path: &Path) -> Memory {
-    Memory::open_shared(path, embedder.clone(), Config::default()).unwrap()
+    open_at(path, embedder.clone(), Config::default()).unwrap()
 }
 
 pub fn hashing(path: &Path) -> Memory {
-    Memory::open(path, HashingEmbedder::default(), Config::default()).unwrap()
+    open_at(path, Arc::new(HashingEmbedder::default()), Config::default()).unwrap()
 }
 
 /// A store with the hashing embedder ranking by the dense score alone (no BM25 fusion).
 pub fn hashing_dense(path: &Path) -> Memory {
-    Memory::open(path, HashingEmbedder::default(), Config { rrf_k: None, ..Config::default() }).unwrap()
+    open_at(path, Arc::new(HashingEmbedder::default()), Config { rrf_k: None, ..Config::default() }).unwrap()
+}
+
+/// A client on the PostgreSQL stand-in of `path` (its schema first on the search path).
+fn pg_client(path: &Path) -> postgres::Client {
+    let url = postgres().expect("a PostgreSQL run");
+    let schema = format!("t_{}", &blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex()[..20]);
+    let mut c = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    c.batch_execute(&format!("SET search_path = {schema}, public")).unwrap();
+    c
+}
+
+/// Column 0 of the first row of `sql` (an integer), on the store at `path` (either backend).
+pub fn count(path: &Path, sql: &str) -> i64 {
+    if on_postgres() {
+        pg_client(path).query_one(sql, &[]).unwrap().get(0)
+    } else {
+        rusqlite::Connection::open(path).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+}
+
+/// Column 0 of the first row of `sql` (text), on the store at `path` (either backend).
+pub fn text(path: &Path, sql: &str) -> String {
+    if on_postgres() {
+        pg_client(path).query_one(sql, &[]).unwrap().get(0)
+    } else {
+        rusqlite::Connection::open(path).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+}
+
+/// The vector of the note with this key, as stored (either backend).
+pub fn note_vector(path: &Path, key: &str) -> Vec<f32> {
+    let sql = "SELECT v.embedding FROM notes n JOIN note_vectors v ON v.rowid = n.id WHERE n.note_key = ";
+    if on_postgres() {
+        let v: pgvector::Vector = pg_client(path).query_one(&format!("{sql}$1"), &[&key]).unwrap().get(0);
+        v.to_vec()
+    } else {
+        let blob: Vec<u8> = rusqlite::Connection::open(path)
+            .unwrap()
+            .query_row(&format!("{sql}?1"), [key], |r| r.get(0))
+            .unwrap();
+        blob.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    }
+}
+
+/// Everything the store at `path` holds, to compare before and after a call that must write
+/// nothing: a closed file's bytes, or every row of every table of a PostgreSQL store.
+pub fn state(path: &Path) -> Vec<u8> {
+    if !on_postgres() {
+        return file_bytes(path);
+    }
+    let mut c = pg_client(path);
+    let tables: Vec<String> = c
+        .query("SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema() ORDER BY 1", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let mut out = Vec::new();
+    for t in tables {
+        out.extend(format!("== {t}\n").into_bytes());
+        for row in c.query(&format!("SELECT x::text FROM {t} x ORDER BY 1"), &[]).unwrap() {
+            out.extend(row.get::<_, String>(0).into_bytes());
+            out.push(b'\n');
+        }
+    }
+    out
+}
+
+/// Makes every insert into `table` whose `column` holds `POISON` fail inside the database
+/// (either backend): a failure in the middle of a write.
+pub fn poison(path: &Path, table: &str, column: &str) {
+    if on_postgres() {
+        pg_client(path)
+            .batch_execute(&format!(
+                "CREATE FUNCTION poison_{table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN \
+                 IF NEW.{column} LIKE '%POISON%' THEN RAISE EXCEPTION 'poisoned'; END IF; RETURN NEW; END $$; \
+                 CREATE TRIGGER poison BEFORE INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION poison_{table}();"
+            ))
+            .unwrap();
+    } else {
+        rusqlite::Connection::open(path)
+            .unwrap()
+            .execute_batch(&format!(
+                "CREATE TRIGGER poison BEFORE INSERT ON {table} WHEN NEW.{column} LIKE '%POISON%' \
+                 BEGIN SELECT RAISE(ABORT, 'poisoned'); END;"
+            ))
+            .unwrap();
+    }
+}
+
+/// Imports `dump` into the store at `path` (either backend).
+pub fn import(path: &Path, dump: &str) -> mnemon::Result<mnemon::ImportReport> {
+    if on_postgres() {
+        Memory::import_on(backend_for(path), dump, Config::default())
+    } else {
+        Memory::import(path, dump, Config::default())
+    }
 }
 
 /// The bytes of a closed store (main file; the WAL is checkpointed away on close).
