@@ -21,7 +21,7 @@
 #![deny(missing_docs)]
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -118,7 +118,12 @@ fn db_error(e: &postgres::Error) -> Error {
 
 impl Backend for PgBackend {
     fn connect(&self) -> Result<Box<dyn Connection>> {
-        Ok(Box::new(PgConnection { client: RefCell::new(self.client()?), statements: RefCell::default() }))
+        Ok(Box::new(PgConnection {
+            client: RefCell::new(self.client()?),
+            statements: RefCell::default(),
+            backend: self.clone(),
+            in_transaction: Cell::new(false),
+        }))
     }
 
     fn location(&self) -> String {
@@ -136,14 +141,37 @@ impl Backend for PgBackend {
     }
 }
 
-/// One connection, with its prepared statements by their text.
+/// One connection, with its prepared statements by their text. A connection the server dropped
+/// (a restart, a terminated backend, a network cut) is replaced at the next statement outside a
+/// transaction; inside one, the transaction is lost (the server rolled it back) and the call
+/// fails, writing nothing.
 struct PgConnection {
     client: RefCell<Client>,
     statements: RefCell<HashMap<String, Statement>>,
+    backend: PgBackend,
+    in_transaction: Cell<bool>,
 }
 
 impl PgConnection {
+    /// Replaces a dropped connection when no transaction depended on it.
+    fn ensure_open(&self) -> Result<()> {
+        if !self.client.borrow().is_closed() {
+            return Ok(());
+        }
+        if self.in_transaction.get() {
+            return Err(Error::Database(format!(
+                "the connection to {} was lost inside a transaction; nothing of it was written",
+                self.backend.location
+            )));
+        }
+        tracing::warn!(location = %self.backend.location, "connection lost; reconnecting");
+        *self.client.borrow_mut() = self.backend.client()?;
+        self.statements.borrow_mut().clear();
+        Ok(())
+    }
+
     fn prepare(&self, sql: &str) -> Result<Statement> {
+        self.ensure_open()?;
         if let Some(s) = self.statements.borrow().get(sql) {
             return Ok(s.clone());
         }
@@ -299,25 +327,50 @@ impl Db for PgConnection {
     }
 
     fn batch(&self, sql: &str) -> Result<()> {
+        self.ensure_open()?;
         self.client.borrow_mut().batch_execute(sql).map_err(|e| db_error(&e))
+    }
+}
+
+impl PgConnection {
+    fn begin(&self, sql: &str) -> Result<()> {
+        self.batch(sql)?;
+        self.in_transaction.set(true);
+        Ok(())
+    }
+
+    fn end(&self, sql: &str) -> Result<()> {
+        let was = self.in_transaction.replace(false);
+        if was && self.client.borrow().is_closed() {
+            // The server ended the session, and with it the transaction.
+            return if sql == "ROLLBACK" {
+                Ok(())
+            } else {
+                Err(Error::Database(format!(
+                    "the connection to {} was lost before the commit; nothing of the transaction was written",
+                    self.backend.location
+                )))
+            };
+        }
+        self.batch(sql)
     }
 }
 
 impl Connection for PgConnection {
     fn begin_write(&self) -> Result<()> {
-        self.batch(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"))
+        self.begin(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"))
     }
 
     fn begin_read(&self) -> Result<()> {
-        self.batch("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        self.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
     }
 
     fn commit(&self) -> Result<()> {
-        self.batch("COMMIT")
+        self.end("COMMIT")
     }
 
     fn rollback(&self) -> Result<()> {
-        self.batch("ROLLBACK")
+        self.end("ROLLBACK")
     }
 }
 
