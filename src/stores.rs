@@ -6,7 +6,9 @@
 //! - an existing directory (a project): a stable file in [`data_dir`]`/projects/`, named after
 //!   the directory and a hash of its canonical path, so every tool that names the same project
 //!   reaches the same store;
-//! - `global` (or no reference): [`data_dir`]`/global.db`.
+//! - `global` (or no reference): [`data_dir`]`/global.db`;
+//! - a `postgres://` (or `postgresql://`) URL: that database, returned as it is, for
+//!   `mnemon-postgres` to open.
 //!
 //! [`Reach`] then says which of a project's store and the global store a read covers.
 
@@ -63,6 +65,10 @@ pub fn resolve_in(reference: Option<&str>, data: &Path) -> Result<PathBuf> {
             return Ok(global_store(data));
         }
         Some("") => return Err(bad("is empty")),
+        // A database server's store: opened through its backend crate (`mnemon-postgres`).
+        Some(r) if r.starts_with("postgres://") || r.starts_with("postgresql://") => {
+            return Ok(PathBuf::from(r))
+        }
         Some(r) => r,
     };
     let path = Path::new(r);

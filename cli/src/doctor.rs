@@ -84,7 +84,7 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
         }
     }
     if let Some(db) = db {
-        let opened = Memory::open_stored(db, Config::default())
+        let opened = mnemon_postgres::reference::open_stored(db, Config::default())
             .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?, m.check(false)?)));
         match opened {
             Ok((pins, users, extractors, problems)) => {

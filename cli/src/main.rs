@@ -153,7 +153,7 @@ impl EmbedArgs {
     /// bar then shows it).
     fn open_with(&self, db: &Path, config: Config) -> Result<Memory, Fail> {
         let config = Config { background_extraction: false, ..config };
-        Ok(Memory::open_with(db, self.build()?, self.build_extractor()?, config)?)
+        Ok(mnemon_postgres::reference::open_with(db, self.build()?, self.build_extractor()?, config)?)
     }
 }
 
@@ -467,7 +467,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
         }
         Command::Export { db, user, agent, format, output } => {
-            let memory = Memory::open_stored(&db, Config::default())?;
+            let memory = mnemon_postgres::reference::open_stored(&db, Config::default())?;
             let format = match format {
                 OutputFormat::Md => ExportFormat::Markdown,
                 OutputFormat::Text => ExportFormat::Text,
@@ -481,7 +481,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
         }
         Command::Import { db, file } => {
             let dump = read_text(&file)?;
-            let report = Memory::import(&db, &dump, Config::default())?;
+            let report = mnemon_postgres::reference::import(&db, &dump, Config::default())?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
         Command::Reextract { db, user, all, round, embed } => {
@@ -533,13 +533,13 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             // Condensing embeds the notes it makes; the conflict pass and decay need no model.
             let memory = match condense {
                 Some(_) => embed.open_with(&db, config)?,
-                None => Memory::open_stored(&db, config)?,
+                None => mnemon_postgres::reference::open_stored(&db, config)?,
             };
             let report = memory.consolidate(mnemon::Scope::user(&user).with_agent(agent.as_deref()))?;
             println!("{}", serde_json::to_string(&report).context("json")?);
         }
         Command::Log { db, user } => {
-            let memory = Memory::open_stored(&db, Config::default())?;
+            let memory = mnemon_postgres::reference::open_stored(&db, Config::default())?;
             for (n, d) in memory.decisions(&user)?.iter().enumerate() {
                 let other = d.other.as_deref().map(|o| format!(" of {o}")).unwrap_or_default();
                 println!("#{} at {} {} {}{other} {}", n + 1, d.at, d.kind, d.record, d.detail);
@@ -549,7 +549,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             let memory = if embed.embed_cache.is_some() || embed.extractor.is_some() {
                 embed.open(&db)?
             } else {
-                Memory::open_stored(&db, Config::default())?
+                mnemon_postgres::reference::open_stored(&db, Config::default())?
             };
             let report = memory.forget_user(&user)?;
             println!("{}", serde_json::to_string(&report).context("json")?);
@@ -581,7 +581,7 @@ fn run(command: Command) -> Result<ExitCode, Fail> {
             }
         }
         Command::Backup { db, out } => {
-            let memory = Memory::open_stored(&db, Config::default())?;
+            let memory = mnemon_postgres::reference::open_stored(&db, Config::default())?;
             let bytes = memory.backup(&out)?;
             println!("{} -> {}: {bytes} bytes, quick_check ok", db.display(), out.display());
         }

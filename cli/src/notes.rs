@@ -42,7 +42,7 @@ impl Target {
 
     /// Opens the store with its own pins and no model.
     fn stored(&self) -> Result<Memory, Fail> {
-        Ok(Memory::open_stored(self.path()?, Config::default())?)
+        Ok(mnemon_postgres::reference::open_stored(&self.path()?, Config::default())?)
     }
 }
 
@@ -395,8 +395,9 @@ pub fn run(command: Command) -> Result<(), Fail> {
         }
         Command::List { target, scope, filter, limit, cursor } => {
             let list = List { filter: filter.filter()?, limit, cursor };
-            let stored =
-                |p: &PathBuf| -> Result<Memory, Fail> { Ok(Memory::open_stored(p, Config::default())?) };
+            let stored = |p: &PathBuf| -> Result<Memory, Fail> {
+                Ok(mnemon_postgres::reference::open_stored(p, Config::default())?)
+            };
             let page = match reach(&target, &scope, stored)? {
                 (one, None) => one.list(&list, target.scope())?,
                 (local, Some(global)) => {
@@ -419,7 +420,12 @@ pub fn run(command: Command) -> Result<(), Fail> {
             let (embedder, extractor) = (embed.build()?, embed.build_extractor()?);
             let config = Config { background_extraction: false, ..Config::default() };
             let open = |p: &PathBuf| -> Result<Memory, Fail> {
-                Ok(Memory::open_with(p, embedder.clone(), extractor.clone(), config.clone())?)
+                Ok(mnemon_postgres::reference::open_with(
+                    p,
+                    embedder.clone(),
+                    extractor.clone(),
+                    config.clone(),
+                )?)
             };
             let found = match reach(&target, &scope, open)? {
                 (one, None) => one.search(&search, target.scope())?,
@@ -436,8 +442,8 @@ pub fn run(command: Command) -> Result<(), Fail> {
 }
 
 fn transfer_notes(t: &TransferArgs, remove: bool) -> Result<(), Fail> {
-    let from = Memory::open_stored(stores::resolve(Some(&t.from))?, Config::default())?;
-    let to = Memory::open_like(stores::resolve(Some(&t.to))?, &from, Config::default())?;
+    let from = mnemon_postgres::reference::open_stored(&stores::resolve(Some(&t.from))?, Config::default())?;
+    let to = mnemon_postgres::reference::open_like(&stores::resolve(Some(&t.to))?, &from, Config::default())?;
     let keys: Vec<&str> = t.keys.iter().map(String::as_str).collect();
     let scope = Scope::user(&t.user).with_agent(t.agent.as_deref());
     let report = if remove { from.move_to(&keys, scope, &to)? } else { from.copy_to(&keys, scope, &to)? };

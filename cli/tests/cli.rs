@@ -597,3 +597,71 @@ fn forget_with_the_vector_cache_leaves_no_byte_of_the_user_in_the_store_or_the_c
     assert_eq!(holding(), Vec::<String>::new());
     assert_eq!(cached(), 0, "the user's vectors left in the cache");
 }
+
+/// The test PostgreSQL server (`$MNEMON_PG_URL`, else the project's own, started by
+/// `scripts/postgres.sh start`) with a fresh database named `name`; returns its URL.
+fn postgres_db(name: &str) -> String {
+    let url = match std::env::var("MNEMON_PG_URL") {
+        Ok(url) => url,
+        Err(_) => {
+            let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/postgres.sh");
+            let out = Command::new(script).arg("start").output().expect("run scripts/postgres.sh");
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            String::from_utf8(out.stdout).unwrap().lines().last().unwrap().trim().to_owned()
+        }
+    };
+    let db = format!("mnemon_cli_{name}_{}", std::process::id());
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    admin.batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)")).unwrap();
+    admin.batch_execute(&format!("CREATE DATABASE {db}")).unwrap();
+    format!("{}/{db}", url.rsplit_once('/').unwrap().0)
+}
+
+#[test]
+fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
+    let dir = tempfile::tempdir().unwrap();
+    let chat = dir.path().join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    let notes = dir.path().join("notes.jsonl");
+    std::fs::write(
+        &notes,
+        r#"{"content": "Deploy with make release.", "ts": "2026-03-01T10:00:00", "kind": "procedural", "tags": ["work"]}
+{"content": "Ran 5 km.", "ts": "2026-03-02T10:00:00", "kind": "episodic", "importance": 0.2}
+"#,
+    )
+    .unwrap();
+    let file = dir.path().join("m.db");
+    let url = postgres_db("same");
+    let dump = dir.path().join("dump.jsonl");
+    let mut outputs = Vec::new();
+    for db in [s(&file), url.as_str()] {
+        let h = ["--embedder", "hashing"];
+        let run = |args: &[&str]| ok(&args.iter().chain(&h).copied().collect::<Vec<_>>());
+        let mut out = vec![
+            run(&["ingest", "--db", db, "--user", "u", s(&chat)]),
+            run(&["remember", "--db", db, "--user", "u", "--file", s(&notes)]),
+            run(&["search", "--db", db, "--user", "u", "deploy release"]),
+            run(&["context", "--db", db, "--user", "u", "What is my dog called?"]),
+            run(&["recall", "--db", db, "--user", "u", "cello lessons"]),
+            ok(&["list", "--db", db, "--user", "u", "--tag-any", "work"]),
+            ok(&["count", "--db", db, "--user", "u"]),
+            ok(&["log", "--db", db, "--user", "u"]),
+        ];
+        for format in ["md", "text", "jsonl"] {
+            out.push(ok(&["export", "--db", db, "--user", "u", "--format", format]));
+        }
+        out.push(ok(&["forget", "--db", db, "--user", "u"]));
+        out.push(fails(&["export", "--db", db, "--user", "u", "--format", "jsonl"]));
+        outputs.push(out);
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    assert!(outputs[1][8].contains("Toby") && outputs[1][8].contains("make release"), "{}", outputs[1][8]);
+    // A dump imports into PostgreSQL, and doctor reads the store there.
+    std::fs::write(&dump, &outputs[0][10]).unwrap();
+    let other = postgres_db("import");
+    ok(&["import", "--db", &other, s(&dump)]);
+    let doctor = mnemon(&["doctor", "--db", &other]);
+    let report =
+        String::from_utf8_lossy(&doctor.stdout).into_owned() + &String::from_utf8_lossy(&doctor.stderr);
+    assert!(report.contains("postgres://") && report.contains("opens"), "{report}");
+}

@@ -395,3 +395,63 @@ mod tests {
         assert!(e.to_string().contains("db: not a PostgreSQL URL"), "{e}");
     }
 }
+
+/// Opening a store by its reference, whichever backend holds it: a PostgreSQL URL opens through
+/// [`PgBackend`], anything else is a SQLite file. What the CLI's `--db` and the server's
+/// default store accept.
+pub mod reference {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use mnemon::backend::Backend;
+    use mnemon::extract::Extractor;
+    use mnemon::{Config, Embedder, ImportReport, Memory, Result};
+
+    use super::{is_url, PgBackend};
+
+    /// The backend `db` names, if it is a PostgreSQL URL.
+    pub fn backend(db: &Path) -> Result<Option<Arc<dyn Backend>>> {
+        match db.to_str().filter(|s| is_url(s)) {
+            Some(url) => Ok(Some(Arc::new(PgBackend::new(url)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Memory::open_with`] on the store `db` names.
+    pub fn open_with(
+        db: &Path,
+        embedder: Arc<dyn Embedder>,
+        extractor: Option<Arc<dyn Extractor>>,
+        config: Config,
+    ) -> Result<Memory> {
+        match backend(db)? {
+            Some(b) => Memory::open_on(b, embedder, extractor, config),
+            None => Memory::open_with(db, embedder, extractor, config),
+        }
+    }
+
+    /// [`Memory::open_stored`] on the store `db` names.
+    pub fn open_stored(db: &Path, config: Config) -> Result<Memory> {
+        match backend(db)? {
+            Some(b) => Memory::open_stored_on(b, config),
+            None => Memory::open_stored(db, config),
+        }
+    }
+
+    /// [`Memory::open_like`] on the store `db` names: its own pins if it is a store, else a new
+    /// store with `like`'s.
+    pub fn open_like(db: &Path, like: &Memory, config: Config) -> Result<Memory> {
+        match backend(db)? {
+            Some(b) => Memory::open_like_on(b, like, config),
+            None => Memory::open_like(db, like, config),
+        }
+    }
+
+    /// [`Memory::import`] into the store `db` names.
+    pub fn import(db: &Path, dump: &str, config: Config) -> Result<ImportReport> {
+        match backend(db)? {
+            Some(b) => Memory::import_on(b, dump, config),
+            None => Memory::import(db, dump, config),
+        }
+    }
+}

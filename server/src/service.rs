@@ -159,8 +159,12 @@ impl Service {
         if let Some((_, memory)) = lock().stores.get(&path) {
             return Ok(Arc::clone(memory));
         }
-        let opened =
-            Memory::open_with(&path, Arc::clone(&self.embedder), self.extractor.clone(), self.config.clone());
+        let opened = mnemon_postgres::reference::open_with(
+            &path,
+            Arc::clone(&self.embedder),
+            self.extractor.clone(),
+            self.config.clone(),
+        );
         let mut open = lock();
         open.opening.remove(&path);
         let memory = Arc::new(opened?);

@@ -355,6 +355,24 @@ impl Memory {
         Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
     }
 
+    /// [`Memory::open_like`] on a store in a database server's database: its own pins if it
+    /// holds a store, else a new store there with `like`'s pins.
+    pub fn open_like_on(
+        backend: Arc<dyn crate::backend::Backend>,
+        like: &Memory,
+        config: Config,
+    ) -> Result<Memory> {
+        config.validate()?;
+        let place = Place::Remote(backend);
+        let store = match Store::open_at(&place, &config, OpenMode::Stored) {
+            Err(Error::NotAStore { .. }) => {
+                Store::open_at(&place, &config, OpenMode::Expect(&like.shared.pins))?
+            }
+            other => other?,
+        };
+        Ok(Memory { shared: Arc::new(Shared::new(store, None, None, config)), worker: None })
+    }
+
     /// A read in `scope` (checked): `f` with the store and the scope's view, or the empty answer
     /// for a user with no record.
     fn reading<T: Default>(
