@@ -5,6 +5,7 @@
 #   scripts/postgres.sh start    initdb (first time) and start on 127.0.0.1:$MNEMON_PG_PORT;
 #                                prints the URL (postgres://postgres@127.0.0.1:PORT/postgres)
 #   scripts/postgres.sh url      prints the URL of the running server
+#   scripts/postgres.sh psql     prints the path of its psql
 #   scripts/postgres.sh stop     stops it (the data folder stays until `clean`)
 #   scripts/postgres.sh clean    stops it and removes the data folder
 #
@@ -59,6 +60,10 @@ case "${1:-}" in
     "$(bin psql)" -X -q -v ON_ERROR_STOP=1 "$URL" -c 'CREATE EXTENSION IF NOT EXISTS vector' >/dev/null
     echo "$URL"
     ;;
+  psql)
+    install
+    bin psql
+    ;;
   url)
     running || { echo "postgres is not running (scripts/postgres.sh start)" >&2; exit 1; }
     echo "$URL"
@@ -73,7 +78,7 @@ case "${1:-}" in
     rm -rf "$DATA"
     ;;
   *)
-    echo "usage: scripts/postgres.sh start|url|stop|clean" >&2
+    echo "usage: scripts/postgres.sh start|url|psql|stop|clean" >&2
     exit 2
     ;;
 esac

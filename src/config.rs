@@ -30,6 +30,11 @@ pub struct Config {
     pub context_budget: Option<usize>,
     /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
     pub busy_timeout_ms: u32,
+    /// How often an idle extraction worker looks for rounds other processes queued (a CLI writer
+    /// without an extractor, another server), in milliseconds. It is scheduling only: what is
+    /// extracted, and how, does not depend on it. Default 1000; `None`: only this handle's own
+    /// writes and its open wake the worker.
+    pub queue_poll_ms: Option<u32>,
     /// SQLite page cache of the write connection in KiB; each read connection gets an eighth.
     /// Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
@@ -126,6 +131,7 @@ impl Default for Config {
             dedup_cosine: 0.95,
             context_budget: Some(4_000),
             busy_timeout_ms: 5_000,
+            queue_poll_ms: Some(1_000),
             cache_kib: 200_000,
             max_store_bytes: None,
             view_cache_bytes: 2 << 30,
@@ -178,6 +184,9 @@ impl Config {
         }
         if self.rrf_k == Some(0) {
             return bad("rrf_k", "must be at least 1 when set");
+        }
+        if self.queue_poll_ms == Some(0) {
+            return bad("queue_poll_ms", "must be at least 1");
         }
         if self.busy_timeout_ms == 0 {
             return bad("busy_timeout_ms", "must be at least 1");

@@ -45,6 +45,10 @@ pub struct Args {
     /// Bearer token, if the server wants one.
     #[arg(long)]
     token: Option<String>,
+    /// Users are named `<prefix>-0`, `<prefix>-1`, …: several load generators on one store
+    /// (through several servers) keep to users of their own, so each can count its writes.
+    #[arg(long, default_value = "load")]
+    prefix: String,
 }
 
 struct Sample {
@@ -99,7 +103,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
                 &agent,
                 &format!("{}/v1/memories", args.url),
                 token,
-                &json!({"user_id": format!("load-{u}"), "memories": memories}),
+                &json!({"user_id": format!("{}-{u}", args.prefix), "memories": memories}),
             )
             .map_err(Fail::msg)?;
             if status != 200 {
@@ -121,6 +125,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         .map(|c| {
             let (stop, samples) = (Arc::clone(&stop), Arc::clone(&samples));
             let (url, token, writes, users) = (args.url.clone(), args.token.clone(), args.writes, args.users);
+            let prefix = args.prefix.clone();
             // Open loop: client c sends at started + (c + j·clients) / rate, j = 0, 1, 2, …
             let schedule = args.rate.map(|rate| {
                 let gap = Duration::from_secs_f64(1.0 / rate);
@@ -140,7 +145,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    let user = format!("load-{}", words.next() as usize % users);
+                    let user = format!("{prefix}-{}", words.next() as usize % users);
                     let write = (words.next() % 10_000) as f64 / 10_000.0 < writes;
                     let (path, body) = if write {
                         ("/v1/memories", json!({"user_id": user, "memories": [words.sentence(12)]}))
@@ -196,5 +201,8 @@ pub fn run(args: &Args) -> Result<(), Fail> {
             percentile(&lat, 0.99)
         );
     }
+    // What a checker compares with the store: every acknowledged memory must be there.
+    let acknowledged = samples.iter().filter(|s| s.write && s.ok).count();
+    println!("acknowledged writes {acknowledged} (+ {} seeded)", args.users * args.seed);
     Ok(())
 }

@@ -8,20 +8,43 @@ impl Shared {
     /// The worker: waits for a signal, drains the queue, until told to stop. A failure leaves its
     /// round queued and waits for the next signal (the next `add`); `flush` reports it.
     pub(super) fn work(&self) {
+        // What the queue held after the last drain (rounds that failed stay): an idle look that
+        // finds the same count leaves them to the next signal rather than retry them every poll.
+        let mut left: Option<usize> = None;
         loop {
             {
                 let mut signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 while !signal.stop && !signal.wake {
-                    signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner);
+                    match self.config.queue_poll_ms {
+                        None => signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner),
+                        Some(ms) => {
+                            let (s, timeout) = self
+                                .wake
+                                .wait_timeout(signal, std::time::Duration::from_millis(u64::from(ms)))
+                                .unwrap_or_else(std::sync::PoisonError::into_inner);
+                            signal = s;
+                            if timeout.timed_out() && !signal.stop {
+                                drop(signal);
+                                // Rounds another process queued.
+                                let pending = self.lock_store().pending(None).unwrap_or(0);
+                                signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                                if pending > 0 && Some(pending) != left {
+                                    break;
+                                }
+                            }
+                        }
+                    }
                 }
                 if signal.stop {
                     return;
                 }
                 signal.wake = false;
             }
-            if let Err(e) = self.drain() {
-                tracing::warn!(error = %e, "background extraction stopped; the rounds stay queued");
+            match self.drain() {
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "background extraction stopped; the rounds stay queued"),
             }
+            left = self.lock_store().pending(None).ok();
         }
     }
 
