@@ -44,6 +44,18 @@ pub struct Args {
     /// sizes are then in notes.
     #[arg(long)]
     notes: bool,
+    /// Build each store in a fresh database on this PostgreSQL server (a URL whose user may
+    /// create databases) instead of a temporary file; dropped afterwards.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
+    /// Spread each size's rounds over this many users (a session each in turn); queries go to
+    /// the users in turn.
+    #[arg(long, default_value_t = 1)]
+    users: usize,
+    /// With --postgres: also measure pgvector's HNSW index (built after ingest) against the exact
+    /// scan on the same queries: build time, KNN p50 both ways, recall@10 of HNSW.
+    #[arg(long)]
+    hnsw: bool,
     #[command(flatten)]
     fusion: FusionArgs,
 }
@@ -342,13 +354,49 @@ fn run_notes(args: &Args) -> Result<(), Fail> {
     Ok(())
 }
 
+/// A fresh database on the benchmark's PostgreSQL server, for one store.
+struct BenchDb {
+    admin: String,
+    url: String,
+    name: String,
+}
+
+impl BenchDb {
+    fn create(admin: &str, size: usize) -> Result<BenchDb, Fail> {
+        let name = format!("mnemon_bench_{size}_{}", std::process::id());
+        let mut client =
+            postgres::Client::connect(admin, postgres::NoTls).context("connect to --postgres")?;
+        client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).context("drop")?;
+        client.batch_execute(&format!("CREATE DATABASE {name}")).context("create database")?;
+        let (base, _) =
+            admin.rsplit_once('/').ok_or_else(|| Fail::msg("--postgres: a URL with a database"))?;
+        Ok(BenchDb { admin: admin.to_owned(), url: format!("{base}/{name}"), name })
+    }
+
+    fn backend(&self, approximate: bool) -> Result<Arc<dyn mnemon::backend::Backend>, Fail> {
+        Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.approximate(approximate)))
+    }
+
+    fn drop_database(self) -> Result<(), Fail> {
+        let mut client =
+            postgres::Client::connect(&self.admin, postgres::NoTls).context("connect to --postgres")?;
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
+            .context("drop")?;
+        Ok(())
+    }
+}
+
 pub fn run(args: &Args) -> Result<(), Fail> {
+    if args.hnsw && args.postgres.is_none() {
+        return Err(Fail::msg("--hnsw needs --postgres"));
+    }
     if args.notes {
         return run_notes(args);
     }
     let base = args.embed.build()?;
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
-    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | sqlite-vec KNN p50 (ms) | peak RSS (MiB) |");
+    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | database KNN p50 (ms) | peak RSS (MiB) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64);
@@ -373,11 +421,18 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         let embed_s = t.elapsed().as_secs_f64();
 
         let dir = tempfile::tempdir().context("temp dir")?;
-        let memory = Memory::open_shared(
-            dir.path().join("bench.db"),
-            embedder,
-            Config { rrf_k: args.fusion.rrf_k(), ..Config::default() },
-        )?;
+        let config = Config { rrf_k: args.fusion.rrf_k(), ..Config::default() };
+        let database = match &args.postgres {
+            Some(url) => Some(BenchDb::create(url, size)?),
+            None => None,
+        };
+        let second = embedder.clone();
+        let memory = match &database {
+            Some(db) => Memory::open_on(db.backend(false)?, embedder, None, config.clone())?,
+            None => Memory::open_shared(dir.path().join("bench.db"), embedder, config.clone())?,
+        };
+        let users = args.users.max(1);
+        let user = |n: usize| if users == 1 { "bench".to_owned() } else { format!("bench-{}", n % users) };
         let t = Instant::now();
         let mut i = 0;
         let mut session = 0;
@@ -393,19 +448,19 @@ pub fn run(args: &Args) -> Result<(), Fail> {
                 messages.push(Message::assistant(a.clone(), ts.clone()).in_session(format!("s{session}")));
                 i += 1;
             }
-            memory.add(&messages, "bench")?;
+            memory.add(&messages, user(session).as_str())?;
             session += 1;
         }
         let ingest_s = t.elapsed().as_secs_f64();
 
         let queries: Vec<String> = (0..args.queries).map(|_| words.sentence(8)).collect();
         let t = Instant::now();
-        memory.recall(Query::new("warm up the index").top_k(10), "bench")?;
+        memory.recall(Query::new("warm up the index").top_k(10), user(0).as_str())?;
         let load_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut times = Vec::with_capacity(queries.len());
-        for q in &queries {
+        for (n, q) in queries.iter().enumerate() {
             let t = Instant::now();
-            let r = memory.recall(q.as_str(), "bench")?;
+            let r = memory.recall(q.as_str(), user(n).as_str())?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
             std::hint::black_box(r);
         }
@@ -418,12 +473,36 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         }
         embed_times.sort_by(f64::total_cmp);
         let mut vec0_times = Vec::with_capacity(queries.len());
-        for q in &queries {
+        let mut exact = Vec::with_capacity(queries.len());
+        for (n, q) in queries.iter().enumerate() {
             let t = Instant::now();
-            std::hint::black_box(memory.nearest_by_sqlite_vec(q, "bench", 10)?);
+            exact.push(memory.nearest_in_database(q, user(n).as_str(), 10)?);
             vec0_times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         vec0_times.sort_by(f64::total_cmp);
+        let mut hnsw_line = None;
+        if let (true, Some(db)) = (args.hnsw, &database) {
+            let t = Instant::now();
+            let approx = Memory::open_on(db.backend(true)?, second, None, config)?;
+            let build_s = t.elapsed().as_secs_f64();
+            let (mut times, mut found) = (Vec::with_capacity(queries.len()), 0usize);
+            let mut wanted = 0usize;
+            for (n, q) in queries.iter().enumerate() {
+                let t = Instant::now();
+                let near = approx.nearest_in_database(q, user(n).as_str(), 10)?;
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+                let truth: Vec<&String> = exact[n].iter().map(|(k, _)| k).collect();
+                wanted += truth.len();
+                found += near.iter().filter(|(k, _)| truth.contains(&k)).count();
+            }
+            times.sort_by(f64::total_cmp);
+            hnsw_line = Some(format!(
+                "HNSW at {size}: index built in {build_s:.1} s; KNN p50 exact {:.3} ms, HNSW {:.3} ms; recall@10 of HNSW against exact {:.4} ({found}/{wanted})",
+                percentile(&vec0_times, 0.5),
+                percentile(&times, 0.5),
+                found as f64 / wanted.max(1) as f64
+            ));
+        }
         println!(
             "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
             distinct as f64 / embed_s,
@@ -435,6 +514,13 @@ pub fn run(args: &Args) -> Result<(), Fail> {
             percentile(&vec0_times, 0.5),
             peak_rss_mib()
         );
+        if let Some(line) = hnsw_line {
+            println!("{line}");
+        }
+        drop(memory);
+        if let Some(db) = database {
+            db.drop_database()?;
+        }
     }
     if args.pool.is_some() {
         println!("(texts drawn from a pool: each distinct text was embedded once; 'embed only' covers the pool, and the ingest ÷ embed ratio scales it to the store size)");

@@ -41,6 +41,7 @@ const EXTRACT_LOCK: i64 = 0x6d6e_656d_6f6e_0002;
 pub struct PgBackend {
     config: Arc<postgres::Config>,
     location: String,
+    approximate: bool,
 }
 
 impl std::fmt::Debug for PgBackend {
@@ -66,7 +67,25 @@ impl PgBackend {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
         config.application_name("mnemon");
-        Ok(PgBackend { location: location(&config), config: Arc::new(config) })
+        Ok(PgBackend { location: location(&config), config: Arc::new(config), approximate: false })
+    }
+
+    /// The same database, letting its nearest-neighbour search use pgvector's HNSW index
+    /// (created at open if missing; iterative scans, so a user's filter still finds `k`
+    /// rounds). Approximate: see [`Backend::approximate`].
+    pub fn approximate(mut self, on: bool) -> PgBackend {
+        self.approximate = on;
+        let mut config = (*self.config).clone();
+        if on {
+            let hnsw = "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100";
+            let options = match config.get_options() {
+                Some(o) if !o.is_empty() => format!("{o} {hnsw}"),
+                _ => hnsw.to_owned(),
+            };
+            config.options(&options);
+        }
+        self.config = Arc::new(config);
+        self
     }
 
     fn client(&self) -> Result<Client> {
@@ -128,6 +147,10 @@ impl Backend for PgBackend {
 
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    fn approximate(&self) -> bool {
+        self.approximate
     }
 
     fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>> {

@@ -250,6 +250,15 @@ impl Memory {
         user_id: &str,
         k: usize,
     ) -> Result<Vec<(String, f32)>> {
+        self.nearest_in_database(question, user_id, k)
+    }
+
+    /// The `k` nearest rounds by the database's own KNN over the stored vectors (sqlite-vec's;
+    /// pgvector's, approximate through HNSW for an approximate backend), as `(key, cosine)`,
+    /// nearest first (no time bonus). A cross-check of the in-memory index and a benchmark
+    /// baseline; [`recall`](Memory::recall) is the read path.
+    #[doc(hidden)]
+    pub fn nearest_in_database(&self, question: &str, user_id: &str, k: usize) -> Result<Vec<(String, f32)>> {
         check_user(user_id)?;
         let query = self.shared.embedder("recall")?.embed_query(question)?;
         let store = self.shared.lock_store();

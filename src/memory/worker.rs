@@ -16,7 +16,9 @@ impl Shared {
                 let mut signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                 while !signal.stop && !signal.wake {
                     match self.config.queue_poll_ms {
-                        None => signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner),
+                        None => {
+                            signal = self.wake.wait(signal).unwrap_or_else(std::sync::PoisonError::into_inner)
+                        }
                         Some(ms) => {
                             let (s, timeout) = self
                                 .wake
@@ -27,7 +29,8 @@ impl Shared {
                                 drop(signal);
                                 // Rounds another process queued.
                                 let pending = self.lock_store().pending(None).unwrap_or(0);
-                                signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                                signal =
+                                    self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
                                 if pending > 0 && Some(pending) != left {
                                     break;
                                 }

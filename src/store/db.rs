@@ -108,6 +108,13 @@ pub trait Backend: Send + Sync {
     /// Takes the store's extraction lock if no other process holds it; the lock is held until
     /// the returned guard is dropped (or its process ends). `None`: another process holds it.
     fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>>;
+    /// Whether the database's own nearest-neighbour search may use an approximate index
+    /// (pgvector's HNSW), created at open if missing. Off by default: the index gives up
+    /// exactness. The engine's ranking never depends on it (it scans the view's exact
+    /// vectors); only [`Memory::nearest_in_database`](crate::Memory::nearest_in_database) does.
+    fn approximate(&self) -> bool {
+        false
+    }
 }
 
 impl dyn Row + '_ {

@@ -196,6 +196,11 @@ impl Store {
         }
     }
 
+    /// Whether the database's KNN may use an approximate index ([`db::Backend::approximate`]).
+    pub(crate) fn approximate(&self) -> bool {
+        matches!(&self.place, Place::Remote(b) if b.approximate())
+    }
+
     /// The SQLite connection, or what the operation needs on another backend.
     fn file(&self, operation: &str) -> Result<&Connection> {
         match &self.conn {
@@ -346,6 +351,9 @@ impl Store {
                     })
                 }
             }
+        }
+        if backend.approximate() {
+            tx.batch(postgres::HNSW_INDEX)?;
         }
         tx.commit()?;
         store.settle_pins(mode)?;

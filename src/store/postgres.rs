@@ -37,6 +37,12 @@ pub(super) fn create(db: &dyn Db, pins: &Pins) -> Result<()> {
     Ok(())
 }
 
+/// The approximate index over every round vector (pgvector's HNSW, L2): what a backend that is
+/// [`approximate`](super::db::Backend::approximate) creates at open. Building it over many vectors
+/// takes minutes; it is then kept up to date by every insert.
+pub(super) const HNSW_INDEX: &str =
+    "CREATE INDEX IF NOT EXISTS round_vectors_hnsw ON round_vectors USING hnsw (embedding vector_l2_ops)";
+
 /// The whole schema (schema version 5, as a SQLite file's). `dim` is the embedder's width.
 fn schema(dim: usize) -> String {
     format!(

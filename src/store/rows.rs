@@ -416,7 +416,7 @@ impl Store {
     }
 
     /// The database's own KNN over the user's round vectors (sqlite-vec's partition; pgvector's
-    /// `<->`, through an HNSW index where one exists): `(round id, L2 distance)`, nearest first.
+    /// `<->`, exact, or through the HNSW index for an approximate backend): `(round id, L2 distance)`, nearest first.
     /// Every round of the user (no agent view: the vector tables hold no agent column).
     pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
         let sql = match self.db().dialect() {
@@ -424,9 +424,15 @@ impl Store {
                 "SELECT rowid, distance FROM round_vectors \
                  WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance"
             }
+            // The HNSW index serves only this exact ordering; the exact form's `+ 0` keeps the
+            // planner on a scan of the user's vectors even where the index exists.
+            Dialect::Postgres if self.approximate() => {
+                "SELECT rowid, embedding <-> ?1 FROM round_vectors \
+                 WHERE user_id = ?3 ORDER BY embedding <-> ?1 LIMIT ?2"
+            }
             Dialect::Postgres => {
                 "SELECT rowid, embedding <-> ?1 FROM round_vectors \
-                 WHERE user_id = ?3 ORDER BY embedding <-> ?1, rowid LIMIT ?2"
+                 WHERE user_id = ?3 ORDER BY (embedding <-> ?1) + 0, rowid LIMIT ?2"
             }
         };
         self.db().rows(sql, p![query, k, user_id], |r| Ok((r.get(0)?, r.get(1)?)))
