@@ -59,6 +59,10 @@ pub enum Command {
         /// The score a round gains when its date is in the question's time window (0..=1).
         #[arg(long, default_value_t = mnemon::Config::default().time_weight)]
         time_weight: f32,
+        /// Store each haystack in PostgreSQL (a schema of its own in this database, dropped after)
+        /// instead of a temporary file.
+        #[arg(long, value_name = "URL")]
+        postgres: Option<String>,
         #[command(flatten)]
         fusion: FusionArgs,
         #[command(flatten)]
@@ -179,6 +183,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
             jobs,
             budget,
             time_weight,
+            postgres,
             fusion,
             ranking,
             embed,
@@ -203,6 +208,7 @@ pub fn run(command: Command) -> Result<(), Fail> {
                 qa: qa.config()?,
                 extractor: embed.build_extractor()?,
                 ranking: ranking.ranking(),
+                postgres,
             };
             let per_job = EmbedArgs { threads: (embed.threads / jobs).max(1), ..embed.clone() };
             let bar = ProgressBar::new(0).with_style(

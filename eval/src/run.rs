@@ -54,6 +54,9 @@ pub struct RunConfig {
     pub extractor: Option<Arc<dyn Extractor>>,
     /// Per-query ranking options (recency, importance), off by default.
     pub ranking: mnemon::Ranking,
+    /// Store each haystack in this PostgreSQL database (a schema per haystack, dropped after)
+    /// instead of a temporary file.
+    pub postgres: Option<String>,
 }
 
 /// Measured speed.
@@ -323,6 +326,37 @@ fn write_line(file: &mut std::fs::File, value: &impl Serialize) -> Result<()> {
     Ok(())
 }
 
+/// A haystack's schema in the run's PostgreSQL database, dropped with it.
+struct Schema {
+    url: String,
+    name: String,
+}
+
+impl Schema {
+    fn create(url: &str, user: &str) -> Result<Schema> {
+        let name = format!("h_{}", &blake3::hash(user.as_bytes()).to_hex()[..24]);
+        let mut c = postgres::Client::connect(url, postgres::NoTls)
+            .map_err(|e| mnemon::Error::Database(format!("--postgres: {e}")))?;
+        c.batch_execute(&format!("DROP SCHEMA IF EXISTS {name} CASCADE; CREATE SCHEMA {name}"))
+            .map_err(|e| mnemon::Error::Database(format!("--postgres: {e}")))?;
+        Ok(Schema { url: url.to_owned(), name })
+    }
+
+    fn backend(&self) -> Result<Arc<dyn mnemon::backend::Backend>> {
+        let sep = if self.url.contains('?') { '&' } else { '?' };
+        let url = format!("{}{sep}options=-c%20search_path%3D{},public", self.url, self.name);
+        Ok(Arc::new(mnemon_postgres::PgBackend::new(&url)?))
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.url, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
+    }
+}
+
 fn run_haystack(
     cfg: &RunConfig,
     embedder: &Arc<dyn Embedder>,
@@ -334,8 +368,16 @@ fn run_haystack(
 ) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let engine = Config { background_extraction: false, ..cfg.engine.clone() };
-    let memory =
-        Memory::open_with(dir.path().join("store.db"), embedder.clone(), cfg.extractor.clone(), engine)?;
+    let schema = match &cfg.postgres {
+        Some(url) => Some(Schema::create(url, &haystack.user)?),
+        None => None,
+    };
+    let memory = match &schema {
+        Some(s) => Memory::open_on(s.backend()?, embedder.clone(), cfg.extractor.clone(), engine)?,
+        None => {
+            Memory::open_with(dir.path().join("store.db"), embedder.clone(), cfg.extractor.clone(), engine)?
+        }
+    };
     let started = Instant::now();
     // One transaction per session, as `mnemon ingest` does.
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {

@@ -135,6 +135,7 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
         }),
         extractor: None,
         ranking: mnemon::Ranking::default(),
+        postgres: None,
     }
 }
 

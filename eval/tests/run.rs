@@ -22,6 +22,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         qa: None,
         extractor: None,
         ranking: mnemon::Ranking::default(),
+        postgres: None,
     }
 }
 
