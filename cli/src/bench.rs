@@ -368,6 +368,11 @@ impl BenchDb {
             postgres::Client::connect(admin, postgres::NoTls).context("connect to --postgres")?;
         client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).context("drop")?;
         client.batch_execute(&format!("CREATE DATABASE {name}")).context("create database")?;
+        // Room to build an HNSW index over a million vectors in memory (pgvector slows down a lot
+        // once its graph outgrows maintenance_work_mem).
+        client
+            .batch_execute(&format!("ALTER DATABASE {name} SET maintenance_work_mem = '2GB'"))
+            .context("set maintenance_work_mem")?;
         let (base, _) =
             admin.rsplit_once('/').ok_or_else(|| Fail::msg("--postgres: a URL with a database"))?;
         Ok(BenchDb { admin: admin.to_owned(), url: format!("{base}/{name}"), name })

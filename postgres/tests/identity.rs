@@ -13,36 +13,15 @@ use mnemon::{
 };
 use mnemon_postgres::PgBackend;
 
-const USER: &str = "caroline";
+/// The first LoCoMo dev conversation's user, as the harness names it.
+const USER: &str = "conv-26";
 
-/// The first LoCoMo dev conversation as rounds, each with the reply after it.
-fn rounds() -> Vec<Vec<Message>> {
+/// The first LoCoMo dev conversation, as the harness loads it, one `add` per session.
+fn sessions() -> (String, Vec<Vec<Message>>) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/locomo.dev.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let data: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let conv = &data[0]["conversation"];
-    let first = conv["speaker_a"].as_str().unwrap();
-    let mut out: Vec<Vec<Message>> = Vec::new();
-    for n in 1.. {
-        let Some(turns) = conv[format!("session_{n}")].as_array() else { break };
-        let ts = conv[format!("session_{n}_date_time")].as_str().unwrap();
-        for t in turns {
-            let speaker = t["speaker"].as_str().unwrap();
-            let role = if speaker == first { Role::User } else { Role::Assistant };
-            let text = t["text"].as_str().unwrap();
-            let mut m = match role {
-                Role::User => Message::user(text, ts),
-                Role::Assistant => Message::assistant(text, ts),
-            }
-            .in_session(format!("session_{n}"));
-            m.speaker = Some(speaker.to_owned());
-            match out.last_mut() {
-                Some(r) if role == Role::Assistant && r.len() == 1 && r[0].session == m.session => r.push(m),
-                _ => out.push(vec![m]),
-            }
-        }
-    }
-    out
+    let data = mnemon_eval::data::load(&path, mnemon_eval::data::Benchmark::LoCoMo).unwrap();
+    let h = &data.haystacks[0];
+    (h.user.clone(), h.messages.chunk_by(|a, b| a.session == b.session).map(<[Message]>::to_vec).collect())
 }
 
 /// States what the user's turn begins with (facts that pass verification, meet duplicates and
@@ -78,8 +57,10 @@ impl Extractor for Quoting {
 
 /// Every call of the script, on `m`; returns what the reads answered, as text.
 fn script(m: &Memory) -> Vec<String> {
-    for round in rounds() {
-        m.add(&round, USER).unwrap();
+    let (user, sessions) = sessions();
+    assert_eq!(user, USER);
+    for session in sessions {
+        m.add(&session, USER).unwrap();
     }
     m.flush().unwrap();
     let coach = Scope::user(USER).agent("coach");
