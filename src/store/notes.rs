@@ -280,11 +280,16 @@ impl Store {
     /// The visible, not condensed notes' index entries: what a filter needs, the word text and
     /// each vector, in id order.
     pub(crate) fn note_vectors(&self, view: View<'_>) -> Result<(Vec<NoteMeta>, Vec<f32>)> {
+        // The notes first, in id order, then each one's vector: vectors are read in the order
+        // they were stored (sqlite-vec keeps them in chunks of a thousand; read in another
+        // order, as an index over the notes gives them, every read walks a chunk again: 21 s
+        // instead of about 2 s for 10^5 notes).
         let sql = format!(
-            "SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding, n.title, n.content \
-             FROM notes n JOIN note_vectors v ON v.rowid = n.id \
-             WHERE n.user_id = ?1 AND {} AND n.condensed_into IS NULL ORDER BY n.id",
-            visible("n.agent", 2)
+            "WITH n AS MATERIALIZED (SELECT id, day, importance, kind, tags, ts_unix, tokens, title, content \
+             FROM notes WHERE user_id = ?1 AND {} AND condensed_into IS NULL ORDER BY id) \
+             SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding, n.title, n.content \
+             FROM n JOIN note_vectors v ON v.rowid = n.id ORDER BY n.id",
+            visible("agent", 2)
         );
         let (mut metas, mut data) = (Vec::new(), Vec::new());
         self.db().query(&sql, p![view.user, view.agent], &mut |r| {
