@@ -748,13 +748,16 @@ pub(crate) fn check_dump(dump: &str) -> Result<()> {
 
 pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<ImportReport> {
     let parsed = parse_dump(dump)?;
-    let created = match place {
+    let new_file = match place {
         Place::File(path) => !path.exists() || std::fs::metadata(path)?.len() == 0,
         Place::Remote(_) => false,
     };
     let mut store = Store::open_at(place, config, OpenMode::Expect(&parsed.pins))?;
-    // A database with no user yet is as new as a new file.
-    let created = created || store.user_names()?.is_empty() && matches!(place, Place::Remote(_));
+    let created = match place {
+        Place::File(_) => new_file,
+        // A database store with no user yet is as new as a new file.
+        Place::Remote(_) => store.user_names()?.is_empty(),
+    };
     let users: std::collections::BTreeSet<&String> = parsed
         .rounds
         .iter()
