@@ -271,6 +271,13 @@ impl ToSql for Bound<'_> {
     postgres::types::to_sql_checked!();
 }
 
+/// `f` with `params` bound as the client takes them.
+fn bound<T>(params: &[Param<'_>], f: impl FnOnce(&[&(dyn ToSql + Sync)]) -> T) -> T {
+    let bound: Vec<Bound<'_>> = params.iter().map(|p| Bound(*p)).collect();
+    let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
+    f(&refs)
+}
+
 /// A row, read by the type of each column.
 struct PgRow(postgres::Row);
 
@@ -333,9 +340,8 @@ impl Db for PgConnection {
         each: &mut dyn FnMut(&dyn Row) -> Result<()>,
     ) -> Result<()> {
         let statement = self.prepare(sql)?;
-        let bound: Vec<Bound<'_>> = params.iter().map(|p| Bound(*p)).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        let rows = self.client.borrow_mut().query(&statement, &refs).map_err(|e| db_error(&e))?;
+        let rows = bound(params, |refs| self.client.borrow_mut().query(&statement, refs))
+            .map_err(|e| db_error(&e))?;
         for row in rows {
             each(&PgRow(row))?;
         }
@@ -344,9 +350,7 @@ impl Db for PgConnection {
 
     fn execute(&self, sql: &str, params: &[Param<'_>]) -> Result<u64> {
         let statement = self.prepare(sql)?;
-        let bound: Vec<Bound<'_>> = params.iter().map(|p| Bound(*p)).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as &(dyn ToSql + Sync)).collect();
-        self.client.borrow_mut().execute(&statement, &refs).map_err(|e| db_error(&e))
+        bound(params, |refs| self.client.borrow_mut().execute(&statement, refs)).map_err(|e| db_error(&e))
     }
 
     fn batch(&self, sql: &str) -> Result<()> {
