@@ -81,7 +81,7 @@ pub mod time;
 /// The interface between the store's statements and a database: SQLite's implementation is in
 /// this crate, PostgreSQL's in `mnemon-postgres`.
 pub mod backend {
-    pub use crate::store::db::{Backend, Connection, Db, Dialect, FromValue, Param, Row, Value};
+    pub use crate::store::db::{Backend, Claims, Connection, Db, Dialect, FromValue, Param, Row, Value};
 }
 
 pub use config::{Condense, Config, Decay};

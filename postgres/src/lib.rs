@@ -2,12 +2,21 @@
 //!
 //! [`PgBackend`] implements [`mnemon::backend::Backend`]: it connects, runs the statements the
 //! engine's `store/` module writes once for both databases (translating `?N` to `$N`, binding
-//! each value as the type the statement's parameter has), and holds the two locks a store needs
-//! across processes: the write lock (one transaction-scoped advisory lock, so that writes are
-//! serialized across every process on the database, as SQLite's `BEGIN IMMEDIATE` does on a
-//! file) and the extraction lock (a session-scoped advisory lock, so that no round is extracted
-//! twice). The library itself stays free of an async runtime: the `postgres` client's runtime
-//! lives in this crate.
+//! each value as the type the statement's parameter has), and holds the locks a store needs
+//! across processes, all of them PostgreSQL advisory locks keyed by the store's schema:
+//!
+//! - write locks, transaction-scoped: a write for some users takes the store's lock shared and
+//!   each user's lock exclusive (in one order), so writes for one user are serialized across
+//!   every process on the database, as SQLite's `BEGIN IMMEDIATE` serializes a file's, while
+//!   other users' writes go on beside them; a write on the whole store (an import, a migration)
+//!   takes the store's lock exclusive;
+//! - extraction claims, session-scoped: a process extracts a user's queued rounds only while it
+//!   holds that user's claim, so no round is extracted twice, each user's rounds are settled in
+//!   order, and several processes extract different users' rounds in parallel. A claim ends with
+//!   its connection: a crashed process's users are claimed by the next one that looks.
+//!
+//! The library itself stays free of an async runtime: the `postgres` client's runtime lives in
+//! this crate.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -26,15 +35,26 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemon::backend::{Backend, Connection, Db, Dialect, Param, Row, Value};
+use mnemon::backend::{Backend, Claims, Connection, Db, Dialect, Param, Row, Value};
 use mnemon::{Error, Result};
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, NoTls, Statement};
 
-/// The advisory lock key every writer's transaction takes (`pg_advisory_xact_lock`).
-const WRITE_LOCK: i64 = 0x6d6e_656d_6f6e_0001;
-/// The advisory lock key the extracting process holds (`pg_try_advisory_lock`).
-const EXTRACT_LOCK: i64 = 0x6d6e_656d_6f6e_0002;
+/// The first key of the store's write locks (a two-key advisory lock): its schema's. The second
+/// is 0 for the whole store, a user's [`user_key`] for the user.
+const WRITE_LOCKS: &str = "hashtext(current_schema())";
+/// The first key of the store's extraction claims; the second is the user's row id.
+const CLAIMS: &str = "hashtext(current_schema() || '/extract')";
+
+/// A user's write lock key: a hash of the name (FNV-1a), never 0 (the whole store's). Two names
+/// with one key serialize each other's writes, nothing worse.
+fn user_key(name: &str) -> i32 {
+    let hash = name.bytes().fold(0x811c_9dc5_u32, |h, b| (h ^ u32::from(b)).wrapping_mul(0x0100_0193));
+    match i32::from_ne_bytes(hash.to_ne_bytes()) {
+        0 => 1,
+        key => key,
+    }
+}
 
 /// A store's database on a PostgreSQL server (with the pgvector extension).
 #[derive(Clone)]
@@ -153,14 +173,26 @@ impl Backend for PgBackend {
         self.approximate
     }
 
-    fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>> {
-        let mut client = self.client()?;
-        let taken: bool = client
-            .query_one("SELECT pg_try_advisory_lock($1)", &[&EXTRACT_LOCK])
-            .map_err(|e| db_error(&e))?
-            .get(0);
-        // The lock lives as long as the session: the guard is the connection.
-        Ok(taken.then(|| Box::new(client) as Box<dyn Send>))
+    fn extraction_claims(&self) -> Result<Box<dyn Claims>> {
+        Ok(Box::new(PgClaims { client: self.client()? }))
+    }
+}
+
+/// Extraction claims: session-scoped advisory locks on one connection of their own, so that they
+/// end with it.
+struct PgClaims {
+    client: Client,
+}
+
+impl Claims for PgClaims {
+    fn try_claim(&mut self, user: i64) -> Result<bool> {
+        let sql = format!("SELECT pg_try_advisory_lock({CLAIMS}, ($1::bigint % 2147483647)::int4)");
+        self.client.query_one(sql.as_str(), &[&user]).map(|r| r.get(0)).map_err(|e| db_error(&e))
+    }
+
+    fn release(&mut self, user: i64) -> Result<()> {
+        let sql = format!("SELECT pg_advisory_unlock({CLAIMS}, ($1::bigint % 2147483647)::int4)");
+        self.client.query_one(sql.as_str(), &[&user]).map(|_| ()).map_err(|e| db_error(&e))
     }
 }
 
@@ -361,7 +393,14 @@ impl Db for PgConnection {
 
 impl PgConnection {
     fn begin(&self, sql: &str) -> Result<()> {
-        self.batch(sql)?;
+        if let Err(e) = self.batch(sql) {
+            // A lock not taken in time (`lock_timeout`) leaves the transaction begun and failed:
+            // it ends here, so the connection serves the caller's retry.
+            if !self.client.borrow().is_closed() {
+                let _ = self.batch("ROLLBACK");
+            }
+            return Err(e);
+        }
         self.in_transaction.set(true);
         Ok(())
     }
@@ -385,7 +424,18 @@ impl PgConnection {
 
 impl Connection for PgConnection {
     fn begin_write(&self) -> Result<()> {
-        self.begin(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCK})"))
+        self.begin(&format!("BEGIN; SELECT pg_advisory_xact_lock({WRITE_LOCKS}, 0)"))
+    }
+
+    fn begin_user_write(&self, users: &[&str]) -> Result<()> {
+        let mut keys: Vec<i32> = users.iter().map(|u| user_key(u)).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        let mut sql = format!("BEGIN; SELECT pg_advisory_xact_lock_shared({WRITE_LOCKS}, 0)");
+        for key in keys {
+            sql.push_str(&format!("; SELECT pg_advisory_xact_lock({WRITE_LOCKS}, {key})"));
+        }
+        self.begin(&sql)
     }
 
     fn begin_read(&self) -> Result<()> {
@@ -412,6 +462,14 @@ mod tests {
             "SELECT $1, '?2', $12 FROM t WHERE a = $3"
         );
         assert_eq!(numbered("SELECT 'it''s ?1' || ?1"), "SELECT 'it''s ?1' || $1");
+    }
+
+    #[test]
+    fn user_keys_differ_by_name_and_are_never_the_whole_stores() {
+        let keys: std::collections::BTreeSet<i32> =
+            ["alice", "bob", "carol", "dave", "", "é"].iter().map(|n| user_key(n)).collect();
+        assert_eq!(keys.len(), 6);
+        assert!(!keys.contains(&0));
     }
 
     #[test]

@@ -52,7 +52,7 @@ impl Memory {
         }
 
         let mut store = self.shared.lock_store();
-        let tx = store.begin()?;
+        let tx = store.begin_for(&[scope.user])?;
         let user = write::ensure_user(&tx, scope.user)?;
         let version = write::user_version(&tx, user)?;
         let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();

@@ -82,7 +82,7 @@ impl Memory {
             let user = view.user;
             let now = store.user_now(user)?;
             let at = logical_now(&store, user)?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             let agents = match scope.agent {
                 Some(a) => vec![Some(a.to_owned())],
                 None => write::all_fact_agents(&tx, user)?,
@@ -168,7 +168,7 @@ impl Memory {
             return Ok(ForgetReport { rounds: 0, notes: 0, scrubbed: true });
         };
         let (turns, texts) = cached_inputs(&store, View { user, agent: None })?;
-        let tx = store.begin()?;
+        let tx = store.begin_for(&[user_id])?;
         let notes = write::forget_notes(&tx, user)?;
         let rounds = write::forget_user(&tx, user)?;
         write::touch_user(&tx, user, None)?;

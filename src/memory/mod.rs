@@ -85,8 +85,9 @@ struct Shared {
     /// Views in memory, by user row id and agent, least recently used dropped past
     /// [`Config::view_cache_bytes`].
     index: Mutex<Views>,
-    /// Held while the extraction queue is being drained: one drainer at a time.
-    drain: Mutex<()>,
+    /// Held while the extraction queue is being drained: one drainer at a time. On a database
+    /// server it keeps the drainer's claims connection between drains.
+    drain: Mutex<Option<Box<dyn crate::backend::Claims>>>,
     /// The worker's wake-up and stop signals.
     signal: Mutex<WorkerSignal>,
     /// Set when the store closes: a decode in progress gives up (its round stays queued).
@@ -528,7 +529,7 @@ impl Shared {
             extractor,
             config,
             index: Mutex::default(),
-            drain: Mutex::new(()),
+            drain: Mutex::new(None),
             signal: Mutex::default(),
             cancel: std::sync::atomic::AtomicBool::new(false),
             wake: Condvar::new(),

@@ -152,7 +152,7 @@ impl Memory {
         let (view, _) = resolve(&store, scope)?.ok_or_else(not_found)?;
         let dim = store.pins.dim()?;
         // Read, embed and write under the write lock: the row cannot change in between.
-        let tx = store.begin()?;
+        let tx = store.begin_for(&[scope.user])?;
         let old = write::note_by_key(&tx, view.user, view.agent, key)?.ok_or_else(not_found)?;
         if ts.unix_seconds() < old.ts_unix {
             return Err(Error::input("ts", format!("is before the note's own ts {}", old.ts)));
@@ -216,7 +216,7 @@ impl Memory {
         let deleted;
         if key.starts_with("n-") {
             let dim = store.pins.dim()?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             let note = write::note_by_key(&tx, view.user, view.agent, key)?.ok_or_else(not_found)?;
             // A summary losing one of its originals is rebuilt from the rest.
             if let Some(summary) = &note.condensed_into {
@@ -232,7 +232,7 @@ impl Memory {
             deleted = Deleted { key: key.to_owned(), record: "note", facts: Vec::new() };
         } else if key.contains('/') {
             let fact = store.fact_by_key(view, key)?.ok_or_else(not_found)?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             write::delete_fact(&tx, fact.id)?;
             write::redact_decisions(&tx, view.user, key)?;
             write::log(&tx, view.user, fact.agent.as_deref(), &at, "fact.deleted", key, None, "{}")?;
@@ -242,7 +242,7 @@ impl Memory {
             deleted = Deleted { key: key.to_owned(), record: "fact", facts: Vec::new() };
         } else {
             let round = store.round_by_key(view, key)?.ok_or_else(not_found)?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             let removed = write::delete_round(&tx, &round)?;
             write::redact_round_decisions(&tx, view.user, &round.key)?;
             let detail = serde_json::json!({ "facts": removed.len() }).to_string();
@@ -387,7 +387,7 @@ impl Memory {
                     store.pins.dim()?,
                     &embed_text(Some(&summary.title), &summary.content),
                 )?;
-                let tx = store.begin()?;
+                let tx = store.begin_for(&[scope.user])?;
                 let checked = Checked {
                     content: summary.content,
                     title: Some(summary.title),

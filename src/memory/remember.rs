@@ -118,7 +118,8 @@ impl Memory {
     /// Writes `batch` in one transaction, a savepoint per call, settling every call: its report
     /// once the transaction commits, else its error (its own, or the commit's).
     fn write_batch(&self, mut store: MutexGuard<'_, Store>, batch: &[Arc<Pending>]) {
-        let tx = match store.begin() {
+        let users: Vec<&str> = batch.iter().map(|p| p.user.as_str()).collect();
+        let tx = match store.begin_for(&users) {
             Ok(tx) => tx,
             Err(e) => return settle_all(batch, &e),
         };

@@ -105,7 +105,7 @@ impl Memory {
         let mut report = TransferReport::default();
         {
             let mut store = target.shared.lock_store();
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             let user = write::ensure_user(&tx, scope.user)?;
             let mut latest: Option<(&str, i64)> = None;
             for (row, vector) in &notes {
@@ -135,7 +135,7 @@ impl Memory {
                 return Ok(report);
             };
             let at = logical_now(&store, view.user)?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[scope.user])?;
             for (row, _) in &notes {
                 super::notes::remove_note(&tx, view.user, &at, row, "note.moved")?;
                 report.removed.push(row.key.clone());

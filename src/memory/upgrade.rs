@@ -83,7 +83,7 @@ impl Memory {
                 continue;
             };
             let at = logical_now(&store, user)?;
-            let tx = store.begin()?;
+            let tx = store.begin_for(&[name])?;
             let ids = match which {
                 Reextract::Stale => write::rounds_to_reextract(&tx, user, current, false)?,
                 Reextract::All => write::rounds_to_reextract(&tx, user, current, true)?,

@@ -3,6 +3,22 @@
 //! deduplicated and settled against the user's active facts.
 
 use super::*;
+use crate::backend::Claims;
+
+/// A file store's claims: its process holds the store's extraction lock, so every user is its.
+struct WholeStore {
+    _lock: std::fs::File,
+}
+
+impl Claims for WholeStore {
+    fn try_claim(&mut self, _user: i64) -> Result<bool> {
+        Ok(true)
+    }
+
+    fn release(&mut self, _user: i64) -> Result<()> {
+        Ok(())
+    }
+}
 
 impl Shared {
     /// The worker: waits for a signal, drains the queue, until told to stop. A failure leaves its
@@ -55,10 +71,16 @@ impl Shared {
     /// A round that fails stays queued, and so do its user's later rounds (a user's rounds are
     /// settled in order), but every other user's rounds go on; each failure is returned with its
     /// user (logged here), an error only for what stops every user (the store, no extractor).
-    /// One process at a time drains a store: the others wait for the store's extraction lock file,
-    /// so no round goes through the model twice.
+    ///
+    /// No round goes through the model twice. On a file, one process at a time drains the store:
+    /// the others wait for its extraction lock file. On a database server, each process claims
+    /// the users whose rounds it extracts ([`Claims`]), so several processes extract different
+    /// users' rounds in parallel, and each user's in order; rounds of users another process
+    /// holds are waited for.
+    ///
+    /// [`Claims`]: crate::backend::Claims
     pub(super) fn drain(&self) -> Result<Vec<(i64, Error)>> {
-        let _turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut turn = self.drain.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut failed: Vec<(i64, Error)> = Vec::new();
         let Some((extractor, _)) = self.extractor.as_ref() else {
             return match self.lock_store().pending(None)? {
@@ -66,83 +88,133 @@ impl Shared {
                 pending => Err(Error::NoExtractor { operation: "extraction", pending }),
             };
         };
-        let Some(_process) = self.extraction_lock()? else { return Ok(failed) };
+        let mut whole: Box<dyn Claims>;
+        let claims: &mut Box<dyn Claims> = match &self.place {
+            Place::File(path) => match self.file_lock(path)? {
+                Some(lock) => {
+                    whole = Box::new(WholeStore { _lock: lock });
+                    &mut whole
+                }
+                None => return Ok(failed),
+            },
+            Place::Remote(backend) => match &mut *turn {
+                Some(claims) => claims,
+                empty => empty.insert(backend.extraction_claims()?),
+            },
+        };
+        let drained = self.drain_claimed(extractor.as_ref(), claims.as_mut(), &mut failed);
+        if drained.is_err() {
+            // Claims in an unknown state: the connection goes, and with it every claim.
+            *turn = None;
+        }
+        drained.map(|()| failed)
+    }
+
+    /// [`drain`](Shared::drain)'s loop, with the claims it takes users with.
+    fn drain_claimed(
+        &self,
+        extractor: &dyn Extractor,
+        claims: &mut dyn Claims,
+        failed: &mut Vec<(i64, Error)>,
+    ) -> Result<()> {
+        let batch = extractor.batch_size();
+        // Users whose rounds another process is extracting, left alone until the next look.
+        let mut busy: Vec<i64> = Vec::new();
         loop {
             if self.stopping() {
-                return Ok(failed);
+                return Ok(());
             }
-            let skip: Vec<i64> = failed.iter().map(|(u, _)| *u).collect();
-            let queued = self.lock_store().next_queued(&skip, extractor.batch_size())?;
-            if queued.is_empty() {
-                return Ok(failed);
+            let skip: Vec<i64> = failed.iter().map(|(u, _)| *u).chain(busy.iter().copied()).collect();
+            let next = self.lock_store().next_queued(&skip, batch)?;
+            if next.is_empty() {
+                if busy.is_empty() || !self.pause(std::time::Duration::from_millis(100)) {
+                    return Ok(());
+                }
+                busy.clear();
+                continue;
             }
-            let before = failed.len();
-            let cancelled = self.extract_rounds(extractor.as_ref(), &queued, &mut failed);
-            for (user, e) in &failed[before..] {
-                tracing::warn!(user, error = %e, "extraction failed; the user's rounds stay queued");
+            let mut mine: Vec<i64> = Vec::new();
+            for &(_, user) in &next {
+                if mine.contains(&user) || busy.contains(&user) {
+                    continue;
+                }
+                if claims.try_claim(user)? {
+                    mine.push(user);
+                } else {
+                    busy.push(user);
+                }
             }
-            if cancelled {
-                return Ok(failed);
+            if mine.is_empty() {
+                continue;
+            }
+            // Read again under the claims: rounds another process stored before letting go of a
+            // user have left the queue since.
+            let queued = self.lock_store().queued_of(&mine, batch);
+            let cancelled = queued.map(|queued| {
+                let before = failed.len();
+                let cancelled = self.extract_rounds(extractor, &queued, failed);
+                for (user, e) in &failed[before..] {
+                    tracing::warn!(user, error = %e, "extraction failed; the user's rounds stay queued");
+                }
+                cancelled
+            });
+            for user in mine {
+                claims.release(user)?;
+            }
+            if cancelled? {
+                return Ok(());
             }
         }
+    }
+
+    /// Waits `pause` or until the store begins closing: whether it is still open.
+    fn pause(&self, pause: std::time::Duration) -> bool {
+        let signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if signal.stop {
+            return false;
+        }
+        let (signal, _) =
+            self.wake.wait_timeout(signal, pause).unwrap_or_else(std::sync::PoisonError::into_inner);
+        !signal.stop
     }
 
     /// The store's extraction lock (a file beside it, locked with the OS's advisory lock, which
     /// a crashed process releases), waited for; `None` if the store began closing meanwhile.
-    /// On a database server, the backend's lock ([`Backend::try_lock_extraction`]).
-    ///
-    /// [`Backend::try_lock_extraction`]: crate::backend::Backend::try_lock_extraction
-    fn extraction_lock(&self) -> Result<Option<Box<dyn Send>>> {
-        let mut file = match &self.place {
-            Place::File(path) => {
-                let mut name = path.clone().into_os_string();
-                name.push("-extract.lock");
-                Some(std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&name)?)
-            }
-            Place::Remote(_) => None,
-        };
+    fn file_lock(&self, path: &std::path::Path) -> Result<Option<std::fs::File>> {
+        let mut name = path.to_owned().into_os_string();
+        name.push("-extract.lock");
+        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&name)?;
         loop {
-            let taken: Option<Box<dyn Send>> = match (file.take(), &self.place) {
-                (Some(f), _) => match f.try_lock() {
-                    Ok(()) => Some(Box::new(f)),
-                    Err(std::fs::TryLockError::WouldBlock) => {
-                        file = Some(f);
-                        None
-                    }
-                    Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io(e)),
-                },
-                (None, Place::Remote(backend)) => backend.try_lock_extraction()?,
-                (None, Place::File(_)) => unreachable!("a file store has a lock file"),
-            };
-            if taken.is_some() {
-                return Ok(taken);
+            match file.try_lock() {
+                Ok(()) => return Ok(Some(file)),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::Io(e)),
             }
             // Another process extracts; look again shortly, or stop when the store closes.
-            let signal = self.signal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if signal.stop {
+            if !self.pause(std::time::Duration::from_millis(100)) {
                 return Ok(None);
             }
-            let _ = self.wake.wait_timeout(signal, std::time::Duration::from_millis(100));
         }
     }
 
-    /// Extracts `queued` rounds (`(round id, user)`, in queue order) in one call of the
-    /// extractor, then stores each in order. A round that fails stays queued, with its user's
+    /// Extracts `queued` rounds (`(round id, user id, user name)`, in queue order) in one call
+    /// of the extractor, then stores each in order. A round that fails stays queued, with its user's
     /// later rounds; its user and error join `failed`. Returns whether the store began closing
     /// (the rounds not stored stay queued).
     fn extract_rounds(
         &self,
         extractor: &dyn Extractor,
-        queued: &[(i64, i64)],
+        queued: &[(i64, i64, String)],
         failed: &mut Vec<(i64, Error)>,
     ) -> bool {
         let mut rounds = Vec::with_capacity(queued.len());
-        for &(round_id, user) in queued {
+        for (round_id, user, name) in queued {
+            let (round_id, user) = (*round_id, *user);
             match self.lock_store().rounds_by_id(View { user, agent: None }, &[round_id]) {
                 Ok(mut found) if !found.is_empty() => {
                     let round = found.remove(0);
                     let skipped = crate::prefilter::skip(&round.turns);
-                    rounds.push((round_id, user, round, skipped));
+                    rounds.push((round_id, (user, name.as_str()), round, skipped));
                 }
                 Ok(_) => {} // forgotten since it was read from the queue
                 Err(e) => failed.push((user, e)),
@@ -155,7 +227,7 @@ impl Shared {
             Ok(outcomes) => outcomes.into_iter(),
             Err(Error::Cancelled) => return true,
             Err(e) => {
-                for (_, user, _, _) in &rounds {
+                for (_, (user, _), _, _) in &rounds {
                     if !failed.iter().any(|(u, _)| u == user) {
                         failed.push((*user, e.replicate()));
                     }
@@ -163,7 +235,7 @@ impl Shared {
                 return false;
             }
         };
-        for (round_id, user, round, skipped) in rounds {
+        for (round_id, (user, name), round, skipped) in rounds {
             let extraction = match skipped {
                 Some(_) => None,
                 None => Some(outcomes.next().unwrap_or_else(|| Err(Error::Extractor("no outcome".into())))),
@@ -172,7 +244,7 @@ impl Shared {
                 continue; // an earlier round of this user failed: it and its later rounds wait
             }
             let stored = match extraction.transpose() {
-                Ok(extraction) => self.store_round(round_id, user, &round, skipped, extraction),
+                Ok(extraction) => self.store_round(round_id, (user, name), &round, skipped, extraction),
                 Err(e) => Err(e),
             };
             match stored {
@@ -189,7 +261,7 @@ impl Shared {
     fn store_round(
         &self,
         round_id: i64,
-        user: i64,
+        (user, name): (i64, &str),
         round: &RoundRow,
         skipped: Option<crate::prefilter::Rule>,
         extraction: Option<crate::extract::Extraction>,
@@ -214,7 +286,7 @@ impl Shared {
         }
 
         let mut store = self.lock_store();
-        let tx = store.begin()?;
+        let tx = store.begin_for(&[name])?;
         if !write::is_queued(&tx, round_id)? {
             // Forgotten while the model ran.
             return Ok(());

@@ -90,6 +90,11 @@ pub trait Connection: Db + Send {
     /// Starts a write transaction that no other writer of the same database runs beside (in
     /// any process): the writes of one store are serialized, as SQLite's `BEGIN IMMEDIATE` does.
     fn begin_write(&self) -> Result<()>;
+    /// Starts a write transaction for the records of `users` (names) alone: no other
+    /// transaction for any of them, and no [`begin_write`](Connection::begin_write) transaction,
+    /// runs beside it, in any process; writes for other users go on in parallel. The locks are
+    /// taken in one order, so two such transactions never wait for each other in a cycle.
+    fn begin_user_write(&self, users: &[&str]) -> Result<()>;
     /// Starts a read-only transaction on one snapshot of the database.
     fn begin_read(&self) -> Result<()>;
     /// Commits the open transaction (a no-op without one).
@@ -98,16 +103,15 @@ pub trait Connection: Db + Send {
     fn rollback(&self) -> Result<()>;
 }
 
-/// A store's database on a server: makes connections, and holds the one lock a store needs
-/// across processes besides the writers' (extraction's: so no round is extracted twice).
+/// A store's database on a server: makes connections, and holds the claims a store needs across
+/// processes besides the writers' locks (extraction's: so no round is extracted twice).
 pub trait Backend: Send + Sync {
     /// A new connection.
     fn connect(&self) -> Result<Box<dyn Connection>>;
     /// Where the database is, for messages: no password.
     fn location(&self) -> String;
-    /// Takes the store's extraction lock if no other process holds it; the lock is held until
-    /// the returned guard is dropped (or its process ends). `None`: another process holds it.
-    fn try_lock_extraction(&self) -> Result<Option<Box<dyn Send>>>;
+    /// A new holder of extraction claims on the store's users (its own connection).
+    fn extraction_claims(&self) -> Result<Box<dyn Claims>>;
     /// Whether the database's own nearest-neighbour search may use an approximate index
     /// (pgvector's HNSW), created at open if missing. Off by default: the index gives up
     /// exactness. The engine's ranking never depends on it (it scans the view's exact
@@ -115,6 +119,17 @@ pub trait Backend: Send + Sync {
     fn approximate(&self) -> bool {
         false
     }
+}
+
+/// One process's claims on users' queued rounds. A user's rounds are extracted by one claim
+/// holder at a time, in order (a user's facts settle in round order); different users' rounds by
+/// several holders, in several processes, in parallel. A claim lasts until it is released or its
+/// holder's connection ends (its process stopped or crashed): it never outlives its holder.
+pub trait Claims: Send {
+    /// Claims `user` (the user's row id), unless another holder has: `false` then.
+    fn try_claim(&mut self, user: i64) -> Result<bool>;
+    /// Lets go of a claim this holder took.
+    fn release(&mut self, user: i64) -> Result<()>;
 }
 
 impl dyn Row + '_ {

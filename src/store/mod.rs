@@ -58,7 +58,8 @@ pub(crate) fn visible(column: &str, param: usize) -> String {
 }
 
 /// A write transaction on the store (SQLite: `BEGIN IMMEDIATE`; another backend: its
-/// [`begin_write`](db::Connection::begin_write)): every write of one call happens inside one, and
+/// [`begin_write`](db::Connection::begin_write), or [`begin_user_write`](db::Connection::begin_user_write)
+/// for one user's records): every write of one call happens inside one, and
 /// dropping it without [`commit`](Tx::commit) rolls everything back.
 pub(crate) enum Tx<'a> {
     File(rusqlite::Transaction<'a>),
@@ -457,7 +458,24 @@ impl Store {
         Ok(pages)
     }
 
-    /// Starts a write transaction.
+    /// Starts a write transaction for the records of `users` (names) alone: on a file, the
+    /// whole-store [`begin`](Store::begin); on a database server, one that writers for other
+    /// users run beside ([`begin_user_write`](db::Connection::begin_user_write)). Every statement
+    /// in it touches only these users' rows (and rows no other user shares).
+    pub(crate) fn begin_for(&mut self, users: &[&str]) -> Result<Tx<'_>> {
+        if matches!(self.conn, Conn::File(_)) {
+            return self.begin();
+        }
+        match &self.conn {
+            Conn::Remote(c) => {
+                c.begin_user_write(users)?;
+                Ok(Tx::Remote(RemoteTx { conn: &**c, open: true }))
+            }
+            Conn::File(_) => unreachable!("a file's transaction began above"),
+        }
+    }
+
+    /// Starts a write transaction on the whole store: no other write runs beside it.
     pub(crate) fn begin(&mut self) -> Result<Tx<'_>> {
         match &mut self.conn {
             Conn::File(c) => {

@@ -415,6 +415,22 @@ impl Store {
         self.db().rows(sql, &[Param::Ints(skip), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?)))
     }
 
+    /// The first `limit` queued rounds (lowest ids) of `users`: `(round id, user id, user name)`.
+    pub(crate) fn queued_of(&self, users: &[i64], limit: usize) -> Result<Vec<(i64, i64, String)>> {
+        let sql = match self.db().dialect() {
+            Dialect::Sqlite => {
+                "SELECT q.round_id, q.user_id, u.name FROM extract_queue q JOIN users u ON u.id = q.user_id \
+                 WHERE q.user_id IN (SELECT value FROM json_each(?1)) ORDER BY q.round_id LIMIT ?2"
+            }
+            Dialect::Postgres => {
+                "SELECT q.round_id, q.user_id, u.name FROM extract_queue q JOIN users u ON u.id = q.user_id \
+                 WHERE q.user_id = ANY(?1) ORDER BY q.round_id LIMIT ?2"
+            }
+        };
+        self.db()
+            .rows(sql, &[Param::Ints(users), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+    }
+
     /// The database's own KNN over the user's round vectors (sqlite-vec's partition; pgvector's
     /// `<->`, exact, or through the HNSW index for an approximate backend): `(round id, L2 distance)`, nearest first.
     /// Every round of the user (no agent view: the vector tables hold no agent column).
