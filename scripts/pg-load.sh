@@ -5,7 +5,7 @@
 # checks the store: every acknowledged memory and round is there once, every round was
 # extracted exactly once, and the load saw no error. Prints the load generators' tables.
 #
-#   scripts/pg-load.sh            # SERVERS=2 LOAD_SECONDS=30 LOAD_CLIENTS=16 CLI_CALLS=20
+#   scripts/pg-load.sh            # SERVERS=2 LOAD_SECONDS=30 LOAD_CLIENTS=16 CLI_CALLS=20 EXTRACT_THREADS=2
 #
 # Needs a release build (cargo build --release -p mnemon-cli) and the fetched models.
 set -euo pipefail
@@ -14,6 +14,7 @@ SERVERS=${SERVERS:-2}
 SECS=${LOAD_SECONDS:-30}
 CLIENTS=${LOAD_CLIENTS:-16}
 CALLS=${CLI_CALLS:-20}
+THREADS=${EXTRACT_THREADS:-2}
 TARGET=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}
 BIN=${MNEMON_BIN:-$TARGET/release/mnemon}
 MODELS=${MNEMON_MODELS:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/models}
@@ -35,7 +36,7 @@ trap cleanup EXIT
 PORTS=(7431 7432)
 for i in $(seq 0 $((SERVERS - 1))); do
   "$BIN" serve --db "$STORE" --data "$WORK/data-$i" --embedder hashing --extractor "$GGUF" \
-    --addr "127.0.0.1:${PORTS[$i]}" 2>"$WORK/serve-$i.log" &
+    --extract-threads "$THREADS" --addr "127.0.0.1:${PORTS[$i]}" 2>"$WORK/serve-$i.log" &
   PIDS+=($!)
 done
 for i in $(seq 0 $((SERVERS - 1))); do
@@ -68,10 +69,13 @@ writer 2 &
 W2=$!
 wait $LA $LB $W1 $W2
 
-# Every queued round extracted (by whichever server held the extraction lock).
+# Every queued round extracted (each user's by whichever server claimed the user).
+left_at_end=$(sql 'SELECT count(*) FROM extract_queue')
+start=$(date +%s)
 for _ in $(seq 600); do [ "$(sql 'SELECT count(*) FROM extract_queue')" = 0 ] && break; sleep 1; done
+drained=$(( $(date +%s) - start ))
 
-echo "== $SERVERS server(s), 2 load generators × $CLIENTS clients × ${SECS} s, 2 CLI writers × $CALLS ingests"
+echo "== $SERVERS server(s) (extractor threads $THREADS each), 2 load generators × $CLIENTS clients × ${SECS} s, 2 CLI writers × $CALLS ingests"
 cat "$WORK/load-a.txt" "$WORK/load-b.txt"
 fail=0
 for p in a b; do
@@ -97,6 +101,7 @@ extracted=$(sql "SELECT count(*) FROM decisions WHERE kind = 'round.extracted'")
 skipped=$(sql "SELECT count(*) FROM decisions WHERE kind = 'round.prefiltered'")
 echo "rounds $rounds: $extracted through the model, $skipped pre-filtered; facts $facts; still queued $queued;" \
   "rounds not extracted exactly once $twice"
+echo "queued when the load ended $left_at_end, drained $drained s later"
 [ "$queued" = 0 ] && [ "$twice" = 0 ] || fail=1
 for i in $(seq 0 $((SERVERS - 1))); do
   grep -i -E "error|panic" "$WORK/serve-$i.log" | head -5 || true

@@ -15,9 +15,9 @@ export MNEMON_PG_URL
 trap 'scripts/postgres.sh stop' EXIT
 cargo test --locked --workspace
 # The store-facing tests again, every store on PostgreSQL (tests/common: MNEMON_TEST_PG_URL). The
-# rest are a file's own (corruption, backup, migrations from older files, processes on a file).
+# rest are a file's own (corruption, backup, migrations from older files, crashes of a writer).
 MNEMON_TEST_PG_URL=$MNEMON_PG_URL cargo test --locked -p mnemon --test notes --test read_path \
-  --test write_path --test facts --test parts --test framing --test concurrency --test forget
+  --test write_path --test facts --test parts --test framing --test concurrency --test forget --test processes
 # The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build and pass.
 cargo clippy --locked -p mnemon --no-default-features --all-targets -- -D warnings
 cargo test --locked -p mnemon --no-default-features

@@ -1,5 +1,6 @@
-//! Many processes on one store file: 4 writer processes, each adding rounds for its own user,
-//! and 2 reader processes recalling and rendering contexts in a loop. Every process is this
+//! Many processes on one store file (or, in a PostgreSQL run, one database schema): 4 writer
+//! processes, each adding rounds for its own user, and 2 reader processes recalling and
+//! rendering contexts in a loop. Every process is this
 //! test binary run again in one role. Required: no process fails (0 errors; a writer that waits
 //! on another's lock waits up to `Config::busy_timeout_ms`, then would fail with `Error::Busy`),
 //! no write is lost, and no reader ever sees another user's round or a round missing a turn.
@@ -7,9 +8,12 @@
 //! `MNEMON_PROCS_ADDS` (default 100) sets the adds per writer; the full run (1,000) and its last
 //! result are in docs/RELIABILITY.md.
 
+mod common;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use mnemon::{Config, HashingEmbedder, Memory, Message, Query};
 
@@ -27,7 +31,7 @@ fn round(user: &str, i: usize) -> Vec<Message> {
 }
 
 fn open(path: &Path) -> Memory {
-    Memory::open(path, HashingEmbedder::default(), Config::default()).unwrap()
+    common::open_at(path, Arc::new(HashingEmbedder::default()), Config::default()).unwrap()
 }
 
 /// The process roles. Without `MNEMON_PROCS_ROLE` (a plain `cargo test`) it does nothing.
@@ -103,7 +107,7 @@ fn finish(child: std::process::Child, what: &str) -> String {
 }
 
 #[test]
-fn four_writer_processes_and_two_readers_on_one_file_lose_nothing_and_never_mix_users() {
+fn four_writer_processes_and_two_readers_on_one_store_lose_nothing_and_never_mix_users() {
     if std::env::var(ROLE).is_ok() {
         return;
     }
@@ -134,9 +138,18 @@ fn four_writer_processes_and_two_readers_on_one_file_lose_nothing_and_never_mix_
         let stored = m.decisions(user.as_str()).unwrap().iter().filter(|d| d.kind == "round.stored").count();
         assert_eq!(stored, adds);
     }
-    let conn = rusqlite::Connection::open(&path).unwrap();
-    let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-    assert_eq!(integrity, "ok");
+    if common::on_postgres() {
+        let rounds = common::count(&path, "SELECT count(*) FROM rounds");
+        assert_eq!(
+            common::count(&path, "SELECT count(*) FROM round_vectors"),
+            rounds,
+            "a round without its vector"
+        );
+    } else {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        let integrity: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(integrity, "ok");
+    }
     eprintln!(
         "processes: {WRITERS} writers x {adds} adds, 0 errors, 0 lost; \
          2 readers: {} recalls+contexts, {} rounds checked, 0 of another user, 0 torn",
