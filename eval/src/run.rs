@@ -343,9 +343,7 @@ impl Schema {
     }
 
     fn backend(&self) -> Result<Arc<dyn mnemon::backend::Backend>> {
-        let sep = if self.url.contains('?') { '&' } else { '?' };
-        let url = format!("{}{sep}options=-c%20search_path%3D{},public", self.url, self.name);
-        Ok(Arc::new(mnemon_postgres::PgBackend::new(&url)?))
+        Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.schema(&self.name)?))
     }
 }
 

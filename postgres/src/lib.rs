@@ -62,6 +62,8 @@ pub struct PgBackend {
     config: Arc<postgres::Config>,
     location: String,
     approximate: bool,
+    /// The store's own schema, if it has one, and whether it is known to exist.
+    schema: Option<Arc<(String, std::sync::atomic::AtomicBool)>>,
 }
 
 impl std::fmt::Debug for PgBackend {
@@ -77,8 +79,19 @@ pub fn is_url(reference: &str) -> bool {
 
 impl PgBackend {
     /// A backend for the database at `url` (`postgres://user[:password]@host[:port]/database`,
-    /// or any libpq connection string). Nothing connects until the store is opened.
+    /// or any libpq connection string). A URL's `schema=name` parameter puts the store in that
+    /// schema ([`schema`](PgBackend::schema)): `postgres://mnemon@db/memories?schema=project_a`.
+    /// Nothing connects until the store is opened.
     pub fn new(url: &str) -> Result<PgBackend> {
+        let (url, schema) = split_schema(url);
+        let backend = PgBackend::without_schema(&url)?;
+        match schema {
+            Some(name) => backend.schema(&name),
+            None => Ok(backend),
+        }
+    }
+
+    fn without_schema(url: &str) -> Result<PgBackend> {
         let mut config = postgres::Config::from_str(url).map_err(|e| Error::InvalidInput {
             field: "db".into(),
             reason: format!("not a PostgreSQL URL: {e}"),
@@ -87,31 +100,108 @@ impl PgBackend {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
         config.application_name("mnemon");
-        Ok(PgBackend { location: location(&config), config: Arc::new(config), approximate: false })
+        Ok(PgBackend {
+            location: location(&config),
+            config: Arc::new(config),
+            approximate: false,
+            schema: None,
+        })
+    }
+
+    /// The same database, the store in the schema `name` (created at the first connection if
+    /// missing), so that one database holds several stores, one per schema. Its search path is
+    /// `name, public` (pgvector's types are found in `public`). `name`: lowercase ASCII letters,
+    /// digits and `_`, 1 to 63 bytes, starting with a letter or `_`, not `pg_…`.
+    pub fn schema(mut self, name: &str) -> Result<PgBackend> {
+        let valid = !name.is_empty()
+            && name.len() <= 63
+            && !name.starts_with("pg_")
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            && !name.as_bytes()[0].is_ascii_digit();
+        if !valid {
+            return Err(Error::InvalidInput {
+                field: "schema".into(),
+                reason: format!(
+                    "{name:?} is not a schema name mnemon takes (lowercase letters, digits and _, \
+                     1 to 63 bytes, not starting with a digit or pg_)"
+                ),
+            });
+        }
+        self = self.with_options(&format!("-c search_path={name},public"));
+        self.location = format!("{}?schema={name}", self.location);
+        self.schema = Some(Arc::new((name.to_owned(), std::sync::atomic::AtomicBool::new(false))));
+        Ok(self)
     }
 
     /// The same database, letting its nearest-neighbour search use pgvector's HNSW index
     /// (created at open if missing; iterative scans, so a user's filter still finds `k`
     /// rounds). Approximate: see [`Backend::approximate`].
     pub fn approximate(mut self, on: bool) -> PgBackend {
-        self.approximate = on;
-        let mut config = (*self.config).clone();
-        if on {
-            let hnsw = "-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100";
-            let options = match config.get_options() {
-                Some(o) if !o.is_empty() => format!("{o} {hnsw}"),
-                _ => hnsw.to_owned(),
-            };
-            config.options(&options);
+        if on && !self.approximate {
+            self = self.with_options("-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search=100");
         }
+        self.approximate = on;
+        self
+    }
+
+    /// Adds server settings to every connection's startup options.
+    fn with_options(mut self, more: &str) -> PgBackend {
+        let mut config = (*self.config).clone();
+        let options = match config.get_options() {
+            Some(o) if !o.is_empty() => format!("{o} {more}"),
+            _ => more.to_owned(),
+        };
+        config.options(&options);
         self.config = Arc::new(config);
         self
     }
 
     fn client(&self) -> Result<Client> {
-        self.config
-            .connect(NoTls)
-            .map_err(|e| Error::Database(format!("cannot connect to {}: {}", self.location, cause(&e))))
+        let error = |e: &postgres::Error| {
+            Error::Database(format!("cannot connect to {}: {}", self.location, cause(e)))
+        };
+        let mut client = self.config.connect(NoTls).map_err(|e| error(&e))?;
+        if let Some(schema) = &self.schema {
+            let (name, known) = &**schema;
+            if !known.load(std::sync::atomic::Ordering::Acquire) {
+                // Looked for first: creating needs a privilege that using does not.
+                let exists = client
+                    .query_one("SELECT count(*) FROM pg_namespace WHERE nspname = $1", &[name])
+                    .map_err(|e| error(&e))?
+                    .get::<_, i64>(0)
+                    > 0;
+                if !exists {
+                    client.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {name}")).map_err(|e| {
+                        Error::Database(format!(
+                            "cannot create the schema {name} in {}: {}",
+                            self.location,
+                            cause(&e)
+                        ))
+                    })?;
+                }
+                known.store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+        Ok(client)
+    }
+}
+
+/// A URL without its `schema=` parameter, and that parameter's value.
+fn split_schema(url: &str) -> (String, Option<String>) {
+    let Some((base, query)) = url.split_once('?').filter(|_| is_url(url)) else {
+        return (url.to_owned(), None);
+    };
+    let (mut rest, mut schema) = (Vec::new(), None);
+    for pair in query.split('&') {
+        match pair.strip_prefix("schema=") {
+            Some(name) => schema = Some(name.to_owned()),
+            None => rest.push(pair),
+        }
+    }
+    if rest.is_empty() {
+        (base.to_owned(), schema)
+    } else {
+        (format!("{base}?{}", rest.join("&")), schema)
     }
 }
 
@@ -470,6 +560,22 @@ mod tests {
             ["alice", "bob", "carol", "dave", "", "é"].iter().map(|n| user_key(n)).collect();
         assert_eq!(keys.len(), 6);
         assert!(!keys.contains(&0));
+    }
+
+    #[test]
+    fn a_urls_schema_parameter_names_the_stores_schema() {
+        assert_eq!(
+            split_schema("postgres://h/db?schema=a_1"),
+            ("postgres://h/db".into(), Some("a_1".into()))
+        );
+        assert_eq!(
+            split_schema("postgres://h/db?sslmode=disable&schema=a&connect_timeout=3"),
+            ("postgres://h/db?sslmode=disable&connect_timeout=3".into(), Some("a".into()))
+        );
+        assert_eq!(split_schema("host=h dbname=db"), ("host=h dbname=db".into(), None));
+        let b = PgBackend::new("postgres://ann:secret@db.example/mem?schema=proj").unwrap();
+        assert_eq!(b.location(), "postgres://ann@db.example:5432/mem?schema=proj");
+        assert!(PgBackend::new("postgres://db.example/mem?schema=Proj").is_err());
     }
 
     #[test]

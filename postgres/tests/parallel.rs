@@ -192,3 +192,33 @@ fn two_handles_extract_different_users_at_once_and_no_round_twice() {
     drop((a, b));
     common::drop_db(&url);
 }
+
+#[test]
+fn stores_in_schemas_of_one_database_are_apart_and_lock_apart() {
+    let url = common::fresh_db("schemas");
+    let open = |schema: &str| {
+        let backend = PgBackend::new(&url).unwrap().schema(schema).unwrap();
+        assert!(backend.location().ends_with(&format!("?schema={schema}")));
+        Memory::open_on(Arc::new(backend), Arc::new(HashingEmbedder::default()), None, Config::default())
+            .unwrap()
+    };
+    let (ann, ben) = (open("project_ann"), open("project_ben"));
+    ann.add(&[Message::user("I keep bees on the roof in Porto.", "2026-03-01T10:00:00")], "u").unwrap();
+    assert_eq!(ann.rounds("u").unwrap().len(), 1);
+    assert!(ben.rounds("u").unwrap().is_empty(), "a store saw another schema's rounds");
+    // One user's write in one store does not hold up the same user's in the other.
+    let (in_ann, in_ben) = (
+        PgBackend::new(&url).unwrap().schema("project_ann").unwrap().connect().unwrap(),
+        impatient(&PgBackend::new(&url).unwrap().schema("project_ben").unwrap(), 300),
+    );
+    in_ann.begin_user_write(&["u"]).unwrap();
+    in_ben.begin_user_write(&["u"]).unwrap();
+    in_ben.commit().unwrap();
+    in_ann.commit().unwrap();
+    for bad in ["", "Project", "pg_x", "1x", "a;drop", &"x".repeat(64)] {
+        let e = PgBackend::new(&url).unwrap().schema(bad).unwrap_err();
+        assert!(matches!(&e, Error::InvalidInput { field, .. } if field == "schema"), "{bad:?}: {e}");
+    }
+    drop((ann, ben, in_ann, in_ben));
+    common::drop_db(&url);
+}

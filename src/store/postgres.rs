@@ -23,12 +23,31 @@ pub(super) fn create(db: &dyn Db, pins: &Pins) -> Result<()> {
                     .into(),
             ));
         }
-        db.batch("CREATE EXTENSION IF NOT EXISTS vector").map_err(|e| {
+        // In `public` where there is one: every store of the database, whichever schema it is
+        // in, finds the type there.
+        let public: i64 = db.one("SELECT count(*) FROM pg_namespace WHERE nspname = 'public'", &[])?;
+        let sql = match public {
+            0 => "CREATE EXTENSION IF NOT EXISTS vector",
+            _ => "CREATE EXTENSION IF NOT EXISTS vector SCHEMA public",
+        };
+        db.batch(sql).map_err(|e| {
             Error::Database(format!(
                 "the database has no `vector` extension and this role cannot create it ({e}); \
                  run `CREATE EXTENSION vector` as the database's owner"
             ))
         })?;
+    }
+    let found: i64 = db.one("SELECT count(*) FROM pg_type WHERE oid = to_regtype('vector')", &[])?;
+    if found == 0 {
+        let home: String = db.one(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace \
+             WHERE e.extname = 'vector'",
+            &[],
+        )?;
+        return Err(Error::Database(format!(
+            "the `vector` extension is in the schema {home}, which is not on this connection's \
+             search path; add it (`options=-c search_path=…,{home}` in the URL)"
+        )));
     }
     db.batch(&schema(pins.dim()?))?;
     for (k, v) in pins.with_hash() {

@@ -63,19 +63,9 @@ pub fn on_postgres() -> bool {
 /// in the server's database (created empty the first time a path is opened), so that reopening
 /// a path reopens its store.
 pub fn backend_for(path: &Path) -> Arc<dyn mnemon::backend::Backend> {
-    static CREATED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
     let url = postgres().expect("a PostgreSQL run");
     let schema = format!("t_{}", &blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex()[..20]);
-    let mut created = CREATED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !created.contains(&schema) {
-        let mut admin =
-            postgres::Client::connect(&url, postgres::NoTls).expect("connect to MNEMON_TEST_PG_URL");
-        admin.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}")).unwrap();
-        created.push(schema.clone());
-    }
-    let sep = if url.contains('?') { '&' } else { '?' };
-    let url = format!("{url}{sep}options=-c%20search_path%3D{schema},public");
-    Arc::new(mnemon_postgres::PgBackend::new(&url).unwrap())
+    Arc::new(mnemon_postgres::PgBackend::new(&url).unwrap().schema(&schema).unwrap())
 }
 
 /// Opens the store at `path` (in a PostgreSQL run, its stand-in; see [`backend_for`]).
