@@ -264,25 +264,39 @@ impl Backend for PgBackend {
     }
 
     fn extraction_claims(&self) -> Result<Box<dyn Claims>> {
-        Ok(Box::new(PgClaims { client: self.client()? }))
+        Ok(Box::new(PgClaims { client: self.client()?, backend: self.clone(), held: 0 }))
     }
 }
 
 /// Extraction claims: session-scoped advisory locks on one connection of their own, so that they
-/// end with it.
+/// end with it. A connection the server dropped while it held no claim is replaced.
 struct PgClaims {
     client: Client,
+    backend: PgBackend,
+    /// Claims taken and not released.
+    held: usize,
 }
 
 impl Claims for PgClaims {
     fn try_claim(&mut self, user: i64) -> Result<bool> {
         let sql = format!("SELECT pg_try_advisory_lock({CLAIMS}, ($1::bigint % 2147483647)::int4)");
-        self.client.query_one(sql.as_str(), &[&user]).map(|r| r.get(0)).map_err(|e| db_error(&e))
+        let mut taken = self.client.query_one(sql.as_str(), &[&user]);
+        if taken.is_err() && self.client.is_closed() && self.held == 0 {
+            // Dropped with no claim on it: nothing was lost with it.
+            tracing::warn!(location = %self.backend.location, "claims connection lost; reconnecting");
+            self.client = self.backend.client()?;
+            taken = self.client.query_one(sql.as_str(), &[&user]);
+        }
+        let taken: bool = taken.map_err(|e| db_error(&e))?.get(0);
+        self.held += usize::from(taken);
+        Ok(taken)
     }
 
     fn release(&mut self, user: i64) -> Result<()> {
         let sql = format!("SELECT pg_advisory_unlock({CLAIMS}, ($1::bigint % 2147483647)::int4)");
-        self.client.query_one(sql.as_str(), &[&user]).map(|_| ()).map_err(|e| db_error(&e))
+        self.client.query_one(sql.as_str(), &[&user]).map_err(|e| db_error(&e))?;
+        self.held = self.held.saturating_sub(1);
+        Ok(())
     }
 }
 
