@@ -19,6 +19,11 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
 }
 
+/// Two notes for `remember --file`: a procedural one with a tag, an episodic one of low importance.
+const NOTES: &str = r#"{"content": "Deploy with make release.", "ts": "2026-03-01T10:00:00", "kind": "procedural", "tags": ["work"]}
+{"content": "Ran 5 km.", "ts": "2026-03-02T10:00:00", "kind": "episodic", "importance": 0.2}
+"#;
+
 const CHAT: &str = r#"{"role":"user","content":"I adopted a beagle named Toby.","ts":"2023/05/20 (Sat) 02:21","session":"a"}
 {"role":"assistant","content":"Congratulations on Toby!","ts":"2023/05/20 (Sat) 02:21","session":"a"}
 {"role":"user","content":"I work night shifts as a nurse.","ts":"2023/06/01 (Thu) 20:00","session":"b"}
@@ -411,13 +416,7 @@ fn notes_through_the_cli_with_project_and_global_stores() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("stamped "), "the stamp it used is printed");
     let file = dir.path().join("notes.jsonl");
-    std::fs::write(
-        &file,
-        r#"{"content": "Deploy with make release.", "ts": "2026-03-01T10:00:00", "kind": "procedural", "tags": ["work"]}
-{"content": "Ran 5 km.", "ts": "2026-03-02T10:00:00", "kind": "episodic", "importance": 0.2}
-"#,
-    )
-    .unwrap();
+    std::fs::write(&file, NOTES).unwrap();
     let stored = run(&["remember", "--store", p, "--file", s(&file)]);
     let deploy = stored["notes"][0]["key"].as_str().unwrap().to_owned();
     assert_eq!(stored["notes"].as_array().unwrap().len(), 2);
@@ -623,13 +622,7 @@ fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
     let chat = dir.path().join("chat.jsonl");
     std::fs::write(&chat, CHAT).unwrap();
     let notes = dir.path().join("notes.jsonl");
-    std::fs::write(
-        &notes,
-        r#"{"content": "Deploy with make release.", "ts": "2026-03-01T10:00:00", "kind": "procedural", "tags": ["work"]}
-{"content": "Ran 5 km.", "ts": "2026-03-02T10:00:00", "kind": "episodic", "importance": 0.2}
-"#,
-    )
-    .unwrap();
+    std::fs::write(&notes, NOTES).unwrap();
     let file = dir.path().join("m.db");
     let url = postgres_db("same");
     let dump = dir.path().join("dump.jsonl");
