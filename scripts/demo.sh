@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # mnemon's main job end to end: fetch the pinned models (idempotent), build, and run `mnemon demo`
 # (ingest a conversation, print a budgeted context and the Markdown export). Extra arguments go
-# to `mnemon demo` (e.g. --db demo.db to keep the store).
+# to `mnemon demo` (e.g. --store demo.db to keep the store).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"

@@ -35,7 +35,7 @@ trap cleanup EXIT
 
 PORTS=(7431 7432)
 for i in $(seq 0 $((SERVERS - 1))); do
-  "$BIN" serve --db "$STORE" --data "$WORK/data-$i" --embedder hashing --extractor "$GGUF" \
+  "$BIN" serve --store "$STORE" --data "$WORK/data-$i" --embedder hashing --extractor "$GGUF" \
     --extract-threads "$THREADS" --addr "127.0.0.1:${PORTS[$i]}" 2>"$WORK/serve-$i.log" &
   PIDS+=($!)
 done
@@ -57,7 +57,7 @@ writer() {
     local day=$(( (n - 1) % 28 + 1 ))
     printf '{"role":"user","content":"Writer %s call %s: I planted %s tulips by the shed.","ts":"2026-04-%02dT10:00:00","session":"w%s-%s"}\n{"role":"assistant","content":"Lovely, tulips %s.","ts":"2026-04-%02dT10:00:05","session":"w%s-%s"}\n{"role":"user","content":"Writer %s call %s: my sister visits on day %s.","ts":"2026-04-%02dT11:00:00","session":"w%s-%s"}\n' \
       "$w" "$n" "$n" "$day" "$w" "$n" "$n" "$day" "$w" "$n" "$w" "$n" "$n" "$day" "$w" "$n" >"$WORK/chat-$w-$n.jsonl"
-    if "$BIN" ingest --db "$STORE" --user "cli-$w" --embedder hashing "$WORK/chat-$w-$n.jsonl" >/dev/null 2>>"$WORK/cli-$w.err"; then
+    if "$BIN" ingest --store "$STORE" --user "cli-$w" --embedder hashing "$WORK/chat-$w-$n.jsonl" >/dev/null 2>>"$WORK/cli-$w.err"; then
       ok=$((ok + 1))
     fi
   done

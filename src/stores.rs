@@ -15,13 +15,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::memory::{Found, Hit, List, Memory, Page, Scope, Search};
-use crate::notes::Note;
+use crate::model::note::Note;
+use crate::{Found, Hit, List, Memory, Page, Scope, Search};
 
 /// The folder of project and global stores: `$MNEMON_DATA`, else `$XDG_DATA_HOME/mnemon`, else
 /// `$HOME/.local/share/mnemon`, else `./.mnemon-data`.
 pub fn data_dir() -> PathBuf {
-    crate::models::dir_from_env(
+    crate::model_files::dir_from_env(
         "MNEMON_DATA",
         ("XDG_DATA_HOME", "mnemon"),
         ".local/share/mnemon",
@@ -138,7 +138,7 @@ impl Stores<'_> {
     /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, Search};
     /// use mnemon::stores::Stores;
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let open = |f: &str| Memory::open(dir.path().join(f), HashingEmbedder::default(), Config::default());
+    /// let open = |f: &str| Memory::builder(dir.path().join(f)).embedder(HashingEmbedder::default()).open();
     /// let (local, global) = (open("p.db")?, open("g.db")?);
     /// let note = NewNote::new("Deploys go through staging first.", "2026-01-01");
     /// local.remember(&[note.clone()], "ana")?;
@@ -163,7 +163,7 @@ impl Stores<'_> {
         let mut seen: Vec<(String, String)> = Vec::new();
         let mut hits = Vec::new();
         for (_, h) in all {
-            let norm = crate::round::normalized_key(&h.note.content);
+            let norm = crate::model::round::normalized_key(&h.note.content);
             if seen.iter().any(|(k, n)| *k == h.note.key || *n == norm) {
                 continue;
             }
@@ -181,7 +181,7 @@ impl Stores<'_> {
     /// use mnemon::{Config, HashingEmbedder, List, Memory, NewNote};
     /// use mnemon::stores::Stores;
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let open = |f: &str| Memory::open(dir.path().join(f), HashingEmbedder::default(), Config::default());
+    /// let open = |f: &str| Memory::builder(dir.path().join(f)).embedder(HashingEmbedder::default()).open();
     /// let (local, global) = (open("p.db")?, open("g.db")?);
     /// local.remember(&[NewNote::new("A", "2026-01-01"), NewNote::new("C", "2026-01-03")], "ana")?;
     /// global.remember(&[NewNote::new("B", "2026-01-02"), NewNote::new("A", "2026-01-01")], "ana")?;
@@ -199,7 +199,7 @@ impl Stores<'_> {
         let local = self.local.list(list, scope)?;
         let global = self.global.list(list, scope)?;
         let unfinished = local.next.is_some() || global.next.is_some();
-        let unix = |n: &Note| crate::time::Timestamp::parse(&n.ts).map_or(0, |t| t.unix_seconds());
+        let unix = |n: &Note| crate::model::time::Timestamp::parse(&n.ts).map_or(0, |t| t.unix_seconds());
         let mut all: Vec<(i64, Note)> =
             local.notes.into_iter().chain(global.notes).map(|n| (unix(&n), n)).collect();
         // Newest first; the project's copy of a note sorts first (a stable sort keeps it there).

@@ -22,7 +22,8 @@ fn a_read_does_not_wait_for_a_write_that_waits_for_the_lock() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");
     let config = Config { busy_timeout_ms: 20_000, ..Config::default() };
-    let memory = Arc::new(Memory::open(&path, HashingEmbedder::default(), config).unwrap());
+    let memory =
+        Arc::new(Memory::builder(&path).embedder(HashingEmbedder::default()).config(config).open().unwrap());
     memory.add(&round(1, "ana"), "ana").unwrap();
     // Another process holds the write lock: this process's next write waits for it.
     let other = rusqlite::Connection::open(&path).unwrap();
@@ -48,9 +49,13 @@ fn a_read_does_not_wait_for_a_write_that_waits_for_the_lock() {
 #[test]
 fn views_evicted_past_their_budget_give_the_same_answers() {
     let dir = tempfile::tempdir().unwrap();
-    let roomy = Memory::open(dir.path().join("a.db"), HashingEmbedder::default(), Config::default()).unwrap();
+    let roomy = Memory::builder(dir.path().join("a.db")).embedder(HashingEmbedder::default()).open().unwrap();
     let tight_config = Config { view_cache_bytes: 1, ..Config::default() };
-    let tight = Memory::open(dir.path().join("b.db"), HashingEmbedder::default(), tight_config).unwrap();
+    let tight = Memory::builder(dir.path().join("b.db"))
+        .embedder(HashingEmbedder::default())
+        .config(tight_config)
+        .open()
+        .unwrap();
     let users = ["ana", "bo", "cy"];
     for (i, user) in users.iter().enumerate() {
         for j in 0..20 {
@@ -75,7 +80,7 @@ fn views_evicted_past_their_budget_give_the_same_answers() {
 fn many_readers_and_writers_on_threads() {
     let dir = tempfile::tempdir().unwrap();
     let memory = Arc::new(
-        Memory::open(dir.path().join("m.db"), HashingEmbedder::default(), Config::default()).unwrap(),
+        Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open().unwrap(),
     );
     let users = ["ana", "bo", "cy", "di"];
     let mut handles = Vec::new();
@@ -131,7 +136,8 @@ fn calls_queued_behind_a_write_share_one_commit_and_a_failing_one_undoes_only_it
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");
     let config = Config { busy_timeout_ms: 20_000, ..Config::default() };
-    let memory = Arc::new(Memory::open(&path, HashingEmbedder::default(), config).unwrap());
+    let memory =
+        Arc::new(Memory::builder(&path).embedder(HashingEmbedder::default()).config(config).open().unwrap());
     memory.remember(&[NewNote::new("First of all.", "2026-01-01")], "ana").unwrap();
     poison(&path);
     // Another process holds the write lock: the first call waits on it holding the write
@@ -177,7 +183,7 @@ fn calls_queued_behind_a_write_share_one_commit_and_a_failing_one_undoes_only_it
 fn concurrent_notes_are_each_visible_when_their_call_returns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");
-    let memory = Arc::new(Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap());
+    let memory = Arc::new(Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap());
     memory.remember(&[NewNote::new("Seed.", "2026-01-01")], "ana").unwrap();
     poison(&path);
     let handles: Vec<_> = (0..8)
@@ -214,8 +220,8 @@ fn reads_racing_another_handles_forget_and_rewrites_never_see_a_half_forgotten_u
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.db");
     // Two handles on one file: two connections and two sets of views, as two processes have.
-    let writer = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
-    let reader = Arc::new(Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap());
+    let writer = Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap();
+    let reader = Arc::new(Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap());
     for i in 0..20 {
         writer.add(&round(i, "ana"), "ana").unwrap();
     }

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use mnemon::conflict::{conflict, newer, Statement};
+use mnemon::internals::conflict::{conflict, newer, Statement};
 use serde::Deserialize;
 
 #[derive(Deserialize)]

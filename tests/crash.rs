@@ -19,7 +19,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
-use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message, Role, Turn};
+use mnemon::{ExportFormat, HashingEmbedder, Memory, Message, Role, Turn};
 
 /// Set (to the store's path) only in the writer process.
 const WRITER: &str = "MNEMON_CRASH_WRITER";
@@ -111,8 +111,7 @@ fn extractor() -> Arc<dyn Extractor> {
 }
 
 fn open(path: &Path) -> Memory {
-    Memory::open_with(path, Arc::new(HashingEmbedder::default()), Some(extractor()), Config::default())
-        .unwrap()
+    Memory::builder(path).embedder(HashingEmbedder::default()).extractor(extractor()).open().unwrap()
 }
 
 /// Rounds the store has decided on (stored or skipped as a duplicate): where a writer resumes.
@@ -193,7 +192,7 @@ fn check(path: &Path, acknowledged: usize) -> (usize, usize) {
     assert_eq!(count("SELECT count(*) FROM facts WHERE round_id NOT IN (SELECT id FROM rounds)"), 0);
     assert_eq!(count("SELECT count(*) FROM fact_vectors_rowids"), count("SELECT count(*) FROM facts"));
     drop(conn);
-    let m = Memory::open_stored(path, Config::default()).unwrap();
+    let m = Memory::builder(path).stored().open().unwrap();
     let decided = processed(&m);
     assert!(decided >= acknowledged, "{acknowledged} acknowledged, {decided} in the store");
     for r in m.rounds(USER).unwrap() {
@@ -257,7 +256,7 @@ fn a_writer_killed_at_random_moments_loses_nothing_and_ends_where_an_uninterrupt
     let status = child.wait().unwrap();
     assert!(status.success() && finished, "the last writer failed ({status}, done: {finished}):\n{said}");
     assert_eq!(check(&path, total), (total, 0));
-    let crashed = Memory::open_stored(&path, Config::default()).unwrap();
+    let crashed = Memory::builder(&path).stored().open().unwrap();
 
     let reference = open(&dir.path().join("reference.db"));
     for round in rounds() {

@@ -4,7 +4,8 @@
 
 use std::sync::OnceLock;
 
-use mnemon::extract::{default_gguf, Extractor, LlamaConfig, LlamaExtractor, GRAMMAR, SCHEMA};
+use mnemon::extract::{default_gguf, Extractor, LlamaConfig, LlamaExtractor};
+use mnemon::internals::extract::{GRAMMAR, SCHEMA};
 use mnemon::{Error, Role, Turn};
 
 fn turn(role: Role, content: &str) -> Turn {
@@ -73,7 +74,7 @@ fn the_same_round_gives_the_same_bytes_every_time() {
     assert!(first.generated_tokens > 0 && first.prompt_tokens > 100, "{first:?}");
     // A short round ends well within the bound, and its facts are its parsed output...
     assert!(!first.truncated && first.generated_tokens < 160, "{first:?}");
-    assert_eq!(mnemon::extract::parse(&first.raw_output).as_ref(), Some(&first.facts));
+    assert_eq!(mnemon::internals::extract::parse(&first.raw_output).as_ref(), Some(&first.facts));
     // ...while a decode cut at the bound is flagged, and none of its half-written facts kept.
     let bound = first.generated_tokens - 1;
     let config = LlamaConfig { max_tokens: bound, ..LlamaConfig::default() };
@@ -249,7 +250,7 @@ fn long_conversation() -> Vec<mnemon::Message> {
     out
 }
 
-/// ENGINE §3.5: the store after the background queue drains equals, byte for byte in every
+/// Extraction is order-independent: the store after the background queue drains equals, byte for byte in every
 /// export, the store extracted inline, with a real model on a 32-round conversation added one
 /// exchange at a time. Each run has its own extraction cache, so each runs the model on every
 /// round: inline one round per call, the worker as many as it finds queued, decoded together.
@@ -273,13 +274,12 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     let (inline_cache, background_cache) = (cached("inline-cache.db"), cached("background-cache.db"));
     let open = |name: &str, extractor: Arc<dyn Extractor>, background: bool| {
         let config = Config { background_extraction: background, ..Config::default() };
-        Memory::open_with(
-            dir.path().join(name),
-            Arc::new(HashingEmbedder::default()),
-            Some(extractor),
-            config,
-        )
-        .unwrap()
+        Memory::builder(dir.path().join(name))
+            .embedder(HashingEmbedder::default())
+            .extractor(extractor)
+            .config(config)
+            .open()
+            .unwrap()
     };
     let inline = open("inline.db", inline_cache.clone(), false);
     let background = open("background.db", background_cache.clone(), true);
@@ -424,8 +424,8 @@ fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_t
     let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     // Another contract is another prompt, as the pins say; the open one's pin is unchanged.
     assert_ne!(m.pins().prompt, smollm().pins().prompt);
-    assert_eq!(smollm().pins().prompt, mnemon::extract::prompt_blake3());
-    let vocabulary = mnemon::normalize::closed_predicates();
+    assert_eq!(smollm().pins().prompt, mnemon::internals::extract::prompt_blake3());
+    let vocabulary = mnemon::internals::normalize::closed_predicates();
     assert!(vocabulary.iter().any(|p| p == "lives in") && vocabulary.iter().any(|p| p == "dislike"));
 
     // What decoding enforces, on outputs SmolLM2 would not write on its own (it answers `[]` to

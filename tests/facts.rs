@@ -157,13 +157,12 @@ impl Extractor for Scripted {
 
 fn open(path: &std::path::Path, x: &Arc<Scripted>, background: bool) -> Memory {
     let config = Config { background_extraction: background, ..Config::default() };
-    Memory::open_with(
-        path,
-        Arc::new(HashingEmbedder::default()),
-        Some(x.clone() as Arc<dyn Extractor>),
-        config,
-    )
-    .unwrap()
+    Memory::builder(path)
+        .embedder(HashingEmbedder::default())
+        .extractor(x.clone() as Arc<dyn Extractor>)
+        .config(config)
+        .open()
+        .unwrap()
 }
 
 fn exports(m: &Memory, user: &str) -> [String; 3] {
@@ -213,7 +212,7 @@ fn facts_rank_with_their_round_and_render_under_it() {
     let m = open(&t.path, &x, false);
     m.add(&conversation(), "u").unwrap();
     let plain_dir = temp_store();
-    let plain = Memory::open(&plain_dir.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let plain = Memory::builder(&plain_dir.path).embedder(HashingEmbedder::default()).open().unwrap();
     plain.add(&conversation(), "u").unwrap();
 
     let q = Query::new("The user adopted a beagle named Toby.").top_k(1);
@@ -285,7 +284,7 @@ fn a_failed_extraction_stays_queued_and_resumes_after_a_restart() {
         assert!(m.export("u", ExportFormat::Jsonl).unwrap().contains(r#""kind":"queued""#));
     }
     // Without an extractor the queue cannot drain, and says so.
-    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    let stored = Memory::builder(&t.path).stored().open().unwrap();
     assert!(matches!(stored.flush(), Err(Error::NoExtractor { pending: 4, .. })));
     drop(stored);
     x.fail.store(0, Ordering::SeqCst);
@@ -312,17 +311,16 @@ fn a_plain_store_refuses_an_extractor_and_an_extracting_one_opens_without_it() {
     let md = m.export("u", ExportFormat::Markdown).unwrap();
     drop(m);
     // Reading needs no extractor.
-    let reader = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let reader = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     assert_eq!(reader.export("u", ExportFormat::Markdown).unwrap(), md);
     assert_eq!(reader.facts("u").unwrap().len(), 3);
     let plain = temp_store();
-    Memory::open(&plain.path, HashingEmbedder::default(), Config::default()).unwrap();
-    match Memory::open_with(
-        &plain.path,
-        Arc::new(HashingEmbedder::default()),
-        Some(x as Arc<dyn Extractor>),
-        Config::default(),
-    ) {
+    Memory::builder(&plain.path).embedder(HashingEmbedder::default()).open().unwrap();
+    match Memory::builder(&plain.path)
+        .embedder(HashingEmbedder::default())
+        .extractor(x as Arc<dyn Extractor>)
+        .open()
+    {
         Err(Error::PinMismatch { differences, .. }) => {
             assert!(differences.iter().any(|d| d.key == "extraction"), "{differences:?}");
         }
@@ -338,7 +336,7 @@ fn a_dump_with_facts_imports_losslessly_and_forget_removes_them() {
     m.add(&conversation(), "u").unwrap();
     let dump = m.export("u", ExportFormat::Jsonl).unwrap();
     let copy = t.dir.path().join("copy.db");
-    let report = Memory::import(&copy, &dump, Config::default()).unwrap();
+    let report = Memory::builder(&copy).import(&dump).unwrap();
     assert_eq!((report.rounds, report.facts, report.queued), (4, 3, 0));
     let imported = open(&copy, &x, false);
     assert_eq!(exports(&imported, "u"), exports(&m, "u"));
@@ -469,7 +467,7 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     let again = open(&t.path, &x, false);
     assert_eq!(again.recall(q, "maya").unwrap(), recall);
     let copy = t.dir.path().join("copy.db");
-    Memory::import(&copy, &again.export("maya", ExportFormat::Jsonl).unwrap(), Config::default()).unwrap();
+    Memory::builder(&copy).import(&again.export("maya", ExportFormat::Jsonl).unwrap()).unwrap();
     assert_eq!(open(&copy, &x, false).export("maya", ExportFormat::Markdown).unwrap(), md);
 }
 
@@ -515,7 +513,7 @@ fn consolidate_is_a_no_op_on_a_store_built_by_add_and_settles_an_imported_one() 
         })
         .collect();
     let copy = t.dir.path().join("undone.db");
-    Memory::import(&copy, &dump, Config::default()).unwrap();
+    Memory::builder(&copy).import(&dump).unwrap();
     let undone = open(&copy, &x, false);
     assert_eq!(undone.facts("maya").unwrap().len(), 4, "both homes active before the pass");
     let report = undone.consolidate("maya").unwrap();
@@ -536,7 +534,7 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let t = temp_store();
     open(&t.path, &x, false).add(&messages, "maya").unwrap();
     let config = Config { decay: Some(mnemon::Decay::default()), ..Config::default() };
-    let m = Memory::open_stored(&t.path, config).unwrap();
+    let m = Memory::builder(&t.path).stored().config(config).open().unwrap();
     let before = m.facts("maya").unwrap();
     let report = m.consolidate("maya").unwrap();
     // The cat (January) is 144 days older than the logical now (June 2); June's facts are fresh,
@@ -558,7 +556,11 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let t = temp_store();
     open(&t.path, &x, false).add(&messages, "maya").unwrap();
     let fast = mnemon::Decay { half_life_days: 1.0, ..mnemon::Decay::default() };
-    let m = Memory::open_stored(&t.path, Config { decay: Some(fast), ..Config::default() }).unwrap();
+    let m = Memory::builder(&t.path)
+        .stored()
+        .config(Config { decay: Some(fast), ..Config::default() })
+        .open()
+        .unwrap();
     m.consolidate("maya").unwrap();
     let cat = m.facts("maya").unwrap().into_iter().find(|f| f.content.contains("cat")).unwrap();
     assert_eq!(cat.salience, 0.15, "held at the floor, not decayed to nothing");
@@ -591,8 +593,8 @@ fn the_whole_conflict_pass_is_deterministic_across_stores_and_queue_modes() {
     assert_eq!(exports(&inline, "maya"), exports(&background, "maya"));
     drop((inline, background));
     let (a, b) = (
-        Memory::open_stored(&a.path, config.clone()).unwrap(),
-        Memory::open_stored(&b.path, config).unwrap(),
+        Memory::builder(&a.path).stored().config(config.clone()).open().unwrap(),
+        Memory::builder(&b.path).stored().config(config).open().unwrap(),
     );
     assert_eq!(a.consolidate("maya").unwrap(), b.consolidate("maya").unwrap());
     assert_eq!(exports(&a, "maya"), exports(&b, "maya"));
@@ -697,13 +699,12 @@ fn two_stores_on_one_file_never_extract_a_round_twice() {
     let x = with(|x| x.delay_ms = 30);
     let t = temp_store();
     let rounds = {
-        let writer = Memory::open_with(
-            &t.path,
-            Arc::new(HashingEmbedder::default()),
-            Some(x.clone() as Arc<dyn Extractor>),
-            Config { background_extraction: false, ..Config::default() },
-        )
-        .unwrap();
+        let writer = Memory::builder(&t.path)
+            .embedder(HashingEmbedder::default())
+            .extractor(x.clone() as Arc<dyn Extractor>)
+            .config(Config { background_extraction: false, ..Config::default() })
+            .open()
+            .unwrap();
         // Rounds committed without extraction: a store opened with an extractor that fails once
         // per round leaves them all queued.
         x.fail.store(usize::MAX / 2, Ordering::SeqCst);
@@ -740,6 +741,6 @@ fn closing_a_store_cancels_the_extraction_in_progress_and_keeps_its_round_queued
         assert_eq!(x.calls.load(Ordering::SeqCst), 1);
     } // dropped here: the worker must give up the round rather than finish it
     assert!(x.cancelled.load(Ordering::SeqCst), "the extraction saw the cancel");
-    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    let stored = Memory::builder(&t.path).stored().open().unwrap();
     assert_eq!(stored.pending(Some("u")).unwrap(), 1, "the round stays queued");
 }

@@ -40,13 +40,12 @@ fn open(dir: &Path) -> Memory {
     let inner = ScriptedExtractor::from_json("forget", &script.to_string()).unwrap();
     let extractor = CachedExtractor::open(dir.join("extract.db"), inner).unwrap();
     let config = Config { background_extraction: false, ..Config::default() };
-    Memory::open_with(
-        dir.join("store.db"),
-        Arc::new(embedder),
-        Some(Arc::new(extractor) as Arc<dyn Extractor>),
-        config,
-    )
-    .unwrap()
+    Memory::builder(dir.join("store.db"))
+        .embedder(embedder)
+        .extractor(Arc::new(extractor) as Arc<dyn Extractor>)
+        .config(config)
+        .open()
+        .unwrap()
 }
 
 /// Every file in `dir` (the store, the caches, their WAL and shared-memory files), with its name, in name order.

@@ -419,9 +419,11 @@ fn search_scores_lie_in_0_1_with_labels_min_score_and_ranking_options() {
     // Recency and importance reshape the dense score (shown here without fusion, where it is
     // the ranking): off, the oolong note leads; either option puts the recent, important note first.
     let dense = temp_store();
-    let d =
-        Memory::open(&dense.path, HashingEmbedder::default(), Config { rrf_k: None, ..Config::default() })
-            .unwrap();
+    let d = Memory::builder(&dense.path)
+        .embedder(HashingEmbedder::default())
+        .config(Config { rrf_k: None, ..Config::default() })
+        .open()
+        .unwrap();
     d.remember(
         &[
             NewNote::new("The user's favourite tea is oolong.", "2025-01-01T00:00:00").importance(0.1),
@@ -613,7 +615,12 @@ fn delete_leaves_no_trace_in_any_table_the_word_index_or_a_cache() {
         let key;
         let round;
         {
-            let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config.clone()).unwrap();
+            let m = Memory::builder(&t.path)
+                .embedder(embedder.clone())
+                .extractor(x.clone())
+                .config(config.clone())
+                .open()
+                .unwrap();
             key = m
                 .remember(
                     &[NewNote::new("The vault phrase is zqxwvnote.", T1)
@@ -646,7 +653,12 @@ fn delete_leaves_no_trace_in_any_table_the_word_index_or_a_cache() {
         assert!(cached("zqxwvtitle\nThe vault phrase is zqxwvnote."));
         assert!(cached("user: My locker code is zqxwvmarker."));
         {
-            let m = Memory::open_with(&t.path, embedder.clone(), Some(x.clone()), config).unwrap();
+            let m = Memory::builder(&t.path)
+                .embedder(embedder.clone())
+                .extractor(x.clone())
+                .config(config)
+                .open()
+                .unwrap();
             assert_eq!(m.delete(&key, "u").unwrap().record, "note");
             let deleted = m.delete(&round, "u").unwrap();
             assert_eq!((deleted.record, deleted.facts.len()), ("round", 1));
@@ -681,7 +693,12 @@ fn deleting_a_fact_drops_the_values_decisions_quote() {
         "when": null, "subject": "user", "predicate": "lives in", "object": "Lisbon", "salience": 1.0}]}"#;
     let x = Arc::new(ScriptedExtractor::from_json("t", script).unwrap());
     let config = Config { background_extraction: false, ..Config::default() };
-    let m = Memory::open_with(&t.path, Arc::new(HashingEmbedder::default()), Some(x), config).unwrap();
+    let m = Memory::builder(&t.path)
+        .embedder(HashingEmbedder::default())
+        .extractor(x)
+        .config(config)
+        .open()
+        .unwrap();
     m.add(&[Message::user("I live in Porto.", T1)], "u").unwrap();
     m.add(&[Message::user("I moved to Lisbon.", T2)], "u").unwrap();
     let superseded = m.decisions("u").unwrap().into_iter().find(|d| d.kind == "fact.superseded").unwrap();
@@ -837,10 +854,7 @@ fn notes_export_in_all_three_formats_and_a_dump_imports_losslessly() {
         let s = Search::new("sister Oslo");
         assert_eq!(restored.search(&s, "alice").unwrap(), m.search(&s, "alice").unwrap());
         let tampered = dump.replacen(&k[0], "n-XYZ", 1);
-        assert!(matches!(
-            Memory::import(&temp_store().path, &tampered, Config::default()),
-            Err(Error::Import { .. })
-        ));
+        assert!(matches!(Memory::builder(&temp_store().path).import(&tampered), Err(Error::Import { .. })));
     }
 }
 
@@ -953,9 +967,9 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
         assert_eq!(keys.len(), page.notes.len());
         assert_eq!(page.notes.len(), 5);
         // Another embedder: refused, naming the pins, and nothing is written.
-        let other = Memory::open(&c.path, HashingEmbedder::new(64).unwrap(), Config::default()).unwrap();
+        let other = Memory::builder(&c.path).embedder(HashingEmbedder::new(64).unwrap()).open().unwrap();
         drop(other);
-        let other = Memory::open_stored(&c.path, Config::default()).unwrap();
+        let other = Memory::builder(&c.path).stored().open().unwrap();
         let before = other.export("alice", ExportFormat::Text).is_err();
         match project.copy_to(&[&k[0]], "alice", &other) {
             Err(Error::PinMismatch { differences }) => {
@@ -985,8 +999,7 @@ fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
     let x = Arc::new(
         ScriptedExtractor::load(concat!(env!("CARGO_MANIFEST_DIR"), "/cli/src/demo.facts.json")).unwrap(),
     );
-    let m =
-        Memory::open_with(&path, Arc::new(HashingEmbedder::default()), Some(x), Config::default()).unwrap();
+    let m = Memory::builder(&path).embedder(HashingEmbedder::default()).extractor(x).open().unwrap();
     assert_eq!(m.pins().unwrap()["schema_version"], "5");
     assert_eq!(m.export("ana", ExportFormat::Markdown).unwrap(), fixture("md"));
     // The text export and the dump's records less what schema 5 added (the header moved on).
@@ -996,7 +1009,7 @@ fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
     assert_eq!(common::dump_before_schema_5(&dump), common::dump_before_schema_5(&fixture("jsonl")));
     // A version 2 dump (the fixture's) imports into a new store.
     let copy = dir.path().join("copy.db");
-    assert_eq!(Memory::import(&copy, &fixture("jsonl"), Config::default()).unwrap().rounds, 6);
+    assert_eq!(Memory::builder(&copy).import(&fixture("jsonl")).unwrap().rounds, 6);
     // And the migrated store takes notes.
     m.remember(&[NewNote::new("Migrated stores take notes.", "2026-07-01")], "ana").unwrap();
     assert_eq!(m.count("ana").unwrap().notes, 1);

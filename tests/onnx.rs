@@ -67,7 +67,7 @@ fn vectors_are_unit_length_deterministic_and_384_wide() {
 
 #[test]
 fn a_text_embeds_to_the_same_bits_alone_or_in_any_batch() {
-    let dir = mnemon::models::default_dir();
+    let dir = mnemon::model_files::default_dir();
     let batched16 = OnnxEmbedder::new(OnnxConfig { batch_size: 16, ..OnnxConfig::from_dir(&dir) }).unwrap();
     let texts: Vec<String> =
         (0..40).map(|i| format!("{}{}", "filler ".repeat(i * 7 % 60), PAIRS[i % PAIRS.len()].0)).collect();
@@ -86,7 +86,11 @@ fn a_text_embeds_to_the_same_bits_alone_or_in_any_batch() {
 fn recall_with_minilm_finds_the_round_by_meaning() {
     let t = common::temp_store();
     // Dense only: the point is the embedding's sense of meaning, with no word in common.
-    let m = Memory::open_shared(&t.path, minilm(), Config { rrf_k: None, ..Config::default() }).unwrap();
+    let m = Memory::builder(&t.path)
+        .embedder(minilm())
+        .config(Config { rrf_k: None, ..Config::default() })
+        .open()
+        .unwrap();
     m.add(&common::conversation(), "u").unwrap();
     let r = m.recall(Query::new("What musical instrument am I studying?"), "u").unwrap();
     assert!(r.rounds[0].turns[0].content.contains("cello"), "{:?}", r.rounds[0]);
@@ -99,7 +103,7 @@ fn recall_with_minilm_finds_the_round_by_meaning() {
     assert_eq!(pins["embedder.name"], "all-MiniLM-L6-v2-int8");
     assert_eq!(pins["embedder.dim"], "384");
     drop(m);
-    let hashing = Memory::open(&t.path, mnemon::HashingEmbedder::default(), Config::default());
+    let hashing = Memory::builder(&t.path).embedder(mnemon::HashingEmbedder::default()).open();
     match hashing {
         Err(Error::PinMismatch { differences }) => {
             let keys: Vec<&str> = differences.iter().map(|d| d.key.as_str()).collect();
@@ -107,7 +111,7 @@ fn recall_with_minilm_finds_the_round_by_meaning() {
         }
         other => panic!("{:?}", other.err()),
     }
-    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    let stored = Memory::builder(&t.path).stored().open().unwrap();
     assert!(stored.export("u", ExportFormat::Markdown).unwrap().contains("cello"));
 }
 
@@ -115,7 +119,7 @@ fn recall_with_minilm_finds_the_round_by_meaning() {
 fn two_minilm_stores_from_the_same_input_are_identical() {
     let (a, b) = (common::temp_store(), common::temp_store());
     let build = |p: &std::path::Path| {
-        let m = Memory::open_shared(p, minilm(), Config::default()).unwrap();
+        let m = Memory::builder(p).embedder(minilm()).open().unwrap();
         m.add(&common::conversation(), "u").unwrap();
         m.add(&[Message::user("I switched to day shifts.", "2023-08-01T07:00:00")], "u").unwrap();
         m
@@ -138,15 +142,17 @@ fn a_missing_model_file_names_the_file_and_the_fix() {
     }
     // A file that is not a model.
     let fake = tempfile::tempdir().unwrap();
-    let real = mnemon::models::default_dir();
+    let real = mnemon::model_files::default_dir();
     std::fs::create_dir_all(fake.path().join("all-MiniLM-L6-v2")).unwrap();
-    std::fs::write(fake.path().join(mnemon::models::MINILM_MODEL), b"not an onnx model").unwrap();
+    std::fs::write(fake.path().join(mnemon::model_files::MINILM_MODEL), b"not an onnx model").unwrap();
     std::fs::copy(
-        real.join(mnemon::models::MINILM_TOKENIZER),
-        fake.path().join(mnemon::models::MINILM_TOKENIZER),
+        real.join(mnemon::model_files::MINILM_TOKENIZER),
+        fake.path().join(mnemon::model_files::MINILM_TOKENIZER),
     )
     .unwrap();
-    let config =
-        OnnxConfig { runtime: real.join(mnemon::models::ORT_LIBRARY), ..OnnxConfig::from_dir(fake.path()) };
+    let config = OnnxConfig {
+        runtime: real.join(mnemon::model_files::ORT_LIBRARY),
+        ..OnnxConfig::from_dir(fake.path())
+    };
     assert!(matches!(OnnxEmbedder::new(config), Err(Error::ModelUnavailable { .. })));
 }

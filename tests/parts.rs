@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 
 use common::{embedders, open, temp_store};
-use mnemon::{Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, Query};
+use mnemon::{Embedder, ExportFormat, HashingEmbedder, Memory, Message, Query};
 
 /// A long reply, so that the round it closes gets parts.
 fn long_reply() -> String {
@@ -113,7 +113,7 @@ fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
     assert_eq!(count(&old.path, "sqlite_master WHERE name = 'round_parts'"), 0);
     // Opened without an embedder, it gains the (empty) tables and stays readable.
     {
-        let stored = Memory::open_stored(&old.path, Config::default()).unwrap();
+        let stored = Memory::builder(&old.path).stored().open().unwrap();
         assert!(stored.export("ana", ExportFormat::Markdown).unwrap().contains("Emma"));
     }
     assert_eq!(count(&old.path, "round_parts"), 0);

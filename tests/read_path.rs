@@ -290,7 +290,7 @@ fn the_in_memory_index_agrees_with_sqlite_vec_knn() {
     m.add(&other_user_messages(), "v").unwrap();
     for q in ["note about 3 and 4", "about 16", "something else entirely"] {
         let ours = m.recall(Query::new(q).top_k(20), "u").unwrap().rounds;
-        let theirs = m.nearest_by_sqlite_vec(q, "u", 20).unwrap();
+        let theirs = m.nearest_in_database(q, "u", 20).unwrap();
         assert_eq!(ours.len(), theirs.len());
         for (a, (key, cos)) in ours.iter().zip(&theirs) {
             assert!((a.cosine - cos).abs() < 1e-4, "{q}: {} {} vs {key} {cos}", a.key, a.cosine);
@@ -316,7 +316,7 @@ fn a_store_built_through_the_vector_cache_is_identical() {
         } else {
             std::sync::Arc::new(HashingEmbedder::default())
         };
-        let m = Memory::open_shared(path, embedder, Config::default()).unwrap();
+        let m = Memory::builder(path).embedder(embedder).open().unwrap();
         m.add(&common::conversation(), "u").unwrap();
         (m.export("u", ExportFormat::Jsonl).unwrap(), m.get_context("Toby", "u").unwrap())
     };
@@ -333,7 +333,7 @@ fn a_store_built_through_the_vector_cache_is_identical() {
 fn reciprocal_rank_fusion_ranks_by_both_lists() {
     let t = temp_store();
     let config = Config { rrf_k: Some(60), ..Config::default() };
-    let m = Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
+    let m = Memory::builder(&t.path).embedder(HashingEmbedder::default()).config(config).open().unwrap();
     let mut msgs: Vec<Message> = (0..150)
         .map(|i| Message::user(format!("weekly note {i} about groceries and errands"), "2024-02-01T09:00:00"))
         .collect();
@@ -357,7 +357,7 @@ fn reciprocal_rank_fusion_ranks_by_both_lists() {
 fn the_lexical_ranking_is_the_users_own() {
     // BM25 statistics are per user: another user's rounds, sharing every word, move nothing.
     let t = temp_store();
-    let m = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let m = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     let msgs: Vec<Message> = (0..40)
         .map(|i| {
             let topic = ["groceries", "ferry", "violin", "garden"][i % 4];
@@ -372,14 +372,14 @@ fn the_lexical_ranking_is_the_users_own() {
     m.add(&noise, "v").unwrap();
     assert_eq!(m.recall(q, "u").unwrap(), before);
     drop(m);
-    let reopened = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let reopened = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     assert_eq!(reopened.recall(q, "u").unwrap(), before);
 }
 
 #[test]
 fn the_word_index_grown_by_add_equals_one_built_from_the_file() {
     let t = temp_store();
-    let m = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let m = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     let day = |d: usize| format!("2024-03-{:02}T10:00:00", d + 1);
     let first: Vec<Message> =
         (0..20).map(|i| Message::user(format!("first batch {i} kayak lake"), day(i % 5))).collect();
@@ -391,12 +391,14 @@ fn the_word_index_grown_by_add_equals_one_built_from_the_file() {
     m.add(&second, "u").unwrap();
     let warm = m.recall(q, "u").unwrap();
     drop(m);
-    let cold = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let cold = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     assert_eq!(cold.recall(q, "u").unwrap(), warm);
-    let dense =
-        Memory::open(&t.path, HashingEmbedder::default(), Config { rrf_k: None, ..Config::default() })
-            .unwrap()
-            .recall(q, "u")
-            .unwrap();
+    let dense = Memory::builder(&t.path)
+        .embedder(HashingEmbedder::default())
+        .config(Config { rrf_k: None, ..Config::default() })
+        .open()
+        .unwrap()
+        .recall(q, "u")
+        .unwrap();
     assert_ne!(dense, warm, "fusion is on by default and changes the ranking");
 }

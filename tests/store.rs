@@ -14,7 +14,7 @@ fn edited_store(sql: &str) -> common::TempStore {
 }
 
 fn reopen(t: &common::TempStore) -> mnemon::Result<Memory> {
-    Memory::open(&t.path, HashingEmbedder::default(), Config::default())
+    Memory::builder(&t.path).embedder(HashingEmbedder::default()).open()
 }
 
 #[test]
@@ -22,7 +22,7 @@ fn a_store_opened_with_another_embedder_is_refused_naming_every_differing_pin() 
     let t = temp_store();
     hashing(&t.path).add(&conversation(), "u").unwrap();
     let other = HashingEmbedder::new(128).unwrap();
-    match Memory::open(&t.path, other, Config::default()) {
+    match Memory::builder(&t.path).embedder(other).open() {
         Err(Error::PinMismatch { differences }) => {
             let keys: Vec<&str> = differences.iter().map(|d| d.key.as_str()).collect();
             assert_eq!(keys, vec!["embedder.dim"]);
@@ -40,7 +40,7 @@ fn a_write_setting_change_is_a_pin_mismatch_too() {
     let t = temp_store();
     drop(hashing(&t.path));
     let config = Config { dedup_cosine: 0.9, ..Config::default() };
-    match Memory::open(&t.path, HashingEmbedder::default(), config) {
+    match Memory::builder(&t.path).embedder(HashingEmbedder::default()).config(config).open() {
         Err(Error::PinMismatch { differences }) => {
             assert_eq!(differences.len(), 1);
             assert_eq!(differences[0].key, "rounds.dedup_cosine");
@@ -49,7 +49,7 @@ fn a_write_setting_change_is_a_pin_mismatch_too() {
     }
     // Read-path settings are not pinned.
     let config = Config { top_k: 3, time_weight: 0.2, context_budget: Some(300), ..Config::default() };
-    Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
+    Memory::builder(&t.path).embedder(HashingEmbedder::default()).config(config).open().unwrap();
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn several_differing_pins_are_all_listed() {
     let hash = blake3::hash(serde_json::to_string(&pins).unwrap().as_bytes()).to_hex().to_string();
     conn.execute("UPDATE meta SET value = ?1 WHERE key = 'pins_hash'", [&hash]).unwrap();
     drop(conn);
-    match Memory::open(&t.path, HashingEmbedder::default(), Config::default()) {
+    match Memory::builder(&t.path).embedder(HashingEmbedder::default()).open() {
         Err(Error::PinMismatch { differences }) => {
             let keys: Vec<&str> = differences.iter().map(|d| d.key.as_str()).collect();
             assert_eq!(keys, vec!["embedder.name", "embedder.revision"]);
@@ -102,7 +102,7 @@ fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
     let t = temp_store();
     std::fs::write(&t.path, b"this is a text file, not a database\n".repeat(200)).unwrap();
     let before = std::fs::read(&t.path).unwrap();
-    match Memory::open(&t.path, HashingEmbedder::default(), Config::default()) {
+    match Memory::builder(&t.path).embedder(HashingEmbedder::default()).open() {
         Err(Error::NotAStore { path, reason }) => {
             assert_eq!(path, t.path);
             assert!(reason.contains("not a SQLite database"), "{reason}");
@@ -123,12 +123,12 @@ fn a_foreign_sqlite_database_is_refused() {
 fn open_stored_exports_without_models_but_refuses_to_embed() {
     let t = temp_store();
     hashing(&t.path).add(&conversation(), "u").unwrap();
-    let stored = Memory::open_stored(&t.path, Config::default()).unwrap();
+    let stored = Memory::builder(&t.path).stored().open().unwrap();
     assert!(stored.export("u", ExportFormat::Markdown).unwrap().contains("Toby"));
     assert!(matches!(stored.add(&conversation(), "u"), Err(Error::NoEmbedder { operation: "add" })));
     assert!(matches!(stored.recall("dog", "u"), Err(Error::NoEmbedder { operation: "recall" })));
     assert!(matches!(
-        Memory::open_stored(t.dir.path().join("missing.db"), Config::default()),
+        Memory::builder(t.dir.path().join("missing.db")).stored().open(),
         Err(Error::NotAStore { .. })
     ));
 }
@@ -158,7 +158,7 @@ fn invalid_config_is_refused_before_touching_the_file() {
     let t = temp_store();
     let config = Config { top_k: 0, ..Config::default() };
     assert!(matches!(
-        Memory::open(&t.path, HashingEmbedder::default(), config),
+        Memory::builder(&t.path).embedder(HashingEmbedder::default()).config(config).open(),
         Err(Error::InvalidConfig { field: "top_k", .. })
     ));
     assert!(!t.path.exists());
@@ -222,7 +222,7 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
 
     let truncated = t.dir.path().join("truncated.db");
     std::fs::write(&truncated, &whole[..whole.len() / 2]).unwrap();
-    match Memory::open_stored(&truncated, Config::default()) {
+    match Memory::builder(&truncated).stored().open() {
         Err(Error::Corrupt { path, reason }) => {
             assert_eq!(path, truncated);
             assert!(reason.contains("truncated"), "{reason}");
@@ -244,7 +244,7 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
         }
         std::fs::write(&damaged, &bytes).unwrap();
         let named = |e: &Error| matches!(e, Error::Corrupt { path, .. } if *path == damaged);
-        let m = match Memory::open(&damaged, HashingEmbedder::default(), Config::default()) {
+        let m = match Memory::builder(&damaged).embedder(HashingEmbedder::default()).open() {
             Err(e) => {
                 assert!(named(&e), "{e}");
                 continue;
@@ -279,7 +279,7 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
 fn a_full_store_fails_the_write_cleanly_and_keeps_everything_committed() {
     let t = temp_store();
     let config = Config { max_store_bytes: Some(8 << 20), ..Config::default() };
-    let m = Memory::open(&t.path, HashingEmbedder::default(), config).unwrap();
+    let m = Memory::builder(&t.path).embedder(HashingEmbedder::default()).config(config).open().unwrap();
     let mut acknowledged = 0;
     let big = |i: usize| {
         let mut round = tulips(i);

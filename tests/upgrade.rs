@@ -32,7 +32,12 @@ fn script(name: &str, json: &str) -> Arc<dyn Extractor> {
 
 fn open_with(path: &std::path::Path, x: Option<&Arc<dyn Extractor>>) -> Memory {
     let config = Config { background_extraction: false, ..Config::default() };
-    Memory::open_with(path, Arc::new(HashingEmbedder::default()), x.cloned(), config).unwrap()
+    Memory::builder(path)
+        .embedder(HashingEmbedder::default())
+        .optional_extractor(x.cloned())
+        .config(config)
+        .open()
+        .unwrap()
 }
 
 #[test]
@@ -41,7 +46,7 @@ fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
     let path = unpack(dir.path(), "store-v4.db.gz");
     let original = std::fs::read(&path).unwrap();
     // No extractor: reading needs the embedder only.
-    let m = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
+    let m = Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap();
     let pins = m.pins().unwrap();
     assert_eq!(pins["schema_version"], "5");
     assert_eq!(pins["extraction"], "on");
@@ -88,21 +93,21 @@ fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
 
     // A migrated store's dump imports, and the copy exports the same.
     let copy = dir.path().join("copy.db");
-    Memory::import(&copy, &dump, Config::default()).unwrap();
-    let copy = Memory::open_stored(&copy, Config::default()).unwrap();
+    Memory::builder(&copy).import(&dump).unwrap();
+    let copy = Memory::builder(&copy).stored().open().unwrap();
     assert_eq!(copy.export("ana", ExportFormat::Jsonl).unwrap(), dump);
     assert_eq!(copy.extractors(None).unwrap()[0].hash, x.hash);
 
     // The fixture's own (version 3) dump imports as well, naming the same extractor.
     let old = dir.path().join("old-dump.db");
-    Memory::import(&old, &fixture("store-v4.ana.jsonl"), Config::default()).unwrap();
-    let old = Memory::open_stored(&old, Config::default()).unwrap();
+    Memory::builder(&old).import(&fixture("store-v4.ana.jsonl")).unwrap();
+    let old = Memory::builder(&old).stored().open().unwrap();
     assert_eq!(old.export("ana", ExportFormat::Jsonl).unwrap(), dump);
 
     // Opened again: nothing left to migrate, and the backup is not made again.
     drop(m);
     std::fs::remove_file(&backup).unwrap();
-    let again = Memory::open(&path, HashingEmbedder::default(), Config::default()).unwrap();
+    let again = Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap();
     assert!(!backup.exists());
     assert_eq!(again.export("ana", ExportFormat::Jsonl).unwrap(), dump);
 }
@@ -213,14 +218,14 @@ fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
         "only those that made records"
     );
     let copy = t.dir.path().join("copy.db");
-    Memory::import(&copy, &dump, Config::default()).unwrap();
+    Memory::builder(&copy).import(&dump).unwrap();
     assert_eq!(
-        Memory::open_stored(&copy, Config::default()).unwrap().export("maya", ExportFormat::Jsonl).unwrap(),
+        Memory::builder(&copy).stored().open().unwrap().export("maya", ExportFormat::Jsonl).unwrap(),
         dump
     );
 
     // Without an extractor there is nothing to re-extract with.
-    let plain = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let plain = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     assert!(matches!(plain.reextract(None, Reextract::All), Err(Error::NoExtractor { .. })));
 }
 
@@ -230,7 +235,7 @@ fn a_handle_without_an_extractor_queues_rounds_for_the_next_one_with_it() {
     let x = script("facts", &v1);
     let t = temp_store();
     open_with(&t.path, Some(&x)).add(&history()[..2], "maya").unwrap();
-    let plain = Memory::open(&t.path, HashingEmbedder::default(), Config::default()).unwrap();
+    let plain = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     plain.add(&history()[2..4], "maya").unwrap();
     assert_eq!(plain.pending(Some("maya")).unwrap(), 1);
     assert!(matches!(plain.flush(), Err(Error::NoExtractor { pending: 1, .. })));
@@ -244,9 +249,10 @@ fn a_handle_without_an_extractor_queues_rounds_for_the_next_one_with_it() {
     assert!(facts[0].content.contains("Lisbon"), "the move superseded Porto: {facts:?}");
     // A store made without an extractor refuses one, naming the pin.
     let none = temp_store();
-    Memory::open(&none.path, HashingEmbedder::default(), Config::default()).unwrap();
+    Memory::builder(&none.path).embedder(HashingEmbedder::default()).open().unwrap();
     let config = Config::default();
-    match Memory::open_with(&none.path, Arc::new(HashingEmbedder::default()), Some(x), config) {
+    match Memory::builder(&none.path).embedder(HashingEmbedder::default()).extractor(x).config(config).open()
+    {
         Err(Error::PinMismatch { differences }) => {
             assert_eq!(differences.iter().map(|d| d.key.as_str()).collect::<Vec<_>>(), ["extraction"])
         }
@@ -273,7 +279,7 @@ fn consolidate_rekeys_and_resettles_every_fact_as_the_current_rules_would() {
     )
     .unwrap();
     drop(conn);
-    let m = Memory::open_stored(&t.path, Config::default()).unwrap();
+    let m = Memory::builder(&t.path).stored().open().unwrap();
     assert_eq!(m.facts("maya").unwrap().len(), 3);
     let report = m.consolidate("maya").unwrap();
     assert_eq!((report.superseded, report.restored, report.rekeyed), (1, 0, 1), "{report:?}");

@@ -13,52 +13,9 @@ use mnemon::{
 };
 use mnemon_eval::metrics::percentile;
 
-use crate::anyhow_lite::{Context as _, Fail};
-use crate::{EmbedArgs, FusionArgs};
+use anyhow::{anyhow, bail, Context as _, Result};
 
-#[derive(clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    embed: EmbedArgs,
-    /// Store sizes to measure, in rounds.
-    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
-    sizes: Vec<usize>,
-    /// Recall queries per size.
-    #[arg(long, default_value_t = 200)]
-    queries: usize,
-    /// Draw round texts from this many distinct texts, embedding each once (for sizes where
-    /// embedding every round would take hours; the embed-only column then covers the pool).
-    #[arg(long)]
-    pool: Option<usize>,
-    /// Rounds per add() call (one session each).
-    #[arg(long, default_value_t = 10)]
-    session_rounds: usize,
-    /// Words in each synthetic reply. At 85 or more a round reaches 100 words, so it also gets
-    /// part records (one per sentence of its user turn).
-    #[arg(long, default_value_t = 35)]
-    reply_words: usize,
-    /// Sentences of 15 words in each synthetic user turn.
-    #[arg(long, default_value_t = 1)]
-    user_sentences: usize,
-    /// Measure notes (remember, list and search, with and without filters) instead of rounds;
-    /// sizes are then in notes.
-    #[arg(long)]
-    notes: bool,
-    /// Build each store in a fresh database on this PostgreSQL server (a URL whose user may
-    /// create databases) instead of a temporary file; dropped afterwards.
-    #[arg(long, value_name = "URL")]
-    postgres: Option<String>,
-    /// Spread each size's rounds over this many users (a session each in turn); queries go to
-    /// the users in turn.
-    #[arg(long, default_value_t = 1)]
-    users: usize,
-    /// With --postgres: also measure pgvector's HNSW index (built after ingest) against the exact
-    /// scan on the same queries: build time, KNN p50 both ways, recall@10 of HNSW.
-    #[arg(long)]
-    hnsw: bool,
-    #[command(flatten)]
-    fusion: FusionArgs,
-}
+use crate::flags::BenchArgs as Args;
 
 /// Common English words, so that texts tokenize like chat (about one word piece per word).
 const VOCABULARY: &[&str] = &[
@@ -276,7 +233,7 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// p50 and p95 of `f` over `queries`, in milliseconds.
-fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) -> Result<(f64, f64), Fail> {
+fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) -> Result<(f64, f64)> {
     let mut times = Vec::with_capacity(queries.len());
     for q in queries {
         let t = Instant::now();
@@ -290,8 +247,8 @@ fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) ->
 /// Notes: 12 words each, two of 24 tags drawn at random, the three kinds in turn, one every 10
 /// minutes from 2024-01-01. The filter keeps one tag, two kinds and the last three quarters of the
 /// time span: about 6 % of the notes.
-fn run_notes(args: &Args) -> Result<(), Fail> {
-    let embedder = args.embed.build()?;
+fn run_notes(args: &Args) -> Result<()> {
+    let embedder = args.models.embedder()?;
     println!("embedder: {} ({} dims), notes", embedder.pins().name, embedder.pins().dim);
     println!("| notes | remember notes/s | index load (ms) | search p50 / p95 (ms) | search, filtered p50 / p95 (ms) | list p50 / p95 (ms) | list, filtered p50 / p95 (ms) | peak RSS (MiB) |");
     println!("|---|---|---|---|---|---|---|---|");
@@ -312,11 +269,10 @@ fn run_notes(args: &Args) -> Result<(), Fail> {
             })
             .collect();
         let dir = tempfile::tempdir().context("temp dir")?;
-        let memory = Memory::open_shared(
-            dir.path().join("bench.db"),
-            embedder.clone(),
-            Config { rrf_k: args.fusion.rrf_k(), ..Config::default() },
-        )?;
+        let memory = Memory::builder(dir.path().join("bench.db"))
+            .embedder(embedder.clone())
+            .config(Config { rrf_k: args.fusion.rrf_k(), ..Config::default() })
+            .open()?;
         let t = Instant::now();
         for chunk in notes.chunks(mnemon::MAX_NOTES_PER_CALL) {
             memory.remember(chunk, "bench")?;
@@ -362,10 +318,9 @@ struct BenchDb {
 }
 
 impl BenchDb {
-    fn create(admin: &str, size: usize) -> Result<BenchDb, Fail> {
+    fn create(admin: &str, size: usize) -> Result<BenchDb> {
         let name = format!("mnemon_bench_{size}_{}", std::process::id());
-        let mut client =
-            postgres::Client::connect(admin, postgres::NoTls).context("connect to --postgres")?;
+        let mut client = postgres::Client::connect(admin, postgres::NoTls).context("connect to --scratch")?;
         client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).context("drop")?;
         client.batch_execute(&format!("CREATE DATABASE {name}")).context("create database")?;
         // Room to build an HNSW index over a million vectors in memory (pgvector slows down a lot
@@ -373,18 +328,17 @@ impl BenchDb {
         client
             .batch_execute(&format!("ALTER DATABASE {name} SET maintenance_work_mem = '2GB'"))
             .context("set maintenance_work_mem")?;
-        let (base, _) =
-            admin.rsplit_once('/').ok_or_else(|| Fail::msg("--postgres: a URL with a database"))?;
+        let (base, _) = admin.rsplit_once('/').ok_or_else(|| anyhow!("--scratch: a URL with a database"))?;
         Ok(BenchDb { admin: admin.to_owned(), url: format!("{base}/{name}"), name })
     }
 
-    fn backend(&self, approximate: bool) -> Result<Arc<dyn mnemon::backend::Backend>, Fail> {
+    fn backend(&self, approximate: bool) -> Result<Arc<dyn mnemon::Backend>> {
         Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.approximate(approximate)))
     }
 
-    fn drop_database(self) -> Result<(), Fail> {
+    fn drop_database(self) -> Result<()> {
         let mut client =
-            postgres::Client::connect(&self.admin, postgres::NoTls).context("connect to --postgres")?;
+            postgres::Client::connect(&self.admin, postgres::NoTls).context("connect to --scratch")?;
         client
             .batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", self.name))
             .context("drop")?;
@@ -392,14 +346,14 @@ impl BenchDb {
     }
 }
 
-pub fn run(args: &Args) -> Result<(), Fail> {
-    if args.hnsw && args.postgres.is_none() {
-        return Err(Fail::msg("--hnsw needs --postgres"));
+pub fn run(args: &Args) -> Result<()> {
+    if args.hnsw && args.scratch.is_none() {
+        bail!("--hnsw needs --scratch");
     }
     if args.notes {
         return run_notes(args);
     }
-    let base = args.embed.build()?;
+    let base = args.models.embedder()?;
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
     println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | database KNN p50 (ms) | peak RSS (MiB) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -427,14 +381,19 @@ pub fn run(args: &Args) -> Result<(), Fail> {
 
         let dir = tempfile::tempdir().context("temp dir")?;
         let config = Config { rrf_k: args.fusion.rrf_k(), ..Config::default() };
-        let database = match &args.postgres {
+        let database = match &args.scratch {
             Some(url) => Some(BenchDb::create(url, size)?),
             None => None,
         };
         let second = embedder.clone();
         let memory = match &database {
-            Some(db) => Memory::open_on(db.backend(false)?, embedder, None, config.clone())?,
-            None => Memory::open_shared(dir.path().join("bench.db"), embedder, config.clone())?,
+            Some(db) => {
+                Memory::builder(db.backend(false)?).embedder(embedder).config(config.clone()).open()?
+            }
+            None => Memory::builder(dir.path().join("bench.db"))
+                .embedder(embedder)
+                .config(config.clone())
+                .open()?,
         };
         let users = args.users.max(1);
         let user = |n: usize| if users == 1 { "bench".to_owned() } else { format!("bench-{}", n % users) };
@@ -488,7 +447,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
         let mut hnsw_line = None;
         if let (true, Some(db)) = (args.hnsw, &database) {
             let t = Instant::now();
-            let approx = Memory::open_on(db.backend(true)?, second, None, config)?;
+            let approx = Memory::builder(db.backend(true)?).embedder(second).config(config).open()?;
             let build_s = t.elapsed().as_secs_f64();
             let (mut times, mut found) = (Vec::with_capacity(queries.len()), 0usize);
             let mut wanted = 0usize;

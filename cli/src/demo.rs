@@ -7,8 +7,9 @@ use std::sync::Arc;
 use mnemon::extract::{Extractor, ScriptedExtractor};
 use mnemon::{Config, ExportFormat, Memory, Message, NewNote, Query, Scope, Search};
 
-use crate::anyhow_lite::{Context as _, Fail};
-use crate::EmbedArgs;
+use anyhow::{Context as _, Result};
+
+use crate::flags::ModelArgs;
 
 const CONVERSATION: &str = include_str!("demo.jsonl");
 /// The facts of the demo's rounds, as a model would write them: the demo runs anywhere, with no
@@ -18,20 +19,22 @@ const USER: &str = "maya";
 const QUESTION: &str = "Where does Maya live now, and what should I avoid when suggesting food?";
 const DATE: &str = "2026-06-25T08:00:00";
 
-pub fn run(db: Option<PathBuf>, embed: &EmbedArgs) -> Result<(), Fail> {
+pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
     let temp = tempfile::tempdir().context("creating a temporary folder")?;
     let path = db.unwrap_or_else(|| temp.path().join("demo.db"));
     let facts: Arc<dyn Extractor> = Arc::new(ScriptedExtractor::from_json("demo.facts.json", FACTS)?);
     let config = Config { background_extraction: false, ..Config::default() };
-    let memory = Memory::open_with(&path, embed.build()?, Some(facts), config)?;
+    let memory =
+        Memory::builder(&path).embedder(models.embedder()?).extractor(facts).config(config).open()?;
     let messages = CONVERSATION
         .lines()
         .enumerate()
         .map(|(i, line)| {
-            let v: serde_json::Value = serde_json::from_str(line).context(format!("demo line {}", i + 1))?;
+            let v: serde_json::Value =
+                serde_json::from_str(line).with_context(|| format!("demo line {}", i + 1))?;
             Ok(Message::from_json(&v, &format!("demo line {}", i + 1))?)
         })
-        .collect::<Result<Vec<_>, Fail>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let report = memory.add(&messages, USER)?;
     println!(
         "== ingest: {} messages → {} rounds stored, {} duplicate rounds skipped, {} empty turns dropped",

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mnemon::extract::{Extractor as _, LlamaConfig, LlamaExtractor};
-use mnemon::{Config, Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Role, Turn};
+use mnemon::{Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Role, Turn};
 
 struct Report {
     failures: usize,
@@ -22,20 +22,20 @@ impl Report {
 
 pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>) -> ExitCode {
     let mut r = Report { failures: 0 };
-    let dir = models.unwrap_or_else(mnemon::models::default_dir);
+    let dir = models.unwrap_or_else(mnemon::model_files::default_dir);
     println!("models folder: {}", dir.display());
-    for (path, status) in mnemon::models::verify(&dir) {
+    for (path, status) in mnemon::model_files::verify(&dir) {
         match status {
             Ok(()) => r.ok("model file", path.display()),
-            Err(e) => r.fail(&format!("model file {}", path.display()), e, mnemon::models::FETCH_HINT),
+            Err(e) => r.fail(&format!("model file {}", path.display()), e, mnemon::model_files::FETCH_HINT),
         }
     }
     match OnnxEmbedder::new(OnnxConfig::from_dir(&dir)) {
         Ok(e) => match e.embed_query("The user lives in Lisbon.") {
             Ok(v) => r.ok("ONNX Runtime + MiniLM", format!("loaded, embeds to {} dimensions", v.len())),
-            Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::models::FETCH_HINT),
+            Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::model_files::FETCH_HINT),
         },
-        Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::models::FETCH_HINT),
+        Err(err) => r.fail("ONNX Runtime + MiniLM", err, mnemon::model_files::FETCH_HINT),
     }
     #[cfg(target_arch = "x86_64")]
     r.ok(
@@ -84,7 +84,9 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
         }
     }
     if let Some(db) = db {
-        let opened = mnemon_postgres::reference::open_stored(db, Config::default())
+        let opened = Memory::builder(db)
+            .stored()
+            .open()
             .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?, m.check(false)?)));
         match opened {
             Ok((pins, users, extractors, problems)) => {
@@ -120,6 +122,6 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
 
 fn sqlite_versions() -> mnemon::Result<Vec<(String, String)>> {
     let dir = tempfile::tempdir()?;
-    let memory = Memory::open(dir.path().join("doctor.db"), HashingEmbedder::default(), Config::default())?;
+    let memory = Memory::builder(dir.path().join("doctor.db")).embedder(HashingEmbedder::default()).open()?;
     memory.versions()
 }

@@ -2,40 +2,17 @@
 // Timing the call is this command's job; the library never reads a clock.
 #![allow(clippy::disallowed_methods)]
 
-use std::path::PathBuf;
 use std::time::Instant;
 
 use mnemon::extract::{Extractor, LlamaConfig, LlamaExtractor};
 use mnemon::{Role, Turn};
 
-use crate::anyhow_lite::{Context as _, Fail};
+use anyhow::{anyhow, Context as _, Result};
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// The GGUF model file.
-    #[arg(long)]
-    model: PathBuf,
-    /// CPU threads.
-    #[arg(long, default_value_t = 2)]
-    threads: i32,
-    /// Most tokens generated.
-    #[arg(long, default_value_t = LlamaConfig::default().max_tokens)]
-    max_tokens: usize,
-    /// Most tokens of round text read (the user turn first).
-    #[arg(long, default_value_t = LlamaConfig::default().input_cap)]
-    input_cap: usize,
-    /// The output contract: `open` or `closed`.
-    #[arg(long, default_value = "open", value_parser = crate::parse_contract)]
-    contract: mnemon::extract::Contract,
-    /// Most tokens drafted per decode from the round's own prompt and output (0: none).
-    #[arg(long, default_value_t = LlamaConfig::default().draft)]
-    draft: usize,
-    /// The round: lines starting `user:` or `assistant:` begin a turn; other lines continue it.
-    round: String,
-}
+use crate::flags::ExtractArgs as Args;
 
 /// Turns from `user: …` / `assistant: …` lines.
-pub fn parse_round(text: &str) -> Result<Vec<Turn>, Fail> {
+pub fn parse_round(text: &str) -> Result<Vec<Turn>> {
     let mut turns: Vec<Turn> = Vec::new();
     for line in text.lines() {
         let start = [("user:", Role::User), ("assistant:", Role::Assistant)]
@@ -53,27 +30,27 @@ pub fn parse_round(text: &str) -> Result<Vec<Turn>, Fail> {
                 t.content.push('\n');
                 t.content.push_str(line);
             }
-            (None, None) => return Err(Fail::msg("the round must start with `user:` or `assistant:`")),
+            (None, None) => return Err(anyhow!("the round must start with `user:` or `assistant:`")),
         }
     }
     if turns.is_empty() {
-        return Err(Fail::msg("the round is empty"));
+        return Err(anyhow!("the round is empty"));
     }
     Ok(turns)
 }
 
-pub fn run(args: &Args) -> Result<(), Fail> {
+pub fn run(args: &Args) -> Result<()> {
     let turns = parse_round(&args.round)?;
     let config = LlamaConfig {
-        threads: args.threads,
-        max_tokens: args.max_tokens,
-        input_cap: args.input_cap,
-        contract: args.contract,
-        draft: args.draft,
+        threads: args.extract_threads,
+        max_tokens: args.extract_max_tokens,
+        input_cap: args.extract_input_cap,
+        contract: args.extract_contract.into(),
+        draft: args.extract_draft,
         ..LlamaConfig::default()
     };
     let started = Instant::now();
-    let extractor = LlamaExtractor::load(&args.model, config)?;
+    let extractor = LlamaExtractor::load(&args.extractor, config)?;
     let loaded = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let extraction = extractor.extract(&turns)?;

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chrono::NaiveDate;
-use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message, NewNote, Timestamp};
+use mnemon::{ExportFormat, HashingEmbedder, Memory, Message, NewNote, Timestamp};
 use mnemon_eval::data::{load_bytes, Benchmark};
 
 /// What one target did.
@@ -192,7 +192,7 @@ const LOCOMO: &str = r#"[{"sample_id":"conv-1","conversation":{"speaker_a":"Ann"
 /// A dump of a small store with a round, a fact-free note and two users: the importer's seed.
 fn dump_seed() -> Result<String, mnemon::Error> {
     let dir = tempfile::tempdir()?;
-    let m = Memory::open(dir.path().join("seed.db"), HashingEmbedder::default(), Config::default())?;
+    let m = Memory::builder(dir.path().join("seed.db")).embedder(HashingEmbedder::default()).open()?;
     m.add(
         &[
             Message::user("I moved to Lisbon in March.", "2023/05/20 (Sat) 02:21"),
@@ -241,7 +241,7 @@ fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> 
                 if ok {
                     imports.set(imports.get() + 1);
                     let path = import_dir.path().join(format!("import-{}.db", imports.get()));
-                    let imported = Memory::import(&path, &t, Config::default()).is_ok();
+                    let imported = Memory::builder(&path).import(&t).is_ok();
                     let _ = std::fs::remove_file(&path);
                     let _ = std::fs::remove_file(path.with_extension("db-wal"));
                     let _ = std::fs::remove_file(path.with_extension("db-shm"));
@@ -269,7 +269,7 @@ fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> 
             ]),
             run: Box::new(|b| {
                 let t = text(b);
-                let parsed = mnemon::extract::parse(&t).is_some();
+                let parsed = mnemon::internals::extract::parse(&t).is_some();
                 let _ = mnemon::extract::Extraction::from_output(t, false, 10, 5);
                 parsed
             }),
@@ -285,9 +285,9 @@ fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> 
             ]),
             run: Box::new(|b| {
                 let t = text(b);
-                let (date, question) = mnemon::time::split_date_prefix(&t);
+                let (date, question) = mnemon::internals::time::split_date_prefix(&t);
                 let at = date.map_or(anchor(), |d| d.date());
-                mnemon::time::query_window(question, at).is_some()
+                mnemon::internals::time::query_window(question, at).is_some()
             }),
         },
         Target {
@@ -297,9 +297,9 @@ fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> 
                 let t = text(b);
                 let mut parts = t.splitn(3, '|');
                 let (s, p, o) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
-                let n = mnemon::normalize::normalize(s, p, o);
+                let n = mnemon::internals::normalize::normalize(s, p, o);
                 let _ = n.pair_key();
-                !mnemon::normalize::text(&t).is_empty()
+                !mnemon::internals::normalize::text(&t).is_empty()
             }),
         },
         Target {
@@ -314,7 +314,7 @@ fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> 
             run: Box::new(|b| {
                 let t = text(b);
                 let (mention, fact) = t.split_once('|').unwrap_or((&t, ""));
-                mnemon::resolve::resolve(mention, anchor(), fact).is_some()
+                mnemon::internals::resolve::resolve(mention, anchor(), fact).is_some()
             }),
         },
     ])

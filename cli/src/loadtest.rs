@@ -15,41 +15,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::anyhow_lite::Fail;
-use crate::bench::Words;
+use anyhow::{anyhow, bail, Result};
 
-#[derive(clap::Args)]
-pub struct Args {
-    /// The server's base URL.
-    #[arg(long, default_value = "http://127.0.0.1:7424")]
-    url: String,
-    /// Concurrent clients.
-    #[arg(long, default_value_t = 50)]
-    clients: usize,
-    /// Seconds of load.
-    #[arg(long, default_value_t = 60)]
-    seconds: u64,
-    /// Share of requests that write (save one memory); the rest search.
-    #[arg(long, default_value_t = 0.25)]
-    writes: f64,
-    /// Users the requests spread over.
-    #[arg(long, default_value_t = 10)]
-    users: usize,
-    /// Memories saved per user before the load starts.
-    #[arg(long, default_value_t = 1000)]
-    seed: usize,
-    /// Requests per second offered in total, on a fixed schedule (open loop); none: each client
-    /// sends as soon as its last request is answered (closed loop).
-    #[arg(long)]
-    rate: Option<f64>,
-    /// Bearer token, if the server wants one.
-    #[arg(long)]
-    token: Option<String>,
-    /// Users are named `<prefix>-0`, `<prefix>-1`, …: several load generators on one store
-    /// (through several servers) keep to users of their own, so each can count its writes.
-    #[arg(long, default_value = "load")]
-    prefix: String,
-}
+use crate::bench::Words;
+use crate::flags::LoadtestArgs as Args;
 
 struct Sample {
     write: bool,
@@ -85,9 +54,9 @@ fn percentile(sorted: &[u64], p: f64) -> f64 {
     sorted[i] as f64 / 1000.0
 }
 
-pub fn run(args: &Args) -> Result<(), Fail> {
+pub fn run(args: &Args) -> Result<()> {
     if args.rate.is_some_and(|r| !(r.is_finite() && r > 0.0)) {
-        return Err(Fail::msg("--rate must be a positive number of requests per second"));
+        bail!("--rate must be a positive number of requests per second");
     }
     let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
     let token = args.token.as_deref();
@@ -105,9 +74,9 @@ pub fn run(args: &Args) -> Result<(), Fail> {
                 token,
                 &json!({"user_id": format!("{}-{u}", args.prefix), "memories": memories}),
             )
-            .map_err(Fail::msg)?;
+            .map_err(|e| anyhow!(e))?;
             if status != 200 {
-                return Err(Fail::msg(format!("seeding answered {status}")));
+                bail!("seeding answered {status}");
             }
         }
     }
@@ -170,7 +139,7 @@ pub fn run(args: &Args) -> Result<(), Fail> {
     std::thread::sleep(Duration::from_secs(args.seconds));
     stop.store(true, Ordering::Relaxed);
     for h in handles {
-        h.join().map_err(|_| Fail::msg("a client panicked"))?;
+        h.join().map_err(|_| anyhow!("a client panicked"))?;
     }
     let elapsed = started.elapsed().as_secs_f64();
     let samples = samples.lock().unwrap();

@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use mnemon::extract::{ExtractedFact, LlamaExtractor, Speed};
-use mnemon::facts::{verify, Note};
-use mnemon::prefilter::skip;
+use mnemon::internals::prefilter::skip;
+use mnemon::internals::verify::{verify, Note};
 use mnemon::{Error, Result, Turn};
 
 use crate::data::{self, Benchmark};
@@ -40,7 +40,7 @@ pub struct RoundResult {
     pub skipped: Option<String>,
     /// Whether some fact carries every key word of the answer.
     pub carries_answer: bool,
-    /// Facts kept by verification (`mnemon::facts::verify`), with `when` cleared where the round
+    /// Facts kept by verification (`mnemon::internals::verify::verify`), with `when` cleared where the round
     /// does not hold it.
     pub facts: Vec<ExtractedFact>,
     /// Facts dropped because their excerpt is not from the round.

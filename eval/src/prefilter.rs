@@ -2,12 +2,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::Arc;
 
 use serde::Serialize;
 
-use mnemon::prefilter::{skip, Rule};
-use mnemon::{Config, HashingEmbedder, Memory, Result};
+use mnemon::internals::prefilter::{skip, Rule};
+use mnemon::{HashingEmbedder, Memory, Result};
 
 use crate::data::{self, Benchmark};
 
@@ -34,7 +33,7 @@ impl PrefilterReport {
 /// The rounds `haystack` forms once stored (at `path`, with the hashing embedder: only the rounds
 /// matter to the callers, not their vectors).
 pub(crate) fn stored_rounds(haystack: &data::Haystack, path: &Path) -> Result<Vec<mnemon::StoredRound>> {
-    let memory = Memory::open_shared(path, Arc::new(HashingEmbedder::default()), Config::default())?;
+    let memory = Memory::builder(path).embedder(HashingEmbedder::default()).open()?;
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
         memory.add(session, &haystack.user)?;
     }

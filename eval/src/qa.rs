@@ -218,7 +218,7 @@ impl Templates {
     pub fn from_file(path: &Path) -> Result<Templates> {
         let field = |name: &str| format!("{}: {name}", path.display());
         let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Io(std::io::Error::other(format!("{}: {e}", path.display()))))?;
+            .map_err(|e| Error::from(std::io::Error::other(format!("{}: {e}", path.display()))))?;
         let given: BTreeMap<String, String> =
             serde_json::from_str(&text).map_err(|e| Error::InvalidInput {
                 field: path.display().to_string(),
@@ -374,7 +374,7 @@ pub struct Client {
 }
 
 fn remote(url: &str, reason: impl std::fmt::Display) -> Error {
-    Error::Io(std::io::Error::other(format!("{url}: {reason}")))
+    Error::from(std::io::Error::other(format!("{url}: {reason}")))
 }
 
 impl Client {
@@ -458,7 +458,7 @@ pub struct Cache {
 }
 
 fn sql(path: &Path, e: rusqlite::Error) -> Error {
-    Error::Io(std::io::Error::other(format!("{}: {e}", path.display())))
+    Error::from(std::io::Error::other(format!("{}: {e}", path.display())))
 }
 
 fn key(parts: &[&str]) -> String {
@@ -494,7 +494,7 @@ impl Cache {
         let text = serde_json::to_string(reply).unwrap_or_default();
         self.conn
             .execute(&format!("INSERT OR REPLACE INTO {table}(key, reply) VALUES (?1, ?2)"), [key, &text])
-            .map_err(|e| Error::Io(std::io::Error::other(format!("QA cache: {e}"))))?;
+            .map_err(|e| Error::from(std::io::Error::other(format!("QA cache: {e}"))))?;
         Ok(())
     }
 }

@@ -170,7 +170,7 @@ pub fn report(s: &Summary) -> String {
 fn load(dir: &Path) -> Result<BTreeMap<String, Prediction>> {
     let path = dir.join("predictions.jsonl");
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| Error::Io(std::io::Error::other(format!("{}: {e}", path.display()))))?;
+        .map_err(|e| Error::from(std::io::Error::other(format!("{}: {e}", path.display()))))?;
     Ok(text
         .lines()
         .filter_map(|l| serde_json::from_str::<Prediction>(l).ok())

@@ -17,7 +17,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use mnemon::extract::Extractor;
-use mnemon::{Config, Embedder, Error, Memory, Query, Result};
+use mnemon::{Config, Embedder, Error, Location, Memory, Query, Result};
 
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
 use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
@@ -165,7 +165,7 @@ enum Timing {
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> Error {
-    Error::Io(std::io::Error::other(format!("{}: {e}", path.display())))
+    Error::from(std::io::Error::other(format!("{}: {e}", path.display())))
 }
 
 /// Reads the JSON lines of `path` that parse (a run killed mid-write leaves a partial last line).
@@ -201,7 +201,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "dedup_cosine": cfg.engine.dedup_cosine,
             "context_budget": cfg.engine.context_budget,
             "rrf_k": cfg.engine.rrf_k,
-            "lexical": cfg.engine.rrf_k.map(|_| mnemon::LEXICAL_SCHEME),
+            "lexical": cfg.engine.rrf_k.map(|_| mnemon::internals::LEXICAL_SCHEME),
             "retrieved_depth": KS[KS.len() - 1],
         },
         // Only when an option is on, so default runs keep the pins they always had.
@@ -223,7 +223,7 @@ pub fn run(
     std::fs::create_dir_all(&cfg.out)?;
 
     let first = embedder_for_job()?;
-    let sha = mnemon::models::file_sha256(&cfg.dataset)?;
+    let sha = mnemon::model_files::file_sha256(&cfg.dataset)?;
     let pins = pins(cfg, first.as_ref(), &sha);
     let pins_path = cfg.out.join("pins.json");
     if let Ok(existing) = std::fs::read_to_string(&pins_path) {
@@ -342,7 +342,7 @@ impl Schema {
         Ok(Schema { url: url.to_owned(), name })
     }
 
-    fn backend(&self) -> Result<Arc<dyn mnemon::backend::Backend>> {
+    fn backend(&self) -> Result<Arc<dyn mnemon::Backend>> {
         Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.schema(&self.name)?))
     }
 }
@@ -370,12 +370,15 @@ fn run_haystack(
         Some(url) => Some(Schema::create(url, &haystack.user)?),
         None => None,
     };
-    let memory = match &schema {
-        Some(s) => Memory::open_on(s.backend()?, embedder.clone(), cfg.extractor.clone(), engine)?,
-        None => {
-            Memory::open_with(dir.path().join("store.db"), embedder.clone(), cfg.extractor.clone(), engine)?
-        }
+    let location = match &schema {
+        Some(s) => Location::Backend(s.backend()?),
+        None => Location::File(dir.path().join("store.db")),
     };
+    let memory = Memory::builder(location)
+        .embedder(embedder.clone())
+        .optional_extractor(cfg.extractor.clone())
+        .config(engine)
+        .open()?;
     let started = Instant::now();
     // One transaction per session, as `mnemon ingest` does.
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {

@@ -1,6 +1,6 @@
 //! mnemon's store in a PostgreSQL database with pgvector.
 //!
-//! [`PgBackend`] implements [`mnemon::backend::Backend`]: it connects, runs the statements the
+//! [`PgBackend`] implements [`mnemon_backend::Backend`]: it connects, runs the statements the
 //! engine's `store/` module writes once for both databases (translating `?N` to `$N`, binding
 //! each value as the type the statement's parameter has), and holds the locks a store needs
 //! across processes, all of them PostgreSQL advisory locks keyed by the store's schema:
@@ -18,11 +18,14 @@
 //! The library itself stays free of an async runtime: the `postgres` client's runtime lives in
 //! this crate.
 //!
+//! mnemon opens a `postgres://` location through it (its `postgres` feature), or takes one as a
+//! backend:
+//!
 //! ```no_run
 //! use std::sync::Arc;
-//! use mnemon::{Config, HashingEmbedder, Memory, Message};
+//! use mnemon::{HashingEmbedder, Location, Memory, Message};
 //! let backend = mnemon_postgres::PgBackend::new("postgres://mnemon@db.internal:5432/memories")?;
-//! let memory = Memory::open_on(Arc::new(backend), Arc::new(HashingEmbedder::default()), None, Config::default())?;
+//! let memory = Memory::builder(Location::Backend(Arc::new(backend))).embedder(HashingEmbedder::default()).open()?;
 //! memory.add(&[Message::user("I moved to Lisbon.", "2026-03-01T10:00:00")], "alice")?;
 //! # Ok::<(), mnemon::Error>(())
 //! ```
@@ -35,8 +38,7 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::Arc;
 
-use mnemon::backend::{Backend, Claims, Connection, Db, Dialect, Param, Row, Value};
-use mnemon::{Error, Result};
+use mnemon_backend::{Backend, Claims, Connection, Db, Dialect, Error, Param, Result, Row, Value};
 use postgres::types::{IsNull, ToSql, Type};
 use postgres::{Client, NoTls, Statement};
 
@@ -73,7 +75,7 @@ impl std::fmt::Debug for PgBackend {
 }
 
 /// Whether `reference` names a PostgreSQL database (`postgres://` or `postgresql://`).
-pub fn is_url(reference: &str) -> bool {
+fn is_url(reference: &str) -> bool {
     reference.starts_with("postgres://") || reference.starts_with("postgresql://")
 }
 
@@ -598,65 +600,5 @@ mod tests {
         assert_eq!(b.location(), "postgres://ann@db.example:6543/mem");
         let e = PgBackend::new("postgres://ann@db.example:port/mem").unwrap_err();
         assert!(e.to_string().contains("db: not a PostgreSQL URL"), "{e}");
-    }
-}
-
-/// Opening a store by its reference, whichever backend holds it: a PostgreSQL URL opens through
-/// [`PgBackend`], anything else is a SQLite file. What the CLI's `--db` and the server's
-/// default store accept.
-pub mod reference {
-    use std::path::Path;
-    use std::sync::Arc;
-
-    use mnemon::backend::Backend;
-    use mnemon::extract::Extractor;
-    use mnemon::{Config, Embedder, ImportReport, Memory, Result};
-
-    use super::{is_url, PgBackend};
-
-    /// The backend `db` names, if it is a PostgreSQL URL.
-    pub fn backend(db: &Path) -> Result<Option<Arc<dyn Backend>>> {
-        match db.to_str().filter(|s| is_url(s)) {
-            Some(url) => Ok(Some(Arc::new(PgBackend::new(url)?))),
-            None => Ok(None),
-        }
-    }
-
-    /// [`Memory::open_with`] on the store `db` names.
-    pub fn open_with(
-        db: &Path,
-        embedder: Arc<dyn Embedder>,
-        extractor: Option<Arc<dyn Extractor>>,
-        config: Config,
-    ) -> Result<Memory> {
-        match backend(db)? {
-            Some(b) => Memory::open_on(b, embedder, extractor, config),
-            None => Memory::open_with(db, embedder, extractor, config),
-        }
-    }
-
-    /// [`Memory::open_stored`] on the store `db` names.
-    pub fn open_stored(db: &Path, config: Config) -> Result<Memory> {
-        match backend(db)? {
-            Some(b) => Memory::open_stored_on(b, config),
-            None => Memory::open_stored(db, config),
-        }
-    }
-
-    /// [`Memory::open_like`] on the store `db` names: its own pins if it is a store, else a new
-    /// store with `like`'s.
-    pub fn open_like(db: &Path, like: &Memory, config: Config) -> Result<Memory> {
-        match backend(db)? {
-            Some(b) => Memory::open_like_on(b, like, config),
-            None => Memory::open_like(db, like, config),
-        }
-    }
-
-    /// [`Memory::import`] into the store `db` names.
-    pub fn import(db: &Path, dump: &str, config: Config) -> Result<ImportReport> {
-        match backend(db)? {
-            Some(b) => Memory::import_on(b, dump, config),
-            None => Memory::import(db, dump, config),
-        }
     }
 }

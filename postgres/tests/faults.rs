@@ -4,7 +4,7 @@ mod common;
 
 use std::sync::Arc;
 
-use mnemon::{Config, Embedder, Error, ExportFormat, HashingEmbedder, Memory, Message};
+use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Memory, Message};
 use mnemon_postgres::PgBackend;
 
 fn hashing() -> Arc<dyn Embedder> {
@@ -12,7 +12,7 @@ fn hashing() -> Arc<dyn Embedder> {
 }
 
 fn open(url: &str) -> mnemon::Result<Memory> {
-    Memory::open_on(Arc::new(PgBackend::new(url)?), hashing(), None, Config::default())
+    Memory::builder(Arc::new(PgBackend::new(url)?)).embedder(hashing()).open()
 }
 
 #[test]
@@ -29,9 +29,8 @@ fn an_unreachable_server_is_a_clear_error_naming_it_without_its_password() {
 fn a_database_that_is_not_a_store_or_of_another_schema_or_configuration_is_refused() {
     let url = common::fresh_db("refused");
     // Opened to read only, an empty database is not a store, and stays empty.
-    let err = Memory::open_stored_on(Arc::new(PgBackend::new(&url).unwrap()), Config::default())
-        .err()
-        .expect("an error");
+    let err =
+        Memory::builder(Arc::new(PgBackend::new(&url).unwrap())).stored().open().err().expect("an error");
     assert!(
         matches!(err, Error::NotAStore { ref reason, .. } if reason.contains("without mnemon's tables")),
         "{err}"
@@ -45,12 +44,9 @@ fn a_database_that_is_not_a_store_or_of_another_schema_or_configuration_is_refus
     m.add(&[Message::user("I keep bees.", "2026-01-01T10:00:00")], "u").unwrap();
     drop(m);
     // Another embedder: every differing pin named.
-    let other = Memory::open_on(
-        Arc::new(PgBackend::new(&url).unwrap()),
-        Arc::new(HashingEmbedder::new(64).unwrap()),
-        None,
-        Config::default(),
-    );
+    let other = Memory::builder(Arc::new(PgBackend::new(&url).unwrap()))
+        .embedder(HashingEmbedder::new(64).unwrap())
+        .open();
     match other {
         Err(Error::PinMismatch { differences }) => {
             assert!(differences.iter().any(|d| d.key == "embedder.dim"), "{differences:?}")

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
 use mnemon::{
-    Config, Embedder, ExportFormat, HashingEmbedder, Memory, Message, NewNote, NoteKind, NoteUpdate, Role,
-    Scope, Search, Turn,
+    Embedder, ExportFormat, HashingEmbedder, Memory, Message, NewNote, NoteKind, NoteUpdate, Role, Scope,
+    Search, Turn,
 };
 use mnemon_postgres::PgBackend;
 
@@ -128,16 +128,18 @@ fn embedder() -> Arc<dyn Embedder> {
 #[test]
 fn the_same_calls_give_byte_identical_exports_contexts_and_logs_on_sqlite_and_postgres() {
     let dir = tempfile::tempdir().unwrap();
-    let file =
-        Memory::open_with(dir.path().join("m.db"), embedder(), Some(Arc::new(Quoting)), Config::default())
-            .unwrap();
+    let file = Memory::builder(dir.path().join("m.db"))
+        .embedder(embedder())
+        .extractor(Arc::new(Quoting))
+        .open()
+        .unwrap();
     let on_file = script(&file);
     drop(file);
 
     let url = common::fresh_db("identity");
     let backend = Arc::new(PgBackend::new(&url).unwrap());
     let pg =
-        Memory::open_on(backend.clone(), embedder(), Some(Arc::new(Quoting)), Config::default()).unwrap();
+        Memory::builder(backend.clone()).embedder(embedder()).extractor(Arc::new(Quoting)).open().unwrap();
     let on_pg = script(&pg);
     drop(pg);
 
@@ -154,7 +156,7 @@ fn the_same_calls_give_byte_identical_exports_contexts_and_logs_on_sqlite_and_po
     assert!(on_pg[0].lines().count() > 200, "{}", on_pg[0].lines().count());
 
     // Reopened from the database alone (no models), the store reads the same.
-    let stored = Memory::open_stored_on(backend, Config::default()).unwrap();
+    let stored = Memory::builder(backend).stored().open().unwrap();
     assert_eq!(stored.export(USER, ExportFormat::Jsonl).unwrap(), on_file[0]);
     drop(stored);
     common::drop_db(&url);

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mnemon::backend::{Backend, Connection};
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
+use mnemon::internals::backend::{Backend, Connection};
 use mnemon::{Config, Error, HashingEmbedder, Memory, Message, Role, Scope, Turn};
 use mnemon_postgres::PgBackend;
 
@@ -170,8 +170,12 @@ fn two_handles_extract_different_users_at_once_and_no_round_twice() {
     let mut said = Vec::new();
     {
         // Rounds queued by a handle whose extractor fails them all.
-        let writer =
-            Memory::open_on(backend.clone(), embedder(), Some(Arc::new(Refusing)), config.clone()).unwrap();
+        let writer = Memory::builder(backend.clone())
+            .embedder(embedder())
+            .extractor(Arc::new(Refusing))
+            .config(config.clone())
+            .open()
+            .unwrap();
         for user in users {
             for (day, what) in (1..).zip(DAYS) {
                 let text = format!("{user} {what}");
@@ -182,8 +186,14 @@ fn two_handles_extract_different_users_at_once_and_no_round_twice() {
         assert_eq!(writer.pending(None).unwrap(), 12);
     }
     let extractor = Arc::new(Rendezvous::default());
-    let open =
-        || Memory::open_on(backend.clone(), embedder(), Some(extractor.clone()), config.clone()).unwrap();
+    let open = || {
+        Memory::builder(backend.clone())
+            .embedder(embedder())
+            .extractor(extractor.clone())
+            .config(config.clone())
+            .open()
+            .unwrap()
+    };
     let (a, b) = (open(), open());
     std::thread::scope(|s| {
         let a = s.spawn(|| a.flush());
@@ -213,8 +223,7 @@ fn stores_in_schemas_of_one_database_are_apart_and_lock_apart() {
     let open = |schema: &str| {
         let backend = PgBackend::new(&url).unwrap().schema(schema).unwrap();
         assert!(backend.location().ends_with(&format!("?schema={schema}")));
-        Memory::open_on(Arc::new(backend), Arc::new(HashingEmbedder::default()), None, Config::default())
-            .unwrap()
+        Memory::builder(Arc::new(backend)).embedder(HashingEmbedder::default()).open().unwrap()
     };
     let (ann, ben) = (open("project_ann"), open("project_ben"));
     ann.add(&[Message::user("I keep bees on the roof in Porto.", "2026-03-01T10:00:00")], "u").unwrap();

@@ -159,12 +159,11 @@ impl Service {
         if let Some((_, memory)) = lock().stores.get(&path) {
             return Ok(Arc::clone(memory));
         }
-        let opened = mnemon_postgres::reference::open_with(
-            &path,
-            Arc::clone(&self.embedder),
-            self.extractor.clone(),
-            self.config.clone(),
-        );
+        let opened = Memory::builder(&path)
+            .embedder(Arc::clone(&self.embedder))
+            .optional_extractor(self.extractor.clone())
+            .config(self.config.clone())
+            .open();
         let mut open = lock();
         open.opening.remove(&path);
         let memory = Arc::new(opened?);

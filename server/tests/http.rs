@@ -229,7 +229,9 @@ fn each_bad_request_gets_its_code_and_changes_nothing() {
     std::fs::create_dir_all(root.join("project")).unwrap();
     // A store built under another embedder (another dimension): its pins differ.
     std::fs::create_dir_all(&data).unwrap();
-    mnemon::Memory::open(data.join("other.db"), HashingEmbedder::new(64).unwrap(), Config::default())
+    mnemon::Memory::builder(data.join("other.db"))
+        .embedder(HashingEmbedder::new(64).unwrap())
+        .open()
         .unwrap();
     let options = HttpOptions { body_limit: 1 << 20, ..HttpOptions::default() };
     let s = start(settings(&data, vec![root.clone()], Config::default()), options);

@@ -3,10 +3,9 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use rusqlite::{params, Connection, OptionalExtension};
-
 use super::{Embedder, EmbedderPins};
 use crate::error::Result;
+use crate::store::side::VectorFile;
 
 /// Remembers every vector its embedder computes, in a SQLite file keyed by blake3 over the
 /// embedder's pins, the text's kind (document or query) and the text.
@@ -28,7 +27,7 @@ use crate::error::Result;
 /// ```
 pub struct CachedEmbedder {
     inner: Arc<dyn Embedder>,
-    conn: Mutex<Connection>,
+    file: VectorFile,
     prefix: [u8; 32],
     counts: Mutex<(u64, u64)>,
 }
@@ -36,17 +35,13 @@ pub struct CachedEmbedder {
 impl CachedEmbedder {
     /// Opens (creating if needed) the cache file at `path` in front of `inner`.
     pub fn open(path: impl AsRef<Path>, inner: Arc<dyn Embedder>) -> Result<CachedEmbedder> {
-        let path = path.as_ref();
-        let conn = crate::store::open_side_db(
-            path,
-            "CREATE TABLE IF NOT EXISTS vectors(key BLOB PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;",
-        )?;
+        let file = VectorFile::open(path.as_ref())?;
         let p = inner.pins();
         let pins = serde_json::json!([p.name, p.revision, p.dim, p.template]).to_string();
         Ok(CachedEmbedder {
             prefix: *blake3::hash(pins.as_bytes()).as_bytes(),
             inner,
-            conn: Mutex::new(conn),
+            file,
             counts: Mutex::new((0, 0)),
         })
     }
@@ -71,30 +66,17 @@ impl CachedEmbedder {
         compute: impl Fn(&[&str]) -> Result<Vec<Vec<f32>>>,
     ) -> Result<Vec<Vec<f32>>> {
         let keys: Vec<[u8; 32]> = texts.iter().map(|t| self.key(kind, t)).collect();
-        let mut out: Vec<Option<Vec<f32>>> = Vec::with_capacity(texts.len());
-        {
-            let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let mut stmt = conn.prepare_cached("SELECT vector FROM vectors WHERE key = ?1")?;
-            for key in &keys {
-                let blob: Option<Vec<u8>> = stmt.query_row([&key[..]], |r| r.get(0)).optional()?;
-                out.push(blob.map(|b| crate::store::blob_vector(&b)));
-            }
-        }
+        let mut out = self.file.get(&keys)?;
         let missing: Vec<usize> = (0..texts.len()).filter(|i| out[*i].is_none()).collect();
         if !missing.is_empty() {
             let todo: Vec<&str> = missing.iter().map(|i| texts[*i]).collect();
             let fresh = compute(&todo)?;
-            let mut conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            let tx = conn.transaction()?;
-            {
-                let mut insert =
-                    tx.prepare_cached("INSERT OR IGNORE INTO vectors(key, vector) VALUES (?1, ?2)")?;
-                for (i, v) in missing.iter().zip(fresh) {
-                    insert.execute(params![&keys[*i][..], crate::store::vector_blob(&v)])?;
-                    out[*i] = Some(v);
-                }
+            let entries: Vec<(&[u8; 32], &[f32])> =
+                missing.iter().zip(&fresh).map(|(i, v)| (&keys[*i], v.as_slice())).collect();
+            self.file.put(&entries)?;
+            for (i, v) in missing.iter().zip(fresh) {
+                out[*i] = Some(v);
             }
-            tx.commit()?;
         }
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         counts.0 += (texts.len() - missing.len()) as u64;
@@ -121,18 +103,12 @@ impl Embedder for CachedEmbedder {
     }
 
     fn forget(&self, texts: &[&str]) -> Result<()> {
-        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut delete = conn.prepare_cached("DELETE FROM vectors WHERE key = ?1")?;
-        for t in texts {
-            delete.execute([&self.key(b'd', t)[..]])?;
-        }
+        let keys: Vec<[u8; 32]> = texts.iter().map(|t| self.key(b'd', t)).collect();
+        self.file.remove(&keys)?;
         self.inner.forget(texts)
     }
 
     fn checkpoint(&self) -> Result<bool> {
-        let conn = self.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let done = crate::store::truncate_wal(&conn)?;
-        drop(conn);
-        Ok(done && self.inner.checkpoint()?)
+        Ok(self.file.checkpoint()? && self.inner.checkpoint()?)
     }
 }

@@ -16,7 +16,9 @@ pub use hashing::HashingEmbedder;
 #[cfg(feature = "onnx")]
 pub use onnx::{OnnxConfig, OnnxEmbedder};
 
-use crate::error::Result;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
 
 /// What a store must agree with to accept an embedder's vectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,4 +69,36 @@ pub trait Embedder: Send + Sync {
     fn checkpoint(&self) -> Result<bool> {
         Ok(true)
     }
+}
+
+/// A shared embedder is an embedder (so one can serve several stores).
+impl<E: Embedder + ?Sized> Embedder for Arc<E> {
+    fn pins(&self) -> EmbedderPins {
+        (**self).pins()
+    }
+    fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed_documents(texts)
+    }
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>> {
+        (**self).embed_query(text)
+    }
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        (**self).embed_queries(texts)
+    }
+    fn forget(&self, texts: &[&str]) -> Result<()> {
+        (**self).forget(texts)
+    }
+    fn checkpoint(&self) -> Result<bool> {
+        (**self).checkpoint()
+    }
+}
+
+/// Embeds `texts` as documents, checking that there is one vector per text, each of the store's
+/// dimension `dim` (no call for no text).
+pub(crate) fn documents(embedder: &dyn Embedder, texts: &[&str], dim: usize) -> Result<Vec<Vec<f32>>> {
+    let vectors = if texts.is_empty() { Vec::new() } else { embedder.embed_documents(texts)? };
+    if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
+        return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", texts.len())));
+    }
+    Ok(vectors)
 }

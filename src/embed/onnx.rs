@@ -10,7 +10,7 @@ use tokenizers::Tokenizer;
 
 use super::{vector, Embedder, EmbedderPins};
 use crate::error::{Error, Result};
-use crate::models;
+use crate::model_files;
 
 /// Settings of an [`OnnxEmbedder`].
 #[derive(Debug, Clone, PartialEq)]
@@ -40,13 +40,13 @@ pub struct OnnxConfig {
 }
 
 impl OnnxConfig {
-    /// The default files under `dir` (see [`models::default_dir`]).
+    /// The default files under `dir` (see [`model_files::default_dir`]).
     pub fn from_dir(dir: &Path) -> OnnxConfig {
         OnnxConfig {
             name: "all-MiniLM-L6-v2-int8".to_owned(),
-            model: dir.join(models::MINILM_MODEL),
-            tokenizer: dir.join(models::MINILM_TOKENIZER),
-            runtime: dir.join(models::ORT_LIBRARY),
+            model: dir.join(model_files::MINILM_MODEL),
+            tokenizer: dir.join(model_files::MINILM_TOKENIZER),
+            runtime: dir.join(model_files::ORT_LIBRARY),
             threads: 2,
             spinning: false,
             batch_size: 1,
@@ -60,7 +60,7 @@ impl OnnxConfig {
 ///
 /// ```no_run
 /// use mnemon::{Embedder, OnnxConfig, OnnxEmbedder};
-/// let e = OnnxEmbedder::new(OnnxConfig::from_dir(&mnemon::models::default_dir())).unwrap();
+/// let e = OnnxEmbedder::new(OnnxConfig::from_dir(&mnemon::model_files::default_dir())).unwrap();
 /// let v = e.embed_query("Where do I live?").unwrap();
 /// assert_eq!(v.len(), 384);
 /// ```
@@ -100,7 +100,7 @@ pub(crate) fn runtime(path: &Path) -> Result<ort::environment::Environment> {
         Err(e) => Err(Error::ModelUnavailable {
             path: path.to_owned(),
             reason: format!("ONNX Runtime failed to load: {e}"),
-            fix: models::FETCH_HINT.to_owned(),
+            fix: model_files::FETCH_HINT.to_owned(),
         }),
     }
 }
@@ -125,12 +125,12 @@ impl OnnxEmbedder {
             });
         }
         for path in [&config.model, &config.tokenizer, &config.runtime] {
-            models::require_file(path)?;
+            model_files::require_file(path)?;
         }
         let mut tokenizer = Tokenizer::from_file(&config.tokenizer).map_err(|e| Error::ModelUnavailable {
             path: config.tokenizer.clone(),
             reason: format!("not a tokenizer.json: {e}"),
-            fix: models::FETCH_HINT.to_owned(),
+            fix: model_files::FETCH_HINT.to_owned(),
         })?;
         tokenizer.with_padding(None);
         tokenizer
@@ -150,12 +150,12 @@ impl OnnxEmbedder {
             .map_err(|e| Error::ModelUnavailable {
                 path: config.model.clone(),
                 reason: format!("ONNX Runtime cannot load it: {e}"),
-                fix: models::FETCH_HINT.to_owned(),
+                fix: model_files::FETCH_HINT.to_owned(),
             })?;
 
-        let model_hash = models::file_blake3(&config.model)?;
-        let tokenizer_hash = models::file_blake3(&config.tokenizer)?;
-        let runtime_hash = models::file_blake3(&config.runtime)?;
+        let model_hash = model_files::file_blake3(&config.model)?;
+        let tokenizer_hash = model_files::file_blake3(&config.tokenizer)?;
+        let runtime_hash = model_files::file_blake3(&config.runtime)?;
         let template = serde_json::json!({
             "max_tokens": config.max_tokens,
             "normalize": "l2",

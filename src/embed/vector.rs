@@ -33,6 +33,17 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     portable_dot(a, b)
 }
 
+/// The member closest to `vector` by cosine, and that cosine (ties to the earlier member).
+pub(crate) fn nearest<'a, K>(
+    vector: &[f32],
+    members: impl Iterator<Item = (K, &'a [f32])>,
+) -> Option<(f32, K)> {
+    members.map(|(k, v)| (cosine(vector, v), k)).fold(None, |acc, (c, k)| match acc {
+        Some((bc, _)) if bc >= c => acc,
+        _ => Some((c, k)),
+    })
+}
+
 /// Cosine of two unit vectors from their Euclidean distance (`1 − d²/2`).
 pub fn cosine_from_l2(distance: f32) -> f32 {
     1.0 - distance * distance / 2.0

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use super::db::Db;
 use super::{Store, View};
 use crate::error::{Error, Result};
-use crate::p;
+use mnemon_backend::p;
 
 /// An extractor known to the store, with what it produced for the read's view.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,14 +112,14 @@ pub(crate) mod write {
         user_id: i64,
         agent: Option<&str>,
     ) -> Result<Vec<(FactRow, i32, i64)>> {
-        let (columns, n) = crate::store::rows::fact_columns_of_f();
+        let (columns, n) = crate::store::facts::fact_columns_of_f();
         conn.rows(
             &format!(
                 "SELECT {columns}, r.day, r.ts_unix FROM facts f JOIN rounds r ON r.id = f.round_id \
                  WHERE f.user_id = ?1 AND f.agent IS NOT DISTINCT FROM ?2 ORDER BY f.id"
             ),
             p![user_id, agent],
-            |r| Ok((crate::store::rows::fact_from_row(r)?, r.get(n)?, r.get(n + 1)?)),
+            |r| Ok((crate::store::facts::fact_from_row(r)?, r.get(n)?, r.get(n + 1)?)),
         )
     }
 

@@ -4,8 +4,9 @@
 use super::db::{Db, Dialect, Param, Row};
 use super::{visible, Store, View};
 use crate::error::{Error, Result};
-use crate::notes::{NoteFilter, NoteKind};
-use crate::p;
+use crate::model::filter::NoteFilter;
+use crate::model::note::{word_text, Note, NoteKind};
+use mnemon_backend::p;
 
 /// A stored note.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,7 +45,7 @@ pub(crate) struct NoteMeta {
     pub tags: Vec<String>,
     pub ts_unix: i64,
     pub tokens: i64,
-    /// The text it is word-indexed as ([`word_text`](crate::notes::word_text)).
+    /// The text it is word-indexed as ([`word_text`](crate::model::note::word_text)).
     pub words: String,
 }
 
@@ -300,7 +301,7 @@ impl Store {
                 day: r.get(1)?,
                 importance: r.get(2)?,
                 kind: parse_kind(&r.get::<String>(3)?, 3)?,
-                words: crate::notes::word_text(title.as_deref(), &content, &tags),
+                words: crate::model::note::word_text(title.as_deref(), &content, &tags),
                 tags: tags.iter().map(|t| t.to_lowercase()).collect(),
                 ts_unix: r.get(5)?,
                 tokens: r.get(6)?,
@@ -541,5 +542,41 @@ pub(crate) mod write {
             p![user_id],
         )?;
         Ok(conn.execute("DELETE FROM notes WHERE user_id = ?1", p![user_id])? as usize)
+    }
+}
+impl From<NoteRow> for Note {
+    fn from(n: NoteRow) -> Note {
+        Note {
+            key: n.key,
+            agent: n.agent,
+            kind: n.kind,
+            title: n.title,
+            content: n.content,
+            tags: n.tags,
+            // The store only ever writes a canonical object here.
+            metadata: serde_json::from_str(&n.metadata).unwrap_or_else(|_| serde_json::json!({})),
+            importance: n.importance,
+            ts: n.ts,
+            updated: n.updated,
+            tokens: usize::try_from(n.tokens).unwrap_or(0),
+            condensed_into: n.condensed_into,
+            condenses: n.condenses.map(|c| c.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
+        }
+    }
+}
+
+impl NoteMeta {
+    /// What the views keep of a stored note.
+    pub(crate) fn of(n: &NoteRow) -> NoteMeta {
+        NoteMeta {
+            id: n.id,
+            day: n.day,
+            importance: n.importance,
+            kind: n.kind,
+            tags: n.tags.iter().map(|t| t.to_lowercase()).collect(),
+            ts_unix: n.ts_unix,
+            tokens: n.tokens,
+            words: word_text(n.title.as_deref(), &n.content, &n.tags),
+        }
     }
 }

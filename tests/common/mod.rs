@@ -29,7 +29,7 @@ pub fn temp_store() -> TempStore {
 pub fn minilm() -> Arc<OnnxEmbedder> {
     static E: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
     E.get_or_init(|| {
-        let dir = mnemon::models::default_dir();
+        let dir = mnemon::model_files::default_dir();
         match OnnxEmbedder::new(OnnxConfig::from_dir(&dir)) {
             Ok(e) => Arc::new(e),
             Err(e) => panic!("MiniLM is not installed in {}: {e}", dir.display()),
@@ -62,7 +62,7 @@ pub fn on_postgres() -> bool {
 /// The PostgreSQL store standing for the file `path` in a PostgreSQL run: a schema of its own
 /// in the server's database (created empty the first time a path is opened), so that reopening
 /// a path reopens its store.
-pub fn backend_for(path: &Path) -> Arc<dyn mnemon::backend::Backend> {
+pub fn backend_for(path: &Path) -> Arc<dyn mnemon::Backend> {
     let url = postgres().expect("a PostgreSQL run");
     let schema = format!("t_{}", &blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex()[..20]);
     Arc::new(mnemon_postgres::PgBackend::new(&url).unwrap().schema(&schema).unwrap())
@@ -71,8 +71,8 @@ pub fn backend_for(path: &Path) -> Arc<dyn mnemon::backend::Backend> {
 /// Opens the store at `path` (in a PostgreSQL run, its stand-in; see [`backend_for`]).
 pub fn open_at(path: &Path, embedder: Arc<dyn Embedder>, config: Config) -> mnemon::Result<Memory> {
     match postgres() {
-        Some(_) => Memory::open_on(backend_for(path), embedder, None, config),
-        None => Memory::open_shared(path, embedder, config),
+        Some(_) => Memory::builder(backend_for(path)).embedder(embedder).config(config).open(),
+        None => Memory::builder(path).embedder(embedder).config(config).open(),
     }
 }
 
@@ -181,9 +181,9 @@ pub fn poison(path: &Path, table: &str, column: &str) {
 /// Imports `dump` into the store at `path` (either backend).
 pub fn import(path: &Path, dump: &str) -> mnemon::Result<mnemon::ImportReport> {
     if on_postgres() {
-        Memory::import_on(backend_for(path), dump, Config::default())
+        Memory::builder(backend_for(path)).import(dump)
     } else {
-        Memory::import(path, dump, Config::default())
+        Memory::builder(path).import(dump)
     }
 }
 

@@ -1,0 +1,58 @@
+//! The server commands: `mcp` and `serve`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use super::common::ModelArgs;
+
+/// Which stores a server reaches.
+#[derive(clap::Args)]
+pub struct ServerArgs {
+    /// The store requests reach when they name none: a file or a postgres:// URL [default: the
+    /// global store in the data directory].
+    #[arg(long = "store", alias = "db", value_name = "REF")]
+    pub store: Option<PathBuf>,
+    /// The data directory: the global store, project stores, and store files clients name by
+    /// a relative path [default: $MNEMON_DATA, else ~/.local/share/mnemon].
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// A directory whose projects and store files clients may also name (repeatable). Nothing
+    /// outside the data directory and these is ever opened for a client.
+    #[arg(long = "root", value_name = "DIR")]
+    pub roots: Vec<PathBuf>,
+    #[command(flatten)]
+    pub models: ModelArgs,
+}
+
+/// `mnemon mcp`.
+#[derive(clap::Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub stores: ServerArgs,
+}
+
+/// `mnemon serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    #[command(flatten)]
+    pub stores: ServerArgs,
+    /// Where to listen. Any address but a loopback one needs a token.
+    #[arg(long, default_value = "127.0.0.1:7424")]
+    pub addr: SocketAddr,
+    /// A file holding the bearer token clients must send (else $MNEMON_TOKEN; none: no auth,
+    /// loopback only).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Largest request body, bytes.
+    #[arg(long, default_value_t = 4 << 20)]
+    pub body_limit: usize,
+    /// Requests per second per token (per client address without a token), burst twice that.
+    #[arg(long)]
+    pub rate_limit: Option<u32>,
+    /// Longest a request may take, seconds.
+    #[arg(long, default_value_t = 30)]
+    pub timeout: u64,
+    /// Another host name MCP clients may reach the server by (repeatable).
+    #[arg(long = "allowed-host")]
+    pub allowed_hosts: Vec<String>,
+}

@@ -1,0 +1,111 @@
+//! The measuring and debugging commands: `bench`, `loadtest`, `extract`.
+
+use std::path::PathBuf;
+
+use mnemon::extract::LlamaConfig;
+
+use super::common::{ContractArg, FusionArgs, ModelArgs};
+
+#[derive(clap::Args)]
+/// `mnemon bench`.
+pub struct BenchArgs {
+    #[command(flatten)]
+    pub models: ModelArgs,
+    /// Store sizes to measure, in rounds.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    pub sizes: Vec<usize>,
+    /// Recall queries per size.
+    #[arg(long, default_value_t = 200)]
+    pub queries: usize,
+    /// Draw round texts from this many distinct texts, embedding each once (for sizes where
+    /// embedding every round would take hours; the embed-only column then covers the pool).
+    #[arg(long)]
+    pub pool: Option<usize>,
+    /// Rounds per add() call (one session each).
+    #[arg(long, default_value_t = 10)]
+    pub session_rounds: usize,
+    /// Words in each synthetic reply. At 85 or more a round reaches 100 words, so it also gets
+    /// part records (one per sentence of its user turn).
+    #[arg(long, default_value_t = 35)]
+    pub reply_words: usize,
+    /// Sentences of 15 words in each synthetic user turn.
+    #[arg(long, default_value_t = 1)]
+    pub user_sentences: usize,
+    /// Measure notes (remember, list and search, with and without filters) instead of rounds;
+    /// sizes are then in notes.
+    #[arg(long)]
+    pub notes: bool,
+    /// Build each store in a fresh database on this PostgreSQL server (a URL whose user may
+    /// create databases) instead of a temporary file; dropped afterwards.
+    #[arg(long = "scratch", alias = "postgres", value_name = "URL")]
+    pub scratch: Option<String>,
+    /// Spread each size's rounds over this many users (a session each in turn); queries go to
+    /// the users in turn.
+    #[arg(long, default_value_t = 1)]
+    pub users: usize,
+    /// With --scratch: also measure pgvector's HNSW index (built after ingest) against the exact
+    /// scan on the same queries: build time, KNN p50 both ways, recall@10 of HNSW.
+    #[arg(long)]
+    pub hnsw: bool,
+    #[command(flatten)]
+    pub fusion: FusionArgs,
+}
+
+#[derive(clap::Args)]
+/// `mnemon loadtest`.
+pub struct LoadtestArgs {
+    /// The server's base URL.
+    #[arg(long, default_value = "http://127.0.0.1:7424")]
+    pub url: String,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 50)]
+    pub clients: usize,
+    /// Seconds of load.
+    #[arg(long, default_value_t = 60)]
+    pub seconds: u64,
+    /// Share of requests that write (save one memory); the rest search.
+    #[arg(long, default_value_t = 0.25)]
+    pub writes: f64,
+    /// Users the requests spread over.
+    #[arg(long, default_value_t = 10)]
+    pub users: usize,
+    /// Memories saved per user before the load starts.
+    #[arg(long, default_value_t = 1000)]
+    pub seed: usize,
+    /// Requests per second offered in total, on a fixed schedule (open loop); none: each client
+    /// sends as soon as its last request is answered (closed loop).
+    #[arg(long)]
+    pub rate: Option<f64>,
+    /// Bearer token, if the server wants one.
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Users are named `<prefix>-0`, `<prefix>-1`, …: several load generators on one store
+    /// (through several servers) keep to users of their own, so each can count its writes.
+    #[arg(long, default_value = "load")]
+    pub prefix: String,
+}
+
+#[derive(clap::Args)]
+/// `mnemon extract`.
+pub struct ExtractArgs {
+    /// The GGUF model file.
+    #[arg(long, alias = "model")]
+    pub extractor: PathBuf,
+    /// llama.cpp threads.
+    #[arg(long = "extract-threads", alias = "threads", default_value_t = 2)]
+    pub extract_threads: i32,
+    /// Most tokens generated.
+    #[arg(long = "extract-max-tokens", alias = "max-tokens", default_value_t = LlamaConfig::default().max_tokens)]
+    pub extract_max_tokens: usize,
+    /// Most tokens of round text read (the user turn first).
+    #[arg(long = "extract-input-cap", alias = "input-cap", default_value_t = LlamaConfig::default().input_cap)]
+    pub extract_input_cap: usize,
+    /// The output contract.
+    #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Open)]
+    pub extract_contract: ContractArg,
+    /// Most tokens drafted per decode from the round's own prompt and output (0: none).
+    #[arg(long = "extract-draft", alias = "draft", default_value_t = LlamaConfig::default().draft)]
+    pub extract_draft: usize,
+    /// The round: lines starting `user:` or `assistant:` begin a turn; other lines continue it.
+    pub round: String,
+}

@@ -1,0 +1,212 @@
+//! The lossless JSONL dump: a header with the store's pins, the extractors, then every round,
+//! note, fact, queue entry and decision of a scope, each a line (vectors as little-endian hex),
+//! so that `import` rebuilds the store without a model.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::Records;
+use crate::error::{Error, Result};
+use crate::model::round::Turn;
+use crate::model::scope::Scope;
+use crate::store::Pins;
+
+pub(super) const DUMP_FORMAT: &str = "mnemon-dump";
+
+/// Version 3 added notes and agents, version 4 the extractors (the header's pins are the store's
+/// alone, and each round and fact names its extractor); version 2 and 3 dumps still import.
+pub(super) const DUMP_VERSION: u32 = 4;
+
+/// One line of a JSONL dump.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub(super) enum Line {
+    Header {
+        format: String,
+        version: u32,
+        pins: BTreeMap<String, String>,
+    },
+    /// An extractor that rounds and facts below name by `hash`.
+    Extractor {
+        hash: String,
+        pins: BTreeMap<String, String>,
+    },
+    Round {
+        user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        key: String,
+        session: String,
+        turns: Vec<Turn>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extractor: Option<String>,
+        embedding_f32le: String,
+    },
+    Note {
+        user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        key: String,
+        note_kind: String,
+        title: Option<String>,
+        content: String,
+        tags: Vec<String>,
+        metadata: serde_json::Value,
+        importance: f32,
+        ts: String,
+        updated: String,
+        condensed_into: Option<String>,
+        condenses: Option<String>,
+        embedding_f32le: String,
+    },
+    Fact {
+        user: String,
+        key: String,
+        round: String,
+        content: String,
+        raw: String,
+        mention: Option<String>,
+        valid_time: Option<String>,
+        subject: Option<String>,
+        predicate: Option<String>,
+        object: Option<String>,
+        salience: f32,
+        initial_salience: f32,
+        #[serde(default)]
+        pair_key: Option<String>,
+        #[serde(default)]
+        supersedes: Option<String>,
+        #[serde(default)]
+        superseded_by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        extractor: Option<String>,
+        embedding_f32le: String,
+    },
+    Queued {
+        user: String,
+        round: String,
+    },
+    Decision {
+        user: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
+        at: String,
+        decision: String,
+        record: String,
+        other: Option<String>,
+        detail: String,
+    },
+}
+
+pub(super) fn hex(v: &[f32]) -> String {
+    let mut s = String::with_capacity(v.len() * 8);
+    for x in v {
+        for b in x.to_le_bytes() {
+            let _ = write!(s, "{b:02x}");
+        }
+    }
+    s
+}
+
+fn unhex(s: &str) -> Option<Vec<f32>> {
+    if !s.len().is_multiple_of(8) || !s.is_ascii() {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> =
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).ok()).collect();
+    Some(bytes?.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+}
+
+/// A dump line's embedding: `dim` little-endian `f32` values in hex.
+pub(super) fn embedding(hex: &str, dim: usize) -> std::result::Result<Vec<f32>, String> {
+    unhex(hex)
+        .filter(|v| v.len() == dim)
+        .ok_or_else(|| format!("embedding is not {dim} little-endian f32 values"))
+}
+
+pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> Result<String> {
+    let Records { rounds, vectors, facts, fact_vectors, notes, note_vectors, queued, decisions, extractors } =
+        records;
+    let user = scope.user;
+    let mut out = String::new();
+    let mut push = |line: &Line| -> Result<()> {
+        out.push_str(&serde_json::to_string(line).map_err(|e| Error::input("dump", e.to_string()))?);
+        out.push('\n');
+        Ok(())
+    };
+    push(&Line::Header { format: DUMP_FORMAT.into(), version: DUMP_VERSION, pins: pins.with_hash() })?;
+    let mut hashes: BTreeMap<i64, &str> = BTreeMap::new();
+    for e in extractors.iter().filter(|e| e.rounds + e.facts > 0) {
+        push(&Line::Extractor { hash: e.hash.clone(), pins: e.pins.clone() })?;
+        hashes.insert(e.id, &e.hash);
+    }
+    let hash = |id: Option<i64>| id.and_then(|id| hashes.get(&id)).map(|h| (*h).to_owned());
+    for (r, v) in rounds.iter().zip(vectors) {
+        push(&Line::Round {
+            user: user.into(),
+            agent: r.agent.clone(),
+            key: r.key.clone(),
+            session: r.session.clone(),
+            turns: r.turns.clone(),
+            extractor: hash(r.extractor),
+            embedding_f32le: hex(v),
+        })?;
+    }
+    let keys: BTreeMap<i64, &str> = rounds.iter().map(|r| (r.id, r.key.as_str())).collect();
+    for (f, v) in facts.iter().zip(fact_vectors) {
+        push(&Line::Fact {
+            user: user.into(),
+            key: f.key.clone(),
+            round: keys.get(&f.round_id).map(|k| (*k).to_owned()).unwrap_or_default(),
+            content: f.content.clone(),
+            raw: f.raw.clone(),
+            mention: f.mention.clone(),
+            valid_time: f.valid_time.clone(),
+            subject: f.subject.clone(),
+            predicate: f.predicate.clone(),
+            object: f.object.clone(),
+            salience: f.salience,
+            initial_salience: f.initial_salience,
+            pair_key: f.pair_key.clone(),
+            supersedes: f.supersedes.clone(),
+            superseded_by: f.superseded_by.clone(),
+            extractor: hash(f.extractor),
+            embedding_f32le: hex(v),
+        })?;
+    }
+    for (n, v) in notes.iter().zip(note_vectors) {
+        push(&Line::Note {
+            user: user.into(),
+            agent: n.agent.clone(),
+            key: n.key.clone(),
+            note_kind: n.kind.as_str().to_owned(),
+            title: n.title.clone(),
+            content: n.content.clone(),
+            tags: n.tags.clone(),
+            metadata: serde_json::from_str(&n.metadata).unwrap_or_else(|_| serde_json::json!({})),
+            importance: n.importance,
+            ts: n.ts.clone(),
+            updated: n.updated.clone(),
+            condensed_into: n.condensed_into.clone(),
+            condenses: n.condenses.clone(),
+            embedding_f32le: hex(v),
+        })?;
+    }
+    for round in queued {
+        push(&Line::Queued { user: user.into(), round: round.clone() })?;
+    }
+    for d in decisions {
+        push(&Line::Decision {
+            user: user.into(),
+            agent: d.agent.clone(),
+            at: d.at.clone(),
+            decision: d.kind.clone(),
+            record: d.record.clone(),
+            other: d.other.clone(),
+            detail: d.detail.clone(),
+        })?;
+    }
+    Ok(out)
+}

@@ -1,0 +1,398 @@
+//! Importing a JSONL dump: every line parsed and every record and reference checked before the
+//! store is touched, then the whole dump written in one transaction (a new store gets the dump's
+//! pins; an existing one must have them, and the dump's users no records there yet).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::dump::{embedding, Line, DUMP_FORMAT, DUMP_VERSION};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::model::fact::fact_day;
+use crate::model::note::{
+    check_content, check_importance, check_metadata, check_tags, check_title, NoteKind,
+};
+use crate::model::round::{index_text, normalized_key, round_key, round_text};
+use crate::model::scope::{check_user, Scope};
+use crate::model::time::{day_number, Timestamp};
+use crate::read::render::count_tokens;
+use crate::store::{
+    extractor_hash, split_legacy, write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, Place, RoundRow,
+    Store, View,
+};
+
+/// What an import loaded.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    /// Users the dump held, sorted.
+    pub users: Vec<String>,
+    /// Rounds written.
+    pub rounds: usize,
+    /// Facts written.
+    pub facts: usize,
+    /// Notes written.
+    pub notes: usize,
+    /// Rounds that wait for extraction.
+    pub queued: usize,
+    /// Decisions written.
+    pub decisions: usize,
+    /// Whether the store file was created by this import.
+    pub created: bool,
+}
+
+/// A fact line: its user, its round's key, the fact, its vector, its extractor's hash.
+struct ParsedFact {
+    user: String,
+    round: String,
+    row: FactRow,
+    vector: Vec<f32>,
+    extractor: Option<String>,
+}
+
+struct Parsed {
+    pins: Pins,
+    /// Extractors by hash.
+    extractors: BTreeMap<String, BTreeMap<String, String>>,
+    /// (user, round, vector, its extractor's hash)
+    rounds: Vec<(String, RoundRow, Vec<f32>, Option<String>)>,
+    facts: Vec<ParsedFact>,
+    notes: Vec<(String, NoteRow, Vec<f32>)>,
+    /// (user, round key)
+    queued: Vec<(String, String)>,
+    decisions: Vec<(String, DecisionRow)>,
+}
+
+fn parse_dump(dump: &str) -> Result<Parsed> {
+    let mut lines = dump.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let bad = |line: usize, reason: String| Error::Import { line: line + 1, reason };
+    let (n, first) = lines.next().ok_or_else(|| bad(0, "empty dump".into()))?;
+    // A version 2 or 3 dump came from a schema 3 or 4 store, whose pins held its extractor's:
+    // they are split as a migration splits them, and its rounds and facts name that extractor.
+    let (pins, legacy) = match serde_json::from_str::<Line>(first).map_err(|e| bad(n, e.to_string()))? {
+        Line::Header { format, version, pins } if format == DUMP_FORMAT && version == DUMP_VERSION => {
+            (Pins::from_stored(pins).map_err(|e| bad(n, e))?, None)
+        }
+        Line::Header { format, version: 2..=3, pins } if format == DUMP_FORMAT => {
+            let old = Pins::from_stored(pins).map_err(|e| bad(n, e))?;
+            let (pins, extractor) = split_legacy(old.0);
+            (pins, extractor)
+        }
+        _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
+    };
+    let dim = pins.dim()?;
+    // (user, round key) → index in `parsed.rounds`.
+    let mut round_at: BTreeMap<(String, String), usize> = BTreeMap::new();
+    let mut parsed = Parsed {
+        pins,
+        extractors: BTreeMap::new(),
+        rounds: Vec::new(),
+        facts: Vec::new(),
+        notes: Vec::new(),
+        queued: Vec::new(),
+        decisions: Vec::new(),
+    };
+    let scope = |user: &str, agent: &Option<String>, n: usize| {
+        Scope { user, agent: agent.as_deref() }.check().map_err(|e| bad(n, e.to_string()))
+    };
+    let legacy_hash = legacy.as_ref().map(extractor_hash);
+    if let (Some(hash), Some(pins)) = (&legacy_hash, legacy) {
+        parsed.extractors.insert(hash.clone(), pins);
+    }
+    let known = |parsed: &Parsed, hash: Option<String>, n: usize| match (&legacy_hash, hash) {
+        (Some(_), Some(_)) => Err(bad(n, "a version 2 or 3 dump names no extractor".into())),
+        (_, Some(h)) if !parsed.extractors.contains_key(&h) => {
+            Err(bad(n, format!("extractor {h} is not declared before it")))
+        }
+        (legacy, hash) => Ok(hash.or_else(|| legacy.clone())),
+    };
+    for (n, text) in lines {
+        match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
+            Line::Header { .. } => return Err(bad(n, "a second header".into())),
+            Line::Extractor { hash, pins } => {
+                if legacy_hash.is_some() {
+                    return Err(bad(n, "a version 2 or 3 dump has no extractor lines".into()));
+                }
+                let expected = extractor_hash(&pins);
+                if expected != hash {
+                    return Err(bad(n, format!("extractor {hash}: its pins hash to {expected}")));
+                }
+                parsed.extractors.insert(hash, pins);
+            }
+            Line::Round { user, agent, key, session, turns, extractor, embedding_f32le } => {
+                scope(&user, &agent, n)?;
+                let first = turns.first().ok_or_else(|| bad(n, "a round without turns".into()))?;
+                let ts = Timestamp::parse(&first.ts).map_err(|e| bad(n, e.to_string()))?;
+                let text = round_text(&turns);
+                let expected = round_key(&ts, &session, &text, agent.as_deref());
+                if expected != key {
+                    return Err(bad(
+                        n,
+                        format!("round key {key} does not match its content (expected {expected})"),
+                    ));
+                }
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let row = RoundRow {
+                    id: 0,
+                    key,
+                    session,
+                    ts: first.ts.clone(),
+                    ts_unix: ts.unix_seconds(),
+                    day: day_number(ts.date()),
+                    norm_key: normalized_key(&text),
+                    text: index_text(&turns),
+                    turns,
+                    agent,
+                    extractor: None,
+                };
+                let extractor = known(&parsed, extractor, n)?;
+                round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
+                parsed.rounds.push((user, row, vector, extractor));
+            }
+            Line::Fact {
+                user,
+                key,
+                round,
+                content,
+                raw,
+                mention,
+                valid_time,
+                subject,
+                predicate,
+                object,
+                salience,
+                initial_salience,
+                pair_key,
+                supersedes,
+                superseded_by,
+                extractor,
+                embedding_f32le,
+            } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                let Some(owner) = round_at.get(&(user.clone(), round.clone())).map(|i| &parsed.rounds[*i].1)
+                else {
+                    return Err(bad(n, format!("fact {key}: no round {round} before it")));
+                };
+                if !key.starts_with(&format!("{round}/")) {
+                    return Err(bad(n, format!("fact key {key} does not name its round {round}")));
+                }
+                if !(0.0..=1.0).contains(&salience) || !(0.0..=1.0).contains(&initial_salience) {
+                    return Err(bad(n, "salience must be in 0..=1".into()));
+                }
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let day = fact_day(valid_time.as_deref(), owner.day);
+                let row = FactRow {
+                    id: 0,
+                    round_id: 0,
+                    key,
+                    session: owner.session.clone(),
+                    day,
+                    norm_key: normalized_key(&content),
+                    content,
+                    raw,
+                    mention,
+                    valid_time,
+                    subject,
+                    predicate,
+                    object,
+                    salience,
+                    initial_salience,
+                    pair_key,
+                    supersedes,
+                    superseded_by,
+                    agent: owner.agent.clone(),
+                    extractor: None,
+                };
+                let extractor = known(&parsed, extractor, n)?;
+                parsed.facts.push(ParsedFact { user, round, row, vector, extractor });
+            }
+            Line::Queued { user, round } => {
+                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                let Some(&at) = round_at.get(&(user.clone(), round.clone())) else {
+                    return Err(bad(n, format!("queued round {round} is not in the dump before it")));
+                };
+                // A queued round waits for its (next) extraction.
+                if legacy_hash.is_some() {
+                    parsed.rounds[at].3 = None;
+                }
+                parsed.queued.push((user, round));
+            }
+            Line::Note {
+                user,
+                agent,
+                key,
+                note_kind,
+                title,
+                content,
+                tags,
+                metadata,
+                importance,
+                ts,
+                updated,
+                condensed_into,
+                condenses,
+                embedding_f32le,
+            } => {
+                scope(&user, &agent, n)?;
+                let valid_key = |k: &str| {
+                    let hex = k.strip_prefix("n-").unwrap_or_default();
+                    let (hash, suffix) = hex.split_once('-').unwrap_or((hex, "2"));
+                    hash.len() == 16
+                        && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                        && suffix.parse::<u32>().is_ok_and(|s| s >= 2)
+                };
+                let linked = condenses.iter().flat_map(|c| c.split(' ')).chain(condensed_into.as_deref());
+                if !valid_key(&key) || linked.clone().any(|k| !valid_key(k)) {
+                    return Err(bad(n, format!("note {key}: not a note key, or links to one that is not")));
+                }
+                let field = |e: Error| bad(n, format!("note {key}: {e}"));
+                let kind = NoteKind::parse(&note_kind, "note_kind").map_err(field)?;
+                check_content(&content, "content").map_err(field)?;
+                if let Some(t) = &title {
+                    check_title(t, "title").map_err(field)?;
+                }
+                let checked_tags = check_tags(&tags, "tags").map_err(field)?;
+                if checked_tags != tags {
+                    return Err(bad(n, format!("note {key}: tags are not trimmed and distinct")));
+                }
+                let metadata = check_metadata(Some(&metadata), "metadata").map_err(field)?;
+                check_importance(Some(importance), "importance").map_err(field)?;
+                let created = Timestamp::parse(&ts).map_err(field)?;
+                let changed = Timestamp::parse(&updated).map_err(field)?;
+                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let row = NoteRow {
+                    id: 0,
+                    key,
+                    agent,
+                    kind,
+                    title,
+                    tokens: count_tokens(&content) as i64,
+                    norm_key: normalized_key(&content),
+                    content,
+                    tags,
+                    metadata,
+                    importance,
+                    ts,
+                    ts_unix: created.unix_seconds(),
+                    day: day_number(created.date()),
+                    updated,
+                    updated_unix: changed.unix_seconds(),
+                    condensed_into,
+                    condenses,
+                };
+                parsed.notes.push((user, row, vector));
+            }
+            Line::Decision { user, agent, at, decision, record, other, detail } => {
+                scope(&user, &agent, n)?;
+                parsed
+                    .decisions
+                    .push((user, DecisionRow { id: 0, agent, at, kind: decision, record, other, detail }));
+            }
+        }
+    }
+    Ok(parsed)
+}
+
+/// Everything [`import`] checks before it touches a file.
+pub(crate) fn check_dump(dump: &str) -> Result<()> {
+    parse_dump(dump).map(|_| ())
+}
+
+pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<ImportReport> {
+    let parsed = parse_dump(dump)?;
+    let new_file = match place {
+        Place::File(path) => !path.exists() || std::fs::metadata(path)?.len() == 0,
+        Place::Remote(_) => false,
+    };
+    let mut store = Store::open_at(place, config, OpenMode::Expect(&parsed.pins))?;
+    let created = match place {
+        Place::File(_) => new_file,
+        // A database store with no user yet is as new as a new file.
+        Place::Remote(_) => store.user_names()?.is_empty(),
+    };
+    let users: std::collections::BTreeSet<&String> = parsed
+        .rounds
+        .iter()
+        .map(|r| &r.0)
+        .chain(parsed.notes.iter().map(|n| &n.0))
+        .chain(parsed.decisions.iter().map(|d| &d.0))
+        .collect();
+    for user in &users {
+        if let Some((id, _)) = store.user(user)? {
+            let view = View { user: id, agent: None };
+            if !store.all_rounds(view)?.is_empty() || !store.all_notes(view)?.is_empty() {
+                return Err(Error::Import {
+                    line: 0,
+                    reason: format!("user {user:?} already has records in this store"),
+                });
+            }
+        }
+    }
+    let tx = store.begin()?;
+    let mut extractor_ids: BTreeMap<&str, i64> = BTreeMap::new();
+    for (hash, pins) in &parsed.extractors {
+        extractor_ids.insert(hash, write::register(&tx, pins)?);
+    }
+    let extractor = |hash: &Option<String>| hash.as_deref().map(|h| extractor_ids[h]);
+    let mut ids = BTreeMap::new();
+    for user in &users {
+        ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
+    }
+    let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
+    let mut round_ids: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    for (user, row, vector, hash) in &parsed.rounds {
+        let id = ids[user.as_str()];
+        let stored = RoundRow { extractor: extractor(hash), ..row.clone() };
+        let round_id = write::insert_round(&tx, id, &stored, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("round {}: {e}", row.key) },
+            other => other,
+        })?;
+        round_ids.insert((user.as_str(), row.key.as_str()), round_id);
+        let entry = latest.entry(id).or_insert_with(|| (row.ts.clone(), row.ts_unix));
+        if row.ts_unix > entry.1 {
+            *entry = (row.ts.clone(), row.ts_unix);
+        }
+    }
+    for ParsedFact { user, round, row: fact, vector, extractor: hash } in &parsed.facts {
+        let row = FactRow {
+            round_id: round_ids[&(user.as_str(), round.as_str())],
+            extractor: extractor(hash),
+            ..fact.clone()
+        };
+        write::insert_fact(&tx, ids[user.as_str()], &row, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("fact {}: {e}", row.key) },
+            other => other,
+        })?;
+    }
+    for (user, note, vector) in &parsed.notes {
+        let id = ids[user.as_str()];
+        write::insert_note(&tx, id, note, vector).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("note {}: {e}", note.key) },
+            other => other,
+        })?;
+        let entry = latest.entry(id).or_insert_with(|| (note.updated.clone(), note.updated_unix));
+        if note.updated_unix > entry.1 {
+            *entry = (note.updated.clone(), note.updated_unix);
+        }
+    }
+    for (user, round) in &parsed.queued {
+        write::enqueue(&tx, ids[user.as_str()], round_ids[&(user.as_str(), round.as_str())])?;
+    }
+    for (user, d) in &parsed.decisions {
+        let id = ids[user.as_str()];
+        write::log(&tx, id, d.agent.as_deref(), &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
+    }
+    for id in ids.values() {
+        write::touch_user(&tx, *id, latest.get(id).map(|(ts, unix)| (ts.as_str(), *unix)))?;
+    }
+    tx.commit()?;
+    Ok(ImportReport {
+        users: users.into_iter().cloned().collect(),
+        rounds: parsed.rounds.len(),
+        facts: parsed.facts.len(),
+        notes: parsed.notes.len(),
+        queued: parsed.queued.len(),
+        decisions: parsed.decisions.len(),
+        created,
+    })
+}

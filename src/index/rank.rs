@@ -1,0 +1,615 @@
+//! The one scoring function and exact top-k.
+//!
+//! A round's dense score is `cosine + time_weight · time_match`, where `time_match` is 1 when the
+//! round's date falls in the question's window. Optionally (`Config::rrf_k`) the dense ranking is
+//! fused with the FTS5 BM25 ranking by reciprocal rank ([`fuse`]). Every round of the user is considered, so the
+//! top k is exact. Ties go to the older insertion (lower id), so equal inputs give equal rankings.
+//!
+//! The scan runs over byte-quantized copies of the vectors (a quarter of the memory traffic),
+//! then rescores in full precision every candidate that the quantization error could have
+//! misplaced. The result is the same top k, with the same scores, as a full-precision scan.
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use crate::embed::vector::{cosine, dot_i8_rows, quantize};
+use crate::model::time::DateWindow;
+use crate::store::UserVectors;
+
+/// How one candidate scored.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scored {
+    /// The round's row id.
+    pub id: i64,
+    /// Final score.
+    pub score: f32,
+    /// Cosine between the question and the round.
+    pub cosine: f32,
+    /// Whether the round's date is in the question's window.
+    pub time_match: bool,
+}
+
+/// The final score of a candidate.
+pub fn score(cosine: f32, time_match: bool, time_weight: f32) -> f32 {
+    if time_match {
+        cosine + time_weight
+    } else {
+        cosine
+    }
+}
+
+/// Orders by score descending, then id ascending.
+fn better(a: &Scored, b: &Scored) -> Ordering {
+    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+}
+
+/// Slack for float rounding in the approximate scores and in `cosine` itself.
+const ROUNDING_SLACK: f32 = 1e-4;
+
+/// How a query shapes the dense score beyond the cosine: the time bonus, and memex's recency and importance.
+///
+/// The base score is `(cosine + time_weight · time_match) · salience`. Two per-query options,
+/// both off by default, reshape it: `importance` (a weight `w` in `0..=1`) multiplies it by
+/// `(1 − w) + 2w · importance`, neutral at importance 0.5 (what rounds and facts count as); and
+/// `recency` blends it with a decay: `α · score + (1 − α) · exp(−λ · age_days)`, the age counted in
+/// logical days from the anchor (the question's date, else the scope's logical now).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub(crate) struct Shape {
+    /// The question's window as day numbers, inclusive.
+    pub window: Option<(i32, i32)>,
+    pub time_weight: f32,
+    pub importance: Option<f32>,
+    /// `(α, λ per day, anchor day)`.
+    pub recency: Option<(f32, f64, i32)>,
+}
+
+impl Shape {
+    /// The plain shape: the window and the time weight, no option.
+    pub(crate) fn plain(window: Option<DateWindow>, time_weight: f32) -> Shape {
+        Shape { window: window.map(|w| w.days()), time_weight, ..Shape::default() }
+    }
+}
+
+/// One user's records in memory (each round's vector, then the vectors of its facts, and notes),
+/// each ranking for its owner (a round, or a note): full precision for rescoring, bytes for the
+/// scan.
+pub(crate) struct Index {
+    dim: usize,
+    /// The owner each entry ranks for.
+    owners: Vec<i64>,
+    days: Vec<i32>,
+    saliences: Vec<f32>,
+    importances: Vec<f32>,
+    data: Vec<f32>,
+    bytes: Vec<i8>,
+    scales: Vec<f32>,
+    max_error_norm: f32,
+    max_norm: f32,
+    max_importance: f32,
+    /// Entries per owner, once some owner has more than one (a fact); empty until then.
+    entries: BTreeMap<i64, Vec<usize>>,
+    /// Whether some owner has more than one entry, or owners arrived out of order.
+    grouped: bool,
+}
+
+impl Index {
+    pub(crate) fn new(vectors: UserVectors, dim: usize) -> Index {
+        let mut index = Index {
+            dim,
+            owners: Vec::with_capacity(vectors.ids.len()),
+            days: Vec::with_capacity(vectors.ids.len()),
+            saliences: Vec::with_capacity(vectors.ids.len()),
+            importances: Vec::with_capacity(vectors.ids.len()),
+            data: Vec::with_capacity(vectors.data.len()),
+            bytes: Vec::with_capacity(vectors.data.len()),
+            scales: Vec::with_capacity(vectors.ids.len()),
+            max_error_norm: 0.0,
+            max_norm: 0.0,
+            max_importance: 0.0,
+            entries: BTreeMap::new(),
+            grouped: false,
+        };
+        index.extend(vectors);
+        index
+    }
+
+    /// About how many bytes the index holds.
+    pub(crate) fn approx_bytes(&self) -> usize {
+        self.owners.len() * (8 + 4 + 4 + 4 + 4)
+            + self.data.len() * 4
+            + self.bytes.len()
+            + self.entries.values().map(|e| e.len() * 8 + 48).sum::<usize>()
+    }
+
+    /// Appends every record of `vectors`.
+    pub(crate) fn extend(&mut self, vectors: UserVectors) {
+        for (i, v) in vectors.data.chunks_exact(self.dim).enumerate() {
+            self.push(vectors.ids[i], vectors.days[i], vectors.saliences[i], v);
+        }
+    }
+
+    /// Appends one record ranking for round `round`, of neutral importance.
+    pub(crate) fn push(&mut self, round: i64, day: i32, salience: f32, v: &[f32]) {
+        self.push_weighted(round, day, salience, crate::model::note::NEUTRAL_IMPORTANCE, v);
+    }
+
+    /// Appends one record ranking for `owner`.
+    pub(crate) fn push_weighted(&mut self, owner: i64, day: i32, salience: f32, importance: f32, v: &[f32]) {
+        let q = quantize(v);
+        let i = self.owners.len();
+        if !self.grouped && self.owners.last().is_some_and(|last| *last >= owner) {
+            // The first record that is not a new owner: index every owner's entries from here on.
+            self.grouped = true;
+            for (j, o) in self.owners.iter().enumerate() {
+                self.entries.entry(*o).or_default().push(j);
+            }
+        }
+        if self.grouped {
+            self.entries.entry(owner).or_default().push(i);
+        }
+        self.owners.push(owner);
+        self.days.push(day);
+        self.saliences.push(salience);
+        self.importances.push(importance);
+        self.data.extend_from_slice(v);
+        self.bytes.extend_from_slice(&q.q);
+        self.scales.push(q.scale);
+        self.max_error_norm = self.max_error_norm.max(q.error_norm);
+        self.max_norm = self.max_norm.max(q.norm);
+        self.max_importance = self.max_importance.max(importance);
+    }
+
+    /// Whether entry `i` falls in the window's day range.
+    fn in_window(&self, i: usize, days: Option<(i32, i32)>) -> bool {
+        days.is_some_and(|(start, end)| start <= self.days[i] && self.days[i] <= end)
+    }
+
+    /// The shaped score of entry `i` from its base score (unchanged when no option is set).
+    fn shaped(&self, i: usize, base: f32, shape: &Shape) -> f32 {
+        let mut s = base;
+        if let Some(w) = shape.importance {
+            s *= (1.0 - w) + 2.0 * w * self.importances[i];
+        }
+        if let Some((alpha, lambda, anchor)) = shape.recency {
+            let age = f64::from((anchor - self.days[i]).max(0));
+            s = alpha * s + (1.0 - alpha) * (-lambda * age).exp() as f32;
+        }
+        s
+    }
+
+    /// The full-precision score of entry `i`.
+    fn exact(&self, i: usize, query: &[f32], shape: &Shape) -> Scored {
+        let cos = cosine(query, &self.data[i * self.dim..(i + 1) * self.dim]);
+        let m = self.in_window(i, shape.window);
+        Scored {
+            id: self.owners[i],
+            score: self.shaped(i, score(cos, m, shape.time_weight) * self.saliences[i], shape),
+            cosine: cos,
+            time_match: m,
+        }
+    }
+
+    /// The entries of owner `owner`.
+    fn entries_of(&self, owner: i64) -> Vec<usize> {
+        if self.grouped {
+            self.entries.get(&owner).cloned().unwrap_or_default()
+        } else {
+            // Owners are appended in increasing order, one entry each.
+            self.owners.binary_search(&owner).map(|i| vec![i]).unwrap_or_default()
+        }
+    }
+
+    /// The exact score of round `round` (its best record's), if it is in the index.
+    #[cfg(test)]
+    pub(crate) fn score_of(
+        &self,
+        round: i64,
+        query: &[f32],
+        window: Option<DateWindow>,
+        time_weight: f32,
+    ) -> Option<Scored> {
+        self.score_of_shaped(round, query, &Shape::plain(window, time_weight), None)
+    }
+
+    /// The exact score of `owner` (its best unmasked record's), if it is in the index.
+    pub(crate) fn score_of_shaped(
+        &self,
+        owner: i64,
+        query: &[f32],
+        shape: &Shape,
+        mask: Option<&[bool]>,
+    ) -> Option<Scored> {
+        self.entries_of(owner)
+            .into_iter()
+            .filter(|&i| mask.is_none_or(|m| m[i]))
+            .map(|i| self.exact(i, query, shape))
+            .min_by(better)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.owners.len()
+    }
+
+    /// Keeps each owner's best entry (first among equals), best first.
+    fn best_per_round(scored: impl Iterator<Item = Scored>) -> Vec<Scored> {
+        let mut best: BTreeMap<i64, Scored> = BTreeMap::new();
+        for s in scored {
+            match best.get(&s.id) {
+                Some(b) if better(b, &s) != Ordering::Greater => {}
+                _ => {
+                    best.insert(s.id, s);
+                }
+            }
+        }
+        let mut out: Vec<Scored> = best.into_values().collect();
+        out.sort_by(better);
+        out
+    }
+
+    /// The exact top `k` rounds for `query`, best first; a round scores as its best record.
+    #[cfg(test)]
+    pub(crate) fn top_k(
+        &self,
+        query: &[f32],
+        window: Option<DateWindow>,
+        time_weight: f32,
+        k: usize,
+    ) -> Vec<Scored> {
+        self.top_k_shaped(query, &Shape::plain(window, time_weight), k, None)
+    }
+
+    /// The exact top `k` owners for `query` under `shape`, among the entries `mask` keeps (all
+    /// without one), best first; an owner scores as its best kept entry.
+    pub(crate) fn top_k_shaped(
+        &self,
+        query: &[f32],
+        shape: &Shape,
+        k: usize,
+        mask: Option<&[bool]>,
+    ) -> Vec<Scored> {
+        let n = self.len();
+        if n == 0 || k == 0 {
+            return Vec::new();
+        }
+        let kept = |i: usize| mask.is_none_or(|m| m[i]);
+        let exact = |i: usize| self.exact(i, query, shape);
+        let owners = match mask {
+            None if self.grouped => self.entries.len(),
+            None => n,
+            Some(m) if self.grouped => self.entries.values().filter(|es| es.iter().any(|&i| m[i])).count(),
+            Some(m) => m.iter().filter(|&&b| b).count(),
+        };
+        if owners <= k {
+            let mut all = Self::best_per_round((0..n).filter(|&i| kept(i)).map(exact));
+            all.truncate(k);
+            return all;
+        }
+
+        // Pass 1: approximate scores from bytes.
+        let q = quantize(query);
+        let wide: Vec<i16> = q.q.iter().map(|b| i16::from(*b)).collect();
+        let mut dots = Vec::new();
+        dot_i8_rows(&wide, &self.bytes, &mut dots);
+        let plain = mask.is_none() && shape.importance.is_none() && shape.recency.is_none();
+        let approx: Vec<f32> = if plain {
+            // The default read path: nothing to mask or reshape, so the tightest loop.
+            dots.iter()
+                .enumerate()
+                .map(|(i, dot)| {
+                    score(
+                        q.scale * self.scales[i] * *dot as f32,
+                        self.in_window(i, shape.window),
+                        shape.time_weight,
+                    ) * self.saliences[i]
+                })
+                .collect()
+        } else {
+            dots.iter()
+                .enumerate()
+                .map(|(i, dot)| {
+                    if !kept(i) {
+                        return f32::NEG_INFINITY;
+                    }
+                    let base = score(
+                        q.scale * self.scales[i] * *dot as f32,
+                        self.in_window(i, shape.window),
+                        shape.time_weight,
+                    ) * self.saliences[i];
+                    self.shaped(i, base, shape)
+                })
+                .collect()
+        };
+        // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector (a salience ≤ 1 only
+        // shrinks it; the importance factor scales it by at most its largest value; the recency
+        // blend scales it by α ≤ 1 and adds the same term to both).
+        let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let factor = shape.importance.map_or(1.0, |w| ((1.0 - w) + 2.0 * w * self.max_importance).max(1.0));
+        let bound = (qnorm * self.max_error_norm + q.error_norm * self.max_norm) * factor + ROUNDING_SLACK;
+        // The k-th best owner by approximate score (an owner's is its best entry's).
+        let mut per_round: Vec<f32> = if self.grouped {
+            self.entries
+                .values()
+                .map(|es| es.iter().map(|&i| approx[i]).fold(f32::NEG_INFINITY, f32::max))
+                .collect()
+        } else {
+            approx.clone()
+        };
+        let (_, kth, _) = per_round.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        // A true top-k owner's score is at least kth − bound, and the entry giving it has an
+        // approximate score of at least kth − 2·bound.
+        let threshold = *kth - 2.0 * bound;
+
+        // Pass 2: every entry that could set a top-k owner's score, rescored exactly.
+        let mut candidates = Self::best_per_round((0..n).filter(|&i| approx[i] >= threshold).map(exact));
+        candidates.truncate(k);
+        candidates
+    }
+}
+
+/// Candidates each list contributes to a fusion (more when more are asked for).
+pub(crate) const FUSION_DEPTH: usize = 100;
+
+/// Reciprocal-rank fusion of the dense ranking (best first) and lexical rankings (owner ids,
+/// best first; one per record kind, each with its own word statistics): `Σ 1 / (k + rank)` over
+/// the lists an owner appears in. Returns the top `top` with the fused value as `score`, ties to
+/// the lower id; `dense_of` gives the dense score of an owner found only lexically.
+pub(crate) fn fuse(
+    dense: &[Scored],
+    lexical: &[Vec<i64>],
+    k: u32,
+    top: usize,
+    dense_of: impl Fn(i64) -> Option<Scored>,
+) -> Vec<Scored> {
+    let mut fused: std::collections::BTreeMap<i64, (f64, Scored)> = std::collections::BTreeMap::new();
+    for (rank, s) in dense.iter().enumerate() {
+        fused.entry(s.id).or_insert((0.0, *s)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+    }
+    for (rank, id) in lexical.iter().flat_map(|list| list.iter().enumerate()) {
+        let Some(base) = fused.get(id).map(|e| e.1).or_else(|| dense_of(*id)) else { continue };
+        fused.entry(*id).or_insert((0.0, base)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+    }
+    let mut out: Vec<Scored> = fused.into_values().map(|(f, s)| Scored { score: f as f32, ..s }).collect();
+    out.sort_by(better);
+    out.truncate(top);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vectors(rows: &[[f32; 2]], days: &[i32]) -> Index {
+        let v = UserVectors {
+            ids: (1..=rows.len() as i64).collect(),
+            days: days.to_vec(),
+            saliences: vec![1.0; rows.len()],
+            data: rows.iter().flatten().copied().collect(),
+        };
+        Index::new(v, 2)
+    }
+
+    #[test]
+    fn fusion_rewards_rounds_that_both_lists_rank_high() {
+        let s = |id, c| Scored { id, score: c, cosine: c, time_match: false };
+        let dense = [s(1, 0.9), s(2, 0.8), s(3, 0.7)];
+        let got = fuse(&dense, &[vec![3, 9]], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
+        let ids: Vec<i64> = got.iter().map(|x| x.id).collect();
+        // 3: 1/63 + 1/61; 1: 1/61; 2 (dense only) and 9 (lexical only) tie at 1/62: the lower id first.
+        assert_eq!(ids, vec![3, 1, 2]);
+        assert!((got[0].score - (1.0 / 63.0 + 1.0 / 61.0) as f32).abs() < 1e-7);
+        assert_eq!(got[0].cosine, 0.7);
+        let ids: Vec<i64> = fuse(&dense, &[vec![3, 9]], 60, 4, |id| (id == 9).then(|| s(9, 0.1)))
+            .iter()
+            .map(|x| x.id)
+            .collect();
+        assert_eq!(ids, vec![3, 1, 2, 9]);
+    }
+
+    #[test]
+    fn top_k_is_exact_and_ties_go_to_the_lower_id() {
+        let v = vectors(&[[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [1.0, 0.0]], &[0, 0, 0, 0]);
+        let got: Vec<i64> = v.top_k(&[1.0, 0.0], None, 0.05, 3).iter().map(|s| s.id).collect();
+        assert_eq!(got, vec![1, 4, 3]);
+    }
+
+    #[test]
+    fn time_match_adds_the_weight() {
+        let d = crate::model::time::day_number(chrono::NaiveDate::from_ymd_opt(2023, 5, 1).unwrap());
+        let v = vectors(&[[1.0, 0.0], [0.96, 0.28]], &[d - 10, d]);
+        let w = DateWindow {
+            start: chrono::NaiveDate::from_ymd_opt(2023, 4, 30).unwrap(),
+            end: chrono::NaiveDate::from_ymd_opt(2023, 5, 2).unwrap(),
+        };
+        let got = v.top_k(&[1.0, 0.0], Some(w), 0.05, 2);
+        assert_eq!(got[0].id, 2);
+        assert!(got[0].time_match && !got[1].time_match);
+        assert!((got[0].score - (0.96 + 0.05)).abs() < 1e-6);
+        let plain = v.top_k(&[1.0, 0.0], None, 0.05, 2);
+        assert_eq!(plain[0].id, 1);
+    }
+
+    /// The brute-force top `k` from every scored record, already sorted best first: each owner's
+    /// first (best) record.
+    fn best_first_per_owner(all: Vec<Scored>, k: usize) -> Vec<Scored> {
+        let mut out: Vec<Scored> = Vec::new();
+        for s in all {
+            if !out.iter().any(|b| b.id == s.id) {
+                out.push(s);
+            }
+        }
+        out.truncate(k);
+        out
+    }
+
+    /// A deterministic pseudo-random unit vector.
+    fn unit(seed: u64, dim: usize) -> Vec<f32> {
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut v: Vec<f32> = (0..dim)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+            })
+            .collect();
+        crate::embed::vector::normalize(&mut v);
+        v
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn with_facts_a_round_ranks_as_its_best_record_exactly(
+            seed in 0u64..1_000, n in 1usize..200, facts in 0usize..200, k in 1usize..30,
+        ) {
+            let dim = 32;
+            let rounds: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            let mut index = Index::new(
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: vec![0; n],
+                    saliences: vec![1.0; n],
+                    data: rounds.concat(),
+                },
+                dim,
+            );
+            // (owner, salience, vector) of each fact, owners spread over the rounds.
+            let extra: Vec<(i64, f32, Vec<f32>)> = (0..facts as u64)
+                .map(|j| {
+                    let owner = (j * 7 + seed) % n as u64 + 1;
+                    (owner as i64, [1.0, 0.5, 0.25][(j % 3) as usize], unit(seed * 5000 + 999 + j, dim))
+                })
+                .collect();
+            for (owner, sal, v) in &extra {
+                index.push(*owner, 0, *sal, v);
+            }
+            let query = unit(seed + 11, dim);
+            let got = index.top_k(&query, None, 0.05, k);
+            let mut all: Vec<Scored> = rounds
+                .iter()
+                .enumerate()
+                .map(|(i, v)| {
+                    let c = cosine(&query, v);
+                    Scored { id: i as i64 + 1, score: c, cosine: c, time_match: false }
+                })
+                .chain(extra.iter().map(|(o, sal, v)| {
+                    let c = cosine(&query, v);
+                    Scored { id: *o, score: c * sal, cosine: c, time_match: false }
+                }))
+                .collect();
+            all.sort_by(better);
+            let brute = best_first_per_owner(all, k);
+            proptest::prop_assert_eq!(&got, &brute);
+            for s in &got {
+                proptest::prop_assert_eq!(index.score_of(s.id, &query, None, 0.05), Some(*s));
+            }
+        }
+
+        #[test]
+        fn the_quantized_scan_returns_exactly_the_full_precision_top_k(
+            seed in 0u64..1_000, n in 1usize..400, k in 1usize..30, near in 0usize..5,
+        ) {
+            let dim = 64;
+            let mut rows: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            // Near-ties: copies of one row with tiny perturbations.
+            for j in 0..near.min(n) {
+                let mut v = rows[0].clone();
+                v[j] += 1e-4;
+                crate::embed::vector::normalize(&mut v);
+                rows[n - 1 - j] = v;
+            }
+            let days: Vec<i32> = (0..n as i32).map(|i| i % 7).collect();
+            let index = Index::new(
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: days.clone(),
+                    saliences: vec![1.0; n],
+                    data: rows.concat(),
+                },
+                dim,
+            );
+            let query = unit(seed + 7, dim);
+            let window = DateWindow {
+                start: chrono::NaiveDate::from_num_days_from_ce_opt(2).unwrap(),
+                end: chrono::NaiveDate::from_num_days_from_ce_opt(3).unwrap(),
+            };
+            for w in [None, Some(window)] {
+                let got = index.top_k(&query, w, 0.05, k);
+                let mut brute: Vec<Scored> = (0..n)
+                    .map(|i| {
+                        let cos = cosine(&query, &rows[i]);
+                        let m = w.is_some() && (2..=3).contains(&days[i]);
+                        Scored { id: i as i64 + 1, score: score(cos, m, 0.05), cosine: cos, time_match: m }
+                    })
+                    .collect();
+                brute.sort_by(better);
+                brute.truncate(k);
+                proptest::prop_assert_eq!(got, brute);
+            }
+        }
+
+        #[test]
+        fn a_masked_shaped_scan_equals_brute_force_over_the_kept_entries(
+            seed in 0u64..1_000, n in 1usize..300, k in 1usize..30, extra in 0usize..100,
+            w in proptest::option::of(0.0f32..=1.0), alpha in proptest::option::of(0.0f32..=1.0),
+            keep_every in 1usize..5,
+        ) {
+            let dim = 48;
+            let rows: Vec<Vec<f32>> = (0..n as u64).map(|i| unit(seed * 1000 + i, dim)).collect();
+            let mut index = Index::new(
+                UserVectors {
+                    ids: (1..=n as i64).collect(),
+                    days: (0..n as i32).map(|i| 700_000 + i % 40).collect(),
+                    saliences: vec![1.0; n],
+                    data: rows.concat(),
+                },
+                dim,
+            );
+            // Extra records: some for existing rounds (facts), some owners of their own (notes).
+            let mut entries: Vec<(i64, i32, f32, f32, Vec<f32>)> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, v)| (i as i64 + 1, 700_000 + i as i32 % 40, 1.0, 0.5, v.clone()))
+                .collect();
+            for j in 0..extra as u64 {
+                let owner = if j % 2 == 0 { (j * 7 + seed) as i64 % n as i64 + 1 } else { (1 << 48) + j as i64 };
+                let (day, sal, imp) = (700_000 + (j % 50) as i32, [1.0, 0.5][(j % 2) as usize], (j % 11) as f32 / 10.0);
+                let v = unit(seed * 7000 + 17 + j, dim);
+                index.push_weighted(owner, day, sal, imp, &v);
+                entries.push((owner, day, sal, imp, v));
+            }
+            let mask: Vec<bool> = (0..entries.len()).map(|i| i % keep_every == 0).collect();
+            let shape = Shape {
+                window: Some((700_010, 700_020)),
+                time_weight: 0.05,
+                importance: w,
+                recency: alpha.map(|a| (a, std::f64::consts::LN_2 / 30.0, 700_045)),
+            };
+            let query = unit(seed + 3, dim);
+            let got = index.top_k_shaped(&query, &shape, k, Some(&mask));
+            let mut all: Vec<Scored> = entries
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| mask[*i])
+                .map(|(_, (owner, day, sal, imp, v))| {
+                    let c = cosine(&query, v);
+                    let m = (700_010..=700_020).contains(day);
+                    let mut s = score(c, m, 0.05) * sal;
+                    if let Some(w) = w {
+                        s *= (1.0 - w) + 2.0 * w * imp;
+                    }
+                    if let Some(a) = alpha {
+                        let age = f64::from((700_045 - day).max(0));
+                        s = a * s + (1.0 - a) * (-(std::f64::consts::LN_2 / 30.0) * age).exp() as f32;
+                    }
+                    Scored { id: *owner, score: s, cosine: c, time_match: m }
+                })
+                .collect();
+            all.sort_by(better);
+            let brute = best_first_per_owner(all, k);
+            proptest::prop_assert_eq!(&got, &brute);
+            for s in &got {
+                proptest::prop_assert_eq!(index.score_of_shaped(s.id, &query, &shape, Some(&mask)), Some(*s));
+            }
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The cache of views: a scope's records in memory for ranking, one per user and agent, each
+//! behind its own lock; grown by writes in commit order, loaded once per user at a time, used by a
+//! read only at its snapshot's version, and dropped least recently used past
+//! [`Config::view_cache_bytes`](crate::Config::view_cache_bytes).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::rank::{Scored, Shape};
+use super::view::{self, Among, CachedView};
+use crate::error::Result;
+use crate::store::{Store, View};
+
+/// A view's key: the user's row id and the agent.
+type ViewKey = (i64, Option<String>);
+
+/// The cached views: each behind its own lock, so ranking in one scope never waits for another,
+/// and many reads rank in the same scope at once.
+pub(crate) struct Views {
+    slots: Mutex<Slots>,
+    /// Bytes the views may hold before the least recently used are dropped.
+    budget: usize,
+}
+
+#[derive(Default)]
+struct Slots {
+    slots: HashMap<ViewKey, Arc<Slot>>,
+    /// Per user: held while one of the user's views loads, and while a write grows them, so a
+    /// write never misses a view that is loading (and loads of one view are not repeated).
+    gates: HashMap<i64, Arc<Mutex<()>>>,
+    /// A counter (not a clock) that orders uses, for eviction.
+    tick: AtomicU64,
+}
+
+struct Slot {
+    view: RwLock<CachedView>,
+    /// Bytes when it was loaded (growth after a write is not counted).
+    bytes: usize,
+    used: AtomicU64,
+}
+
+/// A question to rank in a view: its text without a date prefix, its vector, how the ranking
+/// is shaped, among which records, how deep, and the fusion constant (none: dense only).
+pub(crate) struct Question<'q> {
+    pub bare: &'q str,
+    pub vector: &'q [f32],
+    pub shape: &'q Shape,
+    pub among: Among<'q>,
+    pub depth: usize,
+    pub rrf: Option<u32>,
+}
+
+impl Views {
+    /// No view yet; at most `budget` bytes of them ([`Config::view_cache_bytes`](crate::Config::view_cache_bytes)).
+    pub(crate) fn new(budget: usize) -> Views {
+        Views { slots: Mutex::default(), budget }
+    }
+
+    // A panic inside a call cannot leave a view half-grown under a version it does not hold (the
+    // version moves with the records), so a poisoned lock is safe to take over.
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The version of the scope's view in memory, if there is one.
+    pub(crate) fn version(&self, user: i64, agent: Option<&str>) -> Option<i64> {
+        let slot = self.lock().slots.get(&(user, agent.map(str::to_owned))).cloned()?;
+        let version = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version;
+        Some(version)
+    }
+
+    /// After one write of `user`'s records (the user's write counter was `version`): each view
+    /// of the user that was current moves to the next version, and those that see records of
+    /// `agent` get them from `push`; any other view of the user is dropped.
+    pub(crate) fn grow(&self, user: i64, version: i64, agent: Option<&str>, push: impl Fn(&mut CachedView)) {
+        let gate = self.gate(user);
+        let _loaded = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        // The user's slots, out of the index's lock before waiting on each view's own lock (no
+        // view of the user can be installed meanwhile: loads take the gate).
+        let slots: Vec<(ViewKey, Arc<Slot>)> = self
+            .lock()
+            .slots
+            .iter()
+            .filter(|((u, _), _)| *u == user)
+            .map(|(k, slot)| (k.clone(), Arc::clone(slot)))
+            .collect();
+        let mut stale = Vec::new();
+        for (key, slot) in slots {
+            let mut cached = slot.view.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if cached.version > version {
+                // Loaded after this write committed: it holds the write's records already.
+                continue;
+            }
+            if cached.version != version {
+                stale.push(key);
+                continue;
+            }
+            cached.version = version + 1;
+            if view::sees(key.1.as_deref(), agent) {
+                push(&mut cached);
+            }
+        }
+        if !stale.is_empty() {
+            let mut views = self.lock();
+            for key in stale {
+                views.slots.remove(&key);
+            }
+        }
+    }
+
+    /// The gate of `user`'s views.
+    fn gate(&self, user: i64) -> Arc<Mutex<()>> {
+        Arc::clone(self.lock().gates.entry(user).or_default())
+    }
+
+    /// Drops every view of `user` (after a write that removes or changes records).
+    pub(crate) fn drop_user(&self, user: i64) {
+        self.lock().slots.retain(|(u, _), _| *u != user);
+    }
+
+    /// Ranks what `view` sees for `question` (see [`CachedView::rank`]), loading the view first
+    /// if it is not in memory or is stale. A view behind the snapshot's `version` is being grown
+    /// by a write that holds `writer`: waited for, not loaded again. `None`: the view is past the
+    /// snapshot and this is not the `last_try` (a newer snapshot can use it).
+    pub(crate) fn rank(
+        &self,
+        writer: &Mutex<Store>,
+        store: &Store,
+        view: View<'_>,
+        version: i64,
+        question: &Question<'_>,
+        last_try: bool,
+    ) -> Result<Option<Vec<Scored>>> {
+        let key = (view.user, view.agent.map(str::to_owned));
+        // The scope's slot, taken out of the index's lock before anything waits on the slot's
+        // own lock: ranking never holds the index (reads in other scopes go on meanwhile).
+        let current = || -> Option<Arc<Slot>> {
+            let views = self.lock();
+            let slot = views.slots.get(&key)?;
+            slot.used.store(views.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+            Some(Arc::clone(slot))
+        };
+        // The view's ranking if it is at this snapshot, else whether it is past it.
+        let rank_in = |slot: &Slot| -> std::result::Result<Vec<Scored>, bool> {
+            let cached = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if cached.version == version {
+                Ok(cached.rank(question))
+            } else {
+                Err(cached.version > version)
+            }
+        };
+        let mut outcome = current().map(|s| rank_in(&s));
+        if let Some(Err(false)) = outcome {
+            // Behind the snapshot: a write has committed and is growing the views under the
+            // write connection. Wait for it rather than load the whole view again.
+            drop(writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+            outcome = current().map(|s| rank_in(&s));
+        }
+        match outcome {
+            Some(Ok(ranked)) => return Ok(Some(ranked)),
+            // A write committed after this snapshot began: a newer snapshot can use the view.
+            Some(Err(true)) if !last_try => return Ok(None),
+            _ => {}
+        }
+        // One load per view at a time: a read that waited here finds the view loaded.
+        let gate = self.gate(view.user);
+        let _loading = gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let outcome = current().map(|s| rank_in(&s));
+        match outcome {
+            Some(Ok(ranked)) => return Ok(Some(ranked)),
+            Some(Err(true)) if !last_try => return Ok(None),
+            _ => {}
+        }
+        tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
+        let fresh = CachedView::load(store, view, version, store.pins.dim()?, question.rrf.is_some())?;
+        let ranked = fresh.rank(question);
+        self.install(key, fresh);
+        Ok(Some(ranked))
+    }
+
+    /// Keeps a freshly loaded view, unless a newer one is there already; then drops the least
+    /// recently used views while the views hold more than the configured bytes.
+    fn install(&self, key: ViewKey, fresh: CachedView) {
+        let mut views = self.lock();
+        let newer = views.slots.get(&key).is_some_and(|s| {
+            s.view.read().unwrap_or_else(std::sync::PoisonError::into_inner).version >= fresh.version
+        });
+        if newer {
+            return;
+        }
+        let tick = views.tick.fetch_add(1, Ordering::Relaxed);
+        let bytes = fresh.approx_bytes();
+        views.slots.insert(
+            key.clone(),
+            Arc::new(Slot { view: RwLock::new(fresh), bytes, used: AtomicU64::new(tick) }),
+        );
+        let mut total: usize = views.slots.values().map(|s| s.bytes).sum();
+        while total > self.budget {
+            let Some((oldest, bytes)) = views
+                .slots
+                .iter()
+                .filter(|(k, _)| **k != key)
+                .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
+                .map(|(k, s)| (k.clone(), s.bytes))
+            else {
+                break;
+            };
+            views.slots.remove(&oldest);
+            total -= bytes;
+        }
+    }
+}

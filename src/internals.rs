@@ -1,0 +1,28 @@
+//! Items public only for mnemon's own crates: the evaluation harness (`mnemon-eval`), the CLI's
+//! benchmarks and fuzzers, the PostgreSQL backend (`mnemon-postgres`) and the integration tests.
+//! Not a stable API: they change with the engine, without notice.
+
+/// The interface between the store's statements and a database: SQLite's implementation is in
+/// this crate, PostgreSQL's in `mnemon-postgres`.
+pub mod backend {
+    pub use mnemon_backend::{Backend, Claims, Connection, Db, Dialect, FromValue, Param, Row, Value};
+}
+
+/// The extractor's output contract and prompt, as the harness measures them.
+pub mod extract {
+    #[cfg(feature = "llama")]
+    pub use crate::facts::extract::kernels;
+    pub use crate::facts::extract::{
+        parse, prompt_blake3, prompt_messages, prompt_messages_of, round_key, round_text, GRAMMAR, MAX_FACTS,
+        PROMPT, SALIENCES, SCHEMA,
+    };
+}
+
+/// Dates in questions: the `[Current date: …]` prefix and the window a question names.
+pub mod time {
+    pub use crate::model::time::{query_window, split_date_prefix, DateWindow};
+}
+
+pub use crate::facts::{conflict, normalize, prefilter, resolve, verify};
+pub use crate::index::bm25::LEXICAL_SCHEME;
+pub use crate::index::rank::score;

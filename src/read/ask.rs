@@ -1,0 +1,131 @@
+//! A question made ready to rank: its date prefix split off, its text checked and embedded, its
+//! anchor and time window found, and the shape of its ranking.
+
+use chrono::NaiveDate;
+
+use super::types::Ranking;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::index::rank::{Scored, Shape};
+use crate::index::view::Among;
+use crate::index::views::Question;
+use crate::model::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
+use crate::store::{Store, View};
+
+/// A question made ready to rank: its text without a date prefix, its vector, its date.
+pub(super) struct Asked<'q> {
+    pub bare: &'q str,
+    pub vector: Vec<f32>,
+    pub date: Option<Timestamp>,
+}
+
+/// A question ranked in a view: its anchor, its window, and the records best first.
+pub(super) struct AskedRanking {
+    pub anchor: Option<NaiveDate>,
+    pub window: Option<DateWindow>,
+    pub scored: Vec<Scored>,
+}
+
+/// Splits the date prefix, checks the text, embeds it. `field` names the text in errors.
+pub(super) fn ask<'q>(engine: &Engine, text: &'q str, date: Option<&str>, field: &str) -> Result<Asked<'q>> {
+    let embedder = engine.embedder("recall")?;
+    let (prefix_date, bare) = split_date_prefix(text);
+    if bare.is_empty() {
+        return Err(Error::input(field, "is empty"));
+    }
+    let explicit = date
+        .map(|d| Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp"))))
+        .transpose()?;
+    Ok(Asked { bare, vector: embedder.embed_query(bare)?, date: explicit.or(prefix_date) })
+}
+
+/// A ranked score as a relevance in `0..=1`: the fused score over the best a record can get
+/// (first in both lists), or the dense score itself without fusion.
+pub(super) fn relevance(config: &Config, score: f32) -> f32 {
+    let r = match config.rrf_k {
+        Some(k) => score * (k as f32 + 1.0) / 2.0,
+        None => score,
+    };
+    r.clamp(0.0, 1.0)
+}
+
+/// The records to rank: the call's `top_k`, else the configured one, in `1..=1000`.
+pub(super) fn top_k(config: &Config, asked: Option<usize>) -> Result<usize> {
+    let k = asked.unwrap_or(config.top_k);
+    if !(1..=1000).contains(&k) {
+        return Err(Error::input("top_k", "must be in 1..=1000"));
+    }
+    Ok(k)
+}
+
+/// Where a ranking happens: a snapshot of a view, at the user's write counter `version`, on the
+/// read's `last_try` or not.
+pub(super) struct At<'a, 's> {
+    pub store: &'a Store,
+    pub view: View<'s>,
+    pub version: i64,
+    pub last_try: bool,
+}
+
+/// Ranks `asked` at `at` (see [`Engine::rank`]; `None`: try again on a newer snapshot).
+pub(super) fn rank_asked(
+    engine: &Engine,
+    at: &At<'_, '_>,
+    asked: &Asked<'_>,
+    ranking: &Ranking,
+    among: Among<'_>,
+    depth: usize,
+) -> Result<Option<AskedRanking>> {
+    let (anchor, window, shape) = asked.shape(at.store, at.view.user, &engine.config, ranking)?;
+    let question = Question {
+        bare: asked.bare,
+        vector: &asked.vector,
+        shape: &shape,
+        among,
+        depth,
+        rrf: engine.config.rrf_k,
+    };
+    let ranked = engine.rank(at.store, at.view, at.version, &question, at.last_try)?;
+    Ok(ranked.map(|scored| AskedRanking { anchor, window, scored }))
+}
+
+impl Asked<'_> {
+    /// The question's anchor (its date, else the user's logical now), its window and how it
+    /// shapes the ranking.
+    fn shape(
+        &self,
+        store: &Store,
+        user: i64,
+        config: &Config,
+        ranking: &Ranking,
+    ) -> Result<(Option<NaiveDate>, Option<DateWindow>, Shape)> {
+        let dim = store.pins.dim()?;
+        if self.vector.len() != dim {
+            return Err(Error::Embedder(format!(
+                "query vector has dimension {}, store has {dim}",
+                self.vector.len()
+            )));
+        }
+        let anchor = match self.date.as_ref() {
+            Some(ts) => Some(ts.date()),
+            None => store
+                .user_now(user)?
+                .and_then(|(raw, unix)| Timestamp::from_parts(raw, unix))
+                .map(|t| t.date()),
+        };
+        let window = anchor.and_then(|a| query_window(self.bare, a));
+        let mut shape = Shape::plain(window, config.time_weight);
+        shape.importance = ranking.importance;
+        if let (Some(r), Some(a)) = (ranking.recency, anchor) {
+            shape.recency =
+                Some((r.alpha, std::f64::consts::LN_2 / f64::from(r.half_life_days), day_number(a)));
+        }
+        Ok((anchor, window, shape))
+    }
+}
+
+/// A window as its first and last day, `YYYY-MM-DD`.
+pub(super) fn window_strings(window: Option<DateWindow>) -> Option<[String; 2]> {
+    window.map(|w| [w.start.to_string(), w.end.to_string()])
+}

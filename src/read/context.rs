@@ -1,0 +1,188 @@
+//! `get_context`: everything the scope sees (rounds with their facts, and notes) ranked for the
+//! question and each of its angles, merged at each record's best score, and rendered best first
+//! within one token budget.
+
+use std::collections::HashMap;
+
+use super::ask::{ask, rank_asked, relevance, top_k, At};
+use super::render::{self, Item, RenderNote, RenderRound};
+use super::types::{Context, Fact, Query, RecalledRound};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::index::rank::Scored;
+use crate::index::view::{note_id, Among};
+use crate::model::filter::Relevance;
+use crate::model::note::Note;
+use crate::model::scope::Scope;
+use crate::model::time::Timestamp;
+use crate::store::{Store, View};
+
+/// Most query angles one context may merge.
+const MAX_ANGLES: usize = 16;
+
+/// The context for `query` in `scope`, within the query's budget (else the configured one).
+pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Result<Context> {
+    scope.check()?;
+    query.ranking.validate()?;
+    let budget = query.budget.or(engine.config.context_budget);
+    if budget.is_some_and(|b| b < render::MIN_BUDGET) {
+        return Err(Error::input("budget", "must be at least 200 tokens (the frame alone takes about 60)"));
+    }
+    if query.angles.len() > MAX_ANGLES {
+        return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
+    }
+    let k = top_k(&engine.config, query.top_k)?;
+    let mut asked = vec![ask(engine, query.text, query.date, "query")?];
+    for (i, angle) in query.angles.iter().enumerate() {
+        asked.push(ask(engine, angle, query.date, &format!("angles[{i}]"))?);
+    }
+    let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {
+        let Some((view, version)) = found else {
+            return Ok(Some((Vec::new(), HashMap::new(), HashMap::new())));
+        };
+        let at = At { store, view, version, last_try };
+        // Each record once, at its best score (ties: the earlier angle, then its rank there).
+        let mut best: HashMap<i64, (usize, usize, Scored)> = HashMap::new();
+        for (a, q) in asked.iter().enumerate() {
+            let Some(ranked) = rank_asked(engine, &at, q, &query.ranking, Among::All, k)? else {
+                return Ok(None);
+            };
+            for (rank, s) in ranked.scored.into_iter().enumerate() {
+                match best.get(&s.id) {
+                    Some((.., kept)) if kept.score >= s.score => {}
+                    _ => {
+                        best.insert(s.id, (a, rank, s));
+                    }
+                }
+            }
+        }
+        let mut order: Vec<(usize, usize, Scored)> = best.into_values().collect();
+        order.sort_by(|x, y| {
+            y.2.score.total_cmp(&x.2.score).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)).then(x.2.id.cmp(&y.2.id))
+        });
+        let scored: Vec<Scored> = order.into_iter().map(|o| o.2).collect();
+        let of_rounds: Vec<Scored> = scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
+        let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
+        let rounds: HashMap<i64, RecalledRound> =
+            recalled(store, view, &of_rounds)?.into_iter().map(|r| (r.id, r)).collect();
+        let notes: HashMap<i64, Note> =
+            store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
+        Ok(Some((scored, rounds, notes)))
+    })?;
+    let ranked: Vec<Ranked<'_>> = scored
+        .iter()
+        .filter_map(|s| match note_id(s.id) {
+            Some(id) => {
+                notes.get(&id).map(|n| Ranked::Note(n, Relevance::of(relevance(&engine.config, s.score))))
+            }
+            None => rounds.get(&s.id).map(Ranked::Round),
+        })
+        .collect();
+    Ok(render_ranked(&ranked, budget))
+}
+
+/// A record in a context's ranking.
+enum Ranked<'a> {
+    Round(&'a RecalledRound),
+    Note(&'a Note, Relevance),
+}
+
+/// Fits ranked records into the budget and renders them.
+fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
+    let lines: Vec<Vec<String>> = ranked
+        .iter()
+        .map(|r| match r {
+            Ranked::Round(r) => r.facts.iter().filter(|f| f.in_context()).map(Fact::line).collect(),
+            Ranked::Note(..) => Vec::new(),
+        })
+        .collect();
+    let items: Vec<Item<'_>> = ranked
+        .iter()
+        .zip(&lines)
+        .map(|(r, l)| match r {
+            Ranked::Round(r) => Item::Round(recalled_view(r, l)),
+            Ranked::Note(n, label) => Item::Note(note_view(n, Some(*label))),
+        })
+        .collect();
+    let render::Fitted { kept, text, cut } = match budget {
+        Some(b) => render::fit_budget(&items, b),
+        None => render::Fitted {
+            kept: (0..items.len()).collect(),
+            text: render::render_context(&items),
+            cut: false,
+        },
+    };
+    let key = |r: &Ranked<'_>| match r {
+        Ranked::Round(r) => r.key.clone(),
+        Ranked::Note(n, _) => n.key.clone(),
+    };
+    let omitted: Vec<String> =
+        (0..ranked.len()).filter(|i| !kept.contains(i)).map(|i| key(&ranked[i])).collect();
+    Context {
+        tokens: render::count_tokens(&text),
+        rounds: kept
+            .iter()
+            .filter(|i| matches!(ranked[**i], Ranked::Round(_)))
+            .map(|i| key(&ranked[*i]))
+            .collect(),
+        notes: kept
+            .iter()
+            .filter(|i| matches!(ranked[**i], Ranked::Note(..)))
+            .map(|i| key(&ranked[*i]))
+            .collect(),
+        truncated: !omitted.is_empty() || cut,
+        cut,
+        omitted,
+        text,
+    }
+}
+
+/// The rounds (with their active facts) of `scored`, in its order.
+pub(super) fn recalled(store: &Store, view: View<'_>, scored: &[Scored]) -> Result<Vec<RecalledRound>> {
+    let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
+    let rows = store.rounds_by_id(view, &ids)?;
+    let mut facts = store.active_facts_of(view, &ids)?;
+    Ok(rows
+        .into_iter()
+        .zip(scored)
+        .map(|(row, s)| RecalledRound {
+            facts: facts.remove(&row.id).unwrap_or_default().into_iter().map(Fact::from).collect(),
+            key: row.key,
+            session: row.session,
+            ts: row.ts,
+            turns: row.turns,
+            score: s.score,
+            cosine: s.cosine,
+            time_match: s.time_match,
+            id: row.id,
+            ts_unix: row.ts_unix,
+        })
+        .collect())
+}
+
+fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String]) -> RenderRound<'a> {
+    RenderRound {
+        id: r.id,
+        key: &r.key,
+        session: &r.session,
+        ts: &r.ts,
+        ts_unix: r.ts_unix,
+        turns: &r.turns,
+        facts,
+    }
+}
+
+/// A note as the renderer sees it.
+pub(crate) fn note_view(n: &Note, relevance: Option<Relevance>) -> RenderNote<'_> {
+    RenderNote {
+        key: &n.key,
+        kind: n.kind.as_str(),
+        ts: &n.ts,
+        // Stored notes' timestamps parsed when they were stored.
+        ts_unix: Timestamp::parse(&n.ts).map_or(0, |t| t.unix_seconds()),
+        title: n.title.as_deref(),
+        tags: &n.tags,
+        content: &n.content,
+        relevance,
+    }
+}

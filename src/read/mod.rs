@@ -1,0 +1,19 @@
+//! The read path: `recall` (rounds), `search` (notes), `get_context` (everything, with query
+//! angles, in one token budget), and reading records as stored (`get`, `list`, `count`, every
+//! round, fact and decision of a scope).
+//!
+//! Owns turning a question into a ranking (date prefix, anchor, time window, the shape of the
+//! ranking), merging angles, and the one renderer that contexts and exports share. Must not call
+//! a model other than the embedder, and never writes.
+
+mod ask;
+mod context;
+mod ranked;
+mod records;
+pub(crate) mod render;
+mod types;
+
+pub(crate) use context::get_context;
+pub(crate) use ranked::{nearest_in_database, recall, search};
+pub(crate) use records::{count, decisions, facts, get, list, rounds};
+pub use types::*;

@@ -1,0 +1,110 @@
+//! `recall` (rounds) and `search` (notes): a question ranked in the scope's view, and the records
+//! it found read back at the same snapshot.
+
+use super::ask::{ask, rank_asked, relevance, top_k, window_strings, At};
+use super::context::recalled;
+use super::types::{Found, Hit, Query, Recall, Search};
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::index::rank::Scored;
+use crate::index::view::{note_id, Among};
+use crate::model::filter::{NoteFilter, Relevance};
+use crate::model::note::Note;
+use crate::model::scope::{check_user, Scope};
+use crate::store::View;
+
+/// The `top_k` rounds `scope` sees that best answer `query`, best first.
+pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Result<Recall> {
+    scope.check()?;
+    query.ranking.validate()?;
+    let k = top_k(&engine.config, query.top_k)?;
+    let asked = ask(engine, query.text, query.date, "query")?;
+    engine.read_view(scope, |store, found, last_try| {
+        let Some((view, version)) = found else {
+            return Ok(Some(Recall { rounds: Vec::new(), anchor: None, window: None }));
+        };
+        let at = At { store, view, version, last_try };
+        let Some(ranked) = rank_asked(engine, &at, &asked, &query.ranking, Among::Rounds, k)? else {
+            return Ok(None);
+        };
+        Ok(Some(Recall {
+            rounds: recalled(store, view, &ranked.scored)?,
+            anchor: ranked.anchor.map(|a| a.to_string()),
+            window: window_strings(ranked.window),
+        }))
+    })
+}
+
+/// The notes `scope` sees that best match `search.text` among those its filter keeps, best
+/// first, with their relevance; hits below `search.min_score` dropped.
+pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> Result<Found> {
+    scope.check()?;
+    search.ranking.validate()?;
+    if !(1..=1000).contains(&search.limit) {
+        return Err(Error::input("limit", "must be in 1..=1000"));
+    }
+    if let Some(m) = search.min_score {
+        if !m.is_finite() || !(0.0..=1.0).contains(&m) {
+            return Err(Error::input("min_score", "must be a number in 0..=1"));
+        }
+    }
+    let filter: NoteFilter = search.filter.resolve("filter")?;
+    let asked = ask(engine, search.text, search.date, "query")?;
+    engine.read_view(scope, |store, found, last_try| {
+        let Some((view, version)) = found else {
+            return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
+        };
+        let at = At { store, view, version, last_try };
+        let among = Among::Notes(&filter);
+        let Some(ranked) = rank_asked(engine, &at, &asked, &search.ranking, among, search.limit)? else {
+            return Ok(None);
+        };
+        let kept: Vec<(&Scored, f32)> = ranked
+            .scored
+            .iter()
+            .map(|s| (s, relevance(&engine.config, s.score)))
+            .filter(|(_, r)| search.min_score.is_none_or(|m| *r >= m))
+            .collect();
+        let ids: Vec<i64> = kept.iter().filter_map(|(s, _)| note_id(s.id)).collect();
+        let hits = store
+            .notes_by_id(view, &ids)?
+            .into_iter()
+            .zip(kept)
+            .map(|(row, (s, score))| Hit {
+                note: Note::from(row),
+                score,
+                relevance: Relevance::of(score),
+                cosine: s.cosine,
+            })
+            .collect();
+        Ok(Some(Found {
+            hits,
+            anchor: ranked.anchor.map(|a| a.to_string()),
+            window: window_strings(ranked.window),
+        }))
+    })
+}
+
+/// The `k` nearest rounds by the database's own KNN over the stored vectors, as `(key, cosine)`,
+/// nearest first (no time bonus): a cross-check of the index in memory and a benchmark baseline.
+pub(crate) fn nearest_in_database(
+    engine: &Engine,
+    question: &str,
+    user_id: &str,
+    k: usize,
+) -> Result<Vec<(String, f32)>> {
+    check_user(user_id)?;
+    let query = engine.embedder("recall")?.embed_query(question)?;
+    let store = engine.lock_store();
+    let Some((user, _)) = store.user(user_id)? else {
+        return Ok(Vec::new());
+    };
+    let hits = store.knn(user, &query, k)?;
+    let ids: Vec<i64> = hits.iter().map(|h| h.0).collect();
+    let rows = store.rounds_by_id(View { user, agent: None }, &ids)?;
+    Ok(rows
+        .into_iter()
+        .zip(hits)
+        .map(|(r, (_, d))| (r.key, crate::embed::vector::cosine_from_l2(d)))
+        .collect())
+}

@@ -1,0 +1,453 @@
+//! The read path's public value types: questions and their options, and what reads return.
+
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::model::filter::{Filter, Relevance};
+use crate::model::note::Note;
+use crate::model::round::Turn;
+use crate::store::{FactRow, RoundRow};
+
+/// A question and its per-call options.
+///
+/// ```
+/// let q = mnemon::Query::new("What did I buy last week?").date("2023/05/20 (Sat) 02:21").budget(1500);
+/// assert_eq!(q.budget, Some(1500));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Query<'a> {
+    /// The question; may start with `[Current date: <ts>]`.
+    pub text: &'a str,
+    /// The question's date (overrides a prefix); anchors its time window.
+    pub date: Option<&'a str>,
+    /// Records to consider per angle (overrides [`Config::top_k`]).
+    pub top_k: Option<usize>,
+    /// Token budget for [`Memory::get_context`] (overrides [`Config::context_budget`]).
+    pub budget: Option<usize>,
+    /// More ways to ask the same thing, for [`Memory::get_context`]: each is ranked like the
+    /// question, and their records are merged, deduplicated, into one budget.
+    pub angles: &'a [&'a str],
+    /// Per-query ranking options (all off by default).
+    pub ranking: Ranking,
+}
+
+impl<'a> Query<'a> {
+    /// A question with no options.
+    pub fn new(text: &'a str) -> Query<'a> {
+        Query { text, date: None, top_k: None, budget: None, angles: &[], ranking: Ranking::default() }
+    }
+    /// Adds query angles (see [`Query::angles`](Query#structfield.angles)).
+    pub fn angles(self, angles: &'a [&'a str]) -> Query<'a> {
+        Query { angles, ..self }
+    }
+    /// Sets the ranking options.
+    pub fn ranking(self, ranking: Ranking) -> Query<'a> {
+        Query { ranking, ..self }
+    }
+    /// Sets the question's date.
+    pub fn date(self, date: &'a str) -> Query<'a> {
+        Query { date: Some(date), ..self }
+    }
+    /// Sets the number of rounds.
+    pub fn top_k(self, k: usize) -> Query<'a> {
+        Query { top_k: Some(k), ..self }
+    }
+    /// Sets the token budget.
+    pub fn budget(self, tokens: usize) -> Query<'a> {
+        Query { budget: Some(tokens), ..self }
+    }
+}
+
+impl<'a> From<&'a str> for Query<'a> {
+    fn from(text: &'a str) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+impl<'a> From<&'a String> for Query<'a> {
+    fn from(text: &'a String) -> Query<'a> {
+        Query::new(text)
+    }
+}
+
+/// The ranked rounds for a question.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recall {
+    /// Best first.
+    pub rounds: Vec<RecalledRound>,
+    /// The date the question was anchored on, if any (`YYYY-MM-DD`).
+    pub anchor: Option<String>,
+    /// The question's time window, if it names one (`[start, end]`, inclusive).
+    pub window: Option<[String; 2]>,
+}
+
+/// One recalled round. Equality compares the public fields.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecalledRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+    /// Final score (cosine plus the time bonus).
+    pub score: f32,
+    /// Cosine between question and round.
+    pub cosine: f32,
+    /// Whether the round's date is in the question's window.
+    pub time_match: bool,
+    /// The round's active facts, in extraction order (empty without an extractor).
+    pub facts: Vec<Fact>,
+    #[serde(skip)]
+    pub(crate) id: i64,
+    #[serde(skip)]
+    pub(crate) ts_unix: i64,
+}
+
+impl PartialEq for RecalledRound {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            &self.key,
+            &self.session,
+            &self.ts,
+            &self.turns,
+            self.score,
+            self.cosine,
+            self.time_match,
+            &self.facts,
+        ) == (
+            &other.key,
+            &other.session,
+            &other.ts,
+            &other.turns,
+            other.score,
+            other.cosine,
+            other.time_match,
+            &other.facts,
+        )
+    }
+}
+
+/// A fact extracted from a round, verified against it and stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Fact {
+    /// `<round key>/<n>`: its round and its place among the round's stored facts.
+    pub key: String,
+    /// One self-contained sentence.
+    pub content: String,
+    /// The excerpt of the round it comes from, with its role prefix.
+    pub raw: String,
+    /// The time mention, as it occurs in the round.
+    pub mention: Option<String>,
+    /// The mention resolved against the round's date (`YYYY-MM-DD`, `YYYY-MM` or `YYYY`).
+    pub valid_time: Option<String>,
+    /// Triple subject.
+    pub subject: Option<String>,
+    /// Triple predicate.
+    pub predicate: Option<String>,
+    /// Triple object.
+    pub object: Option<String>,
+    /// Current salience (0: superseded; only [`Memory::get`] returns such a fact).
+    pub salience: f32,
+    /// Its round's agent (`None`: shared).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The keys of the facts it superseded (an update of what they said), oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub supersedes: Vec<String>,
+}
+
+impl From<FactRow> for Fact {
+    fn from(r: FactRow) -> Fact {
+        Fact {
+            key: r.key,
+            content: r.content,
+            raw: r.raw,
+            mention: r.mention,
+            valid_time: r.valid_time,
+            subject: r.subject,
+            predicate: r.predicate,
+            object: r.object,
+            salience: r.salience,
+            agent: r.agent,
+            supersedes: r.supersedes.iter().flat_map(|s| s.split(' ')).map(str::to_owned).collect(),
+        }
+    }
+}
+
+impl Fact {
+    /// Whether a context shows the fact under its round: when it is dated (the date resolved
+    /// from "last Friday" is what the round's text does not say) or updates an older fact. Any
+    /// other fact repeats its round, shown in full beneath it, and only spends the budget
+    /// (docs/DECISIONS.md, "facts that cannot hurt").
+    pub fn in_context(&self) -> bool {
+        self.valid_time.is_some() || !self.supersedes.is_empty()
+    }
+
+    /// The fact as rendered under `facts:`: its sentence, then its date when resolved.
+    pub fn line(&self) -> String {
+        match &self.valid_time {
+            Some(v) => format!("{} ({v})", self.content),
+            None => self.content.clone(),
+        }
+    }
+}
+
+/// A rendered context and what went into it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Context {
+    /// The prompt-ready block (empty when nothing was recalled).
+    pub text: String,
+    /// Keys of the rounds rendered, best first.
+    pub rounds: Vec<String>,
+    /// Keys of the notes rendered, best first.
+    pub notes: Vec<String>,
+    /// `o200k_base` tokens in `text`.
+    pub tokens: usize,
+    /// Whether recalled records were left out, or the top one cut, to respect the budget.
+    pub truncated: bool,
+    /// Whether the top record's text was cut to fit the budget (it is then the only record, and
+    /// the block ends with a line saying so).
+    pub cut: bool,
+    /// Keys of the records (rounds and notes) left out, best first.
+    pub omitted: Vec<String>,
+}
+
+/// A stored round, as listed by [`Memory::rounds`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct StoredRound {
+    /// Stable key: sortable ts + `#` + content hash.
+    pub key: String,
+    /// The round's session.
+    pub session: String,
+    /// The round's timestamp, as the caller gave it.
+    pub ts: String,
+    /// The verbatim turns.
+    pub turns: Vec<Turn>,
+    /// The agent it is private to; `None`: shared by every agent of the user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+}
+
+/// One entry of the decision log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Decision {
+    /// Logical time (sortable timestamp).
+    pub at: String,
+    /// What was decided (`round.stored`, `fact.superseded`, …).
+    pub kind: String,
+    /// The record it concerns (a round or fact key, or the user).
+    pub record: String,
+    /// The other record involved (what it duplicates, what superseded it, …).
+    pub other: Option<String>,
+    /// Details as JSON.
+    pub detail: String,
+}
+
+/// Per-query ranking options, all off by default: on the development split neither has been
+/// shown to help yet (docs/DECISIONS.md), and with both off the ranking is the engine's default.
+///
+/// ```
+/// use mnemon::{Ranking, Recency};
+/// let r = Ranking { recency: Some(Recency { alpha: 0.8, half_life_days: 30.0 }), importance: Some(0.5) };
+/// assert!(r.validate().is_ok());
+/// assert!(Ranking { importance: Some(2.0), ..Ranking::default() }.validate().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Ranking {
+    /// memex's recency term: `α · score + (1 − α) · 0.5^(age / half-life)`, the age in logical
+    /// days before the query's anchor (its date, else the scope's logical now).
+    pub recency: Option<Recency>,
+    /// Importance weighting `w` in `0..=1`: the dense score is multiplied by
+    /// `(1 − w) + 2w · importance`, neutral at importance 0.5 (rounds and facts count as 0.5).
+    pub importance: Option<f32>,
+}
+
+/// The recency term's parameters.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Recency {
+    /// Weight of the similarity score, in `0..=1` (1: recency ignored).
+    pub alpha: f32,
+    /// Logical days for the recency term to halve; above 0.
+    pub half_life_days: f32,
+}
+
+impl Ranking {
+    /// Checks every option; the error names the first bad field.
+    pub fn validate(&self) -> Result<()> {
+        if let Some(r) = self.recency {
+            if !r.alpha.is_finite() || !(0.0..=1.0).contains(&r.alpha) {
+                return Err(Error::input("ranking.recency.alpha", "must be a number in 0..=1"));
+            }
+            if !r.half_life_days.is_finite() || r.half_life_days <= 0.0 {
+                return Err(Error::input("ranking.recency.half_life_days", "must be a number above 0"));
+            }
+        }
+        if let Some(w) = self.importance {
+            if !w.is_finite() || !(0.0..=1.0).contains(&w) {
+                return Err(Error::input("ranking.importance", "must be a number in 0..=1"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A search over notes and its options ([`Memory::search`]).
+///
+/// ```
+/// use mnemon::{Filter, Search};
+/// let s = Search::new("what does the user eat?").limit(5).min_score(0.5)
+///     .filter(Filter { tags_any: vec!["food".into()], ..Filter::default() });
+/// assert_eq!(s.limit, 5);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Search<'a> {
+    /// The query; may start with `[Current date: <ts>]`.
+    pub text: &'a str,
+    /// The query's date (anchors "last week" and the recency term).
+    pub date: Option<&'a str>,
+    /// Which notes may match.
+    pub filter: Filter,
+    /// Hits to return, 1 to 1000. Default 10.
+    pub limit: usize,
+    /// Drop hits scoring below this, in `0..=1`.
+    pub min_score: Option<f32>,
+    /// Ranking options.
+    pub ranking: Ranking,
+}
+
+impl<'a> Search<'a> {
+    /// A search with no filter, 10 hits.
+    pub fn new(text: &'a str) -> Search<'a> {
+        Search {
+            text,
+            date: None,
+            filter: Filter::default(),
+            limit: 10,
+            min_score: None,
+            ranking: Ranking::default(),
+        }
+    }
+    /// Sets the filter.
+    pub fn filter(self, filter: Filter) -> Search<'a> {
+        Search { filter, ..self }
+    }
+    /// Sets the number of hits.
+    pub fn limit(self, limit: usize) -> Search<'a> {
+        Search { limit, ..self }
+    }
+    /// Sets the lowest score kept.
+    pub fn min_score(self, min_score: f32) -> Search<'a> {
+        Search { min_score: Some(min_score), ..self }
+    }
+    /// Sets the query's date.
+    pub fn date(self, date: &'a str) -> Search<'a> {
+        Search { date: Some(date), ..self }
+    }
+    /// Sets the ranking options.
+    pub fn ranking(self, ranking: Ranking) -> Search<'a> {
+        Search { ranking, ..self }
+    }
+}
+
+/// One note found by [`Memory::search`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Hit {
+    /// The note.
+    pub note: Note,
+    /// Relevance in `0..=1`: the fused score over its best possible value (first in both the
+    /// dense and the word ranking scores 1), or the dense score with fusion off.
+    pub score: f32,
+    /// The label of `score`.
+    pub relevance: Relevance,
+    /// Cosine between the query and the note.
+    pub cosine: f32,
+}
+
+/// What [`Memory::search`] found, best first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Found {
+    /// Hits, best first (ties to the older note).
+    pub hits: Vec<Hit>,
+    /// The date the query was anchored on, if any (`YYYY-MM-DD`).
+    pub anchor: Option<String>,
+    /// The query's time window, if it names one.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
+    pub window: Option<[String; 2]>,
+}
+
+/// A listing request ([`Memory::list`]): newest first, a page at a time.
+///
+/// ```
+/// let l = mnemon::List { limit: 20, ..Default::default() };
+/// assert!(l.cursor.is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct List {
+    /// Which notes to list.
+    pub filter: Filter,
+    /// Notes per page, 1 to 1000. Default 50.
+    pub limit: usize,
+    /// Where the previous page ended ([`Page::next`]); `None` starts at the newest note.
+    pub cursor: Option<String>,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        List { filter: Filter::default(), limit: 50, cursor: None }
+    }
+}
+
+/// One page of a listing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Page {
+    /// Newest first (by `ts`, then key).
+    pub notes: Vec<Note>,
+    /// The cursor of the next page; `None` on the last page. Stable: notes stored after the
+    /// listing began with an older `ts` than the cursor still appear on later pages, and no note
+    /// appears twice.
+    pub next: Option<String>,
+}
+
+/// How many records a scope sees ([`Memory::count`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Counts {
+    /// Notes on read paths.
+    pub notes: usize,
+    /// Notes per kind (every kind listed).
+    pub kinds: std::collections::BTreeMap<String, usize>,
+    /// Notes hidden by condensing.
+    pub condensed: usize,
+    /// Conversation rounds.
+    pub rounds: usize,
+    /// Active facts.
+    pub facts: usize,
+}
+
+/// A record by key ([`Memory::get`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "record", rename_all = "lowercase")]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub enum Record {
+    /// A direct memory.
+    Note(Note),
+    /// A conversation round.
+    Round(StoredRound),
+    /// A fact extracted from a round (superseded ones too, with their salience 0).
+    Fact(Fact),
+}
+
+impl From<RoundRow> for StoredRound {
+    fn from(r: RoundRow) -> StoredRound {
+        StoredRound { key: r.key, session: r.session, ts: r.ts, turns: r.turns, agent: r.agent }
+    }
+}

@@ -1,0 +1,110 @@
+//! Looking after a store: checks, online backup, log checkpoints, size and versions.
+
+use std::path::Path;
+
+use rusqlite::Connection;
+
+use super::sqlite::truncate_wal;
+use super::{as_db, Conn, Store};
+use crate::error::{Error, Result};
+
+impl Store {
+    /// Copies the write-ahead log into the file and empties it (`wal_checkpoint(TRUNCATE)`), so
+    /// that bytes deleted with `secure_delete` are gone from both; false when another
+    /// connection's open read kept the log.
+    pub(crate) fn checkpoint(&self) -> Result<bool> {
+        match &self.conn {
+            Conn::File(c) => truncate_wal(c),
+            // The server's own log and vacuum are its operator's to run.
+            Conn::Remote(_) => Ok(true),
+        }
+    }
+
+    /// The size of the database in bytes (pages in use × page size, the log included).
+    pub(crate) fn file_bytes(&self) -> Result<u64> {
+        let conn = match &self.conn {
+            Conn::File(c) => c,
+            Conn::Remote(c) => {
+                return Ok(as_db(&**c)
+                    .one::<i64>("SELECT pg_database_size(current_database())", &[])?
+                    .unsigned_abs())
+            }
+        };
+        let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok((pages * size).unsigned_abs())
+    }
+
+    /// SQLite's `quick_check` (or, `full`, `integrity_check`) of the file: the problems it
+    /// lists, none when the file is sound.
+    pub(crate) fn check(&self, full: bool) -> Result<Vec<String>> {
+        let pragma = if full { "integrity_check" } else { "quick_check" };
+        if let Conn::Remote(_) = &self.conn {
+            return self.check_records();
+        }
+        let mut stmt = self.file("check")?.prepare(&format!("PRAGMA {pragma}"))?;
+        let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(if rows == ["ok"] { Vec::new() } else { rows })
+    }
+
+    /// On a database server (whose pages are its own to check): every round, fact and note has
+    /// its vector (the foreign keys guarantee the other direction).
+    fn check_records(&self) -> Result<Vec<String>> {
+        let mut problems = Vec::new();
+        for (table, vectors) in
+            [("rounds", "round_vectors"), ("facts", "fact_vectors"), ("notes", "note_vectors")]
+        {
+            let missing: i64 = self.db().one(
+                &format!("SELECT count(*) FROM {table} r WHERE NOT EXISTS (SELECT 1 FROM {vectors} v WHERE v.rowid = r.id)"),
+                &[],
+            )?;
+            if missing > 0 {
+                problems.push(format!("{missing} {table} without a vector"));
+            }
+        }
+        Ok(problems)
+    }
+
+    /// Copies the whole file into a new file at `out` with SQLite's online backup, in one step:
+    /// one read transaction, so the copy is one consistent snapshot while writers go on.
+    /// Returns the pages copied.
+    pub(crate) fn backup_to(&self, out: &Path) -> Result<u64> {
+        let mut dst = Connection::open(out)?;
+        let backup = rusqlite::backup::Backup::new(self.file("backup")?, &mut dst)?;
+        match backup.step(-1)? {
+            rusqlite::backup::StepResult::Done => {}
+            _ => return Err(Error::Busy),
+        }
+        let pages = u64::try_from(backup.progress().pagecount).unwrap_or(0);
+        drop(backup);
+        dst.close().map_err(|(_, e)| Error::from(e))?;
+        Ok(pages)
+    }
+
+    /// SQLite, sqlite-vec and FTS5 versions, for `doctor`.
+    pub(crate) fn versions(&self) -> Result<Vec<(String, String)>> {
+        let conn = match &self.conn {
+            Conn::File(c) => c,
+            Conn::Remote(c) => {
+                let db = as_db(&**c);
+                return Ok(vec![
+                    ("postgresql".into(), db.one("SELECT current_setting('server_version')", &[])?),
+                    (
+                        "pgvector".into(),
+                        db.opt("SELECT extversion::text FROM pg_extension WHERE extname = 'vector'", &[])?
+                            .unwrap_or_else(|| "missing".into()),
+                    ),
+                ]);
+            }
+        };
+        let sqlite: String = conn.query_row("SELECT sqlite_version()", [], |r| r.get(0))?;
+        let vec: String = conn.query_row("SELECT vec_version()", [], |r| r.get(0))?;
+        let fts5: i64 =
+            conn.query_row("SELECT sqlite_compileoption_used('ENABLE_FTS5')", [], |r| r.get(0))?;
+        Ok(vec![
+            ("sqlite".into(), sqlite),
+            ("sqlite-vec".into(), vec),
+            ("fts5".into(), if fts5 == 1 { "enabled".into() } else { "missing".into() }),
+        ])
+    }
+}

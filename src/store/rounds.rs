@@ -1,0 +1,345 @@
+//! Round rows: reads under the visibility rule, and the writes used inside a caller's
+//! transaction (a round with its vector, words and part records; its deletion).
+
+use super::db::{Db, Dialect, Param, Row};
+use super::rows::UserVectors;
+use super::{visible, Store, View};
+use crate::error::{Error, Result};
+use crate::model::round::Turn;
+use mnemon_backend::p;
+
+/// A stored round.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct RoundRow {
+    pub id: i64,
+    pub key: String,
+    pub session: String,
+    pub ts: String,
+    pub ts_unix: i64,
+    pub day: i32,
+    pub norm_key: String,
+    pub turns: Vec<Turn>,
+    pub text: String,
+    /// The agent it is private to; `None`: shared by every agent of the user.
+    pub agent: Option<String>,
+    /// The extractor (its id in `extractors`) that made its latest extraction; `None` while it
+    /// waits, or in a store that does not extract.
+    pub extractor: Option<i64>,
+}
+
+/// A round whose derived records (named text, part records) are missing or follow another rule.
+pub(crate) struct StaleRound {
+    pub id: i64,
+    pub user: i64,
+    pub turns: Vec<Turn>,
+    /// The text it is stored, embedded and word-indexed as.
+    pub text: String,
+    /// The rule its derived records were made under, if any.
+    pub rule: Option<String>,
+}
+
+const ROUND_COLUMNS: &str =
+    "id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, extractor";
+
+impl Store {
+    fn round_from_row(&self, r: &dyn Row) -> Result<RoundRow> {
+        let turns: String = r.get(7)?;
+        let key: String = r.get(1)?;
+        Ok(RoundRow {
+            id: r.get(0)?,
+            session: r.get(2)?,
+            ts: r.get(3)?,
+            ts_unix: r.get(4)?,
+            day: r.get(5)?,
+            norm_key: r.get(6)?,
+            turns: serde_json::from_str(&turns)
+                .map_err(|e| self.corrupt(format!("round {key}: turns: {e}")))?,
+            text: r.get(8)?,
+            agent: r.get(9)?,
+            extractor: r.get(10)?,
+            key,
+        })
+    }
+
+    fn rounds_where(&self, sql: &str, args: &[Param<'_>]) -> Result<Vec<RoundRow>> {
+        self.db().rows(sql, args, |r| self.round_from_row(r))
+    }
+
+    /// Rounds with the given ids that the view sees, in the order of `ids`.
+    pub(crate) fn rounds_by_id(&self, view: View<'_>, ids: &[i64]) -> Result<Vec<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE id = ?3 AND user_id = ?1 AND {}",
+            visible("agent", 2)
+        );
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            match self.rounds_where(&sql, p![view.user, view.agent, id])?.pop() {
+                Some(r) => out.push(r),
+                None => return Err(self.corrupt(format!("round id {id} is indexed but missing"))),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The round with this key, if the view sees it.
+    pub(crate) fn round_by_key(&self, view: View<'_>, key: &str) -> Result<Option<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND round_key = ?3 AND {}",
+            visible("agent", 2)
+        );
+        Ok(self.rounds_where(&sql, p![view.user, view.agent, key])?.pop())
+    }
+
+    /// All the rounds the view sees, oldest first (ties by insertion order).
+    pub(crate) fn all_rounds(&self, view: View<'_>) -> Result<Vec<RoundRow>> {
+        let sql = format!(
+            "SELECT {ROUND_COLUMNS} FROM rounds WHERE user_id = ?1 AND {} ORDER BY ts_unix, id",
+            visible("agent", 2)
+        );
+        self.rounds_where(&sql, p![view.user, view.agent])
+    }
+
+    /// The vector of every round the view sees, in round id order, with each round's day number.
+    pub(crate) fn user_vectors(&self, view: View<'_>) -> Result<UserVectors> {
+        self.vectors(
+            &format!(
+                "SELECT r.id, r.day, CAST(1 AS REAL), v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+                 WHERE r.user_id = ?1 AND {} ORDER BY r.id",
+                visible("r.agent", 2)
+            ),
+            view,
+        )
+    }
+
+    /// The vectors of the part records of every round the view sees (see `crate::parts`), in
+    /// round then part order, each under its round's id with the round's day.
+    pub(crate) fn user_part_vectors(&self, view: View<'_>) -> Result<UserVectors> {
+        self.vectors(
+            &format!(
+                "SELECT r.id, r.day, CAST(1 AS REAL), p.embedding FROM rounds r JOIN round_parts p ON p.round_id = r.id \
+                 WHERE r.user_id = ?1 AND {} ORDER BY r.id, p.id",
+                visible("r.agent", 2)
+            ),
+            view,
+        )
+    }
+
+    /// Every round (of every user) whose derived records (text, parts) were not made under `rule`,
+    /// in id order. The ids come from an index (no round's text is read unless it is returned), so
+    /// a store that is up to date answers without reading its rounds.
+    pub(crate) fn stale_rounds(&self, rule: &str) -> Result<Vec<StaleRound>> {
+        // Sorted here: an ORDER BY would make SQLite scan the table itself instead of an index.
+        let mut ids: Vec<i64> = self.db().rows(
+            "SELECT r.id FROM rounds r WHERE NOT EXISTS \
+             (SELECT 1 FROM rounds_parted d WHERE d.round_id = r.id AND d.rule = ?1)",
+            p![rule],
+            |r| r.get(0),
+        )?;
+        ids.sort_unstable();
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let (user, turns, text, rule): (i64, String, String, Option<String>) = self
+                .db()
+                .row(
+                    "SELECT r.user_id, r.turns, r.text, d.rule FROM rounds r \
+                     LEFT JOIN rounds_parted d ON d.round_id = r.id WHERE r.id = ?1",
+                    p![id],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )?
+                .ok_or_else(|| self.corrupt(format!("round id {id} vanished while read")))?;
+            let turns: Vec<Turn> =
+                serde_json::from_str(&turns).map_err(|e| self.corrupt(format!("rounds.turns: {e}")))?;
+            out.push(StaleRound { id, user, turns, text, rule });
+        }
+        Ok(out)
+    }
+
+    /// The rounds and active facts the view sees.
+    pub(crate) fn record_counts(&self, view: View<'_>) -> Result<(usize, usize)> {
+        let count = |sql: String| -> Result<usize> {
+            Ok(self.db().one::<i64>(&sql, p![view.user, view.agent])?.unsigned_abs() as usize)
+        };
+        Ok((
+            count(format!("SELECT count(*) FROM rounds WHERE user_id = ?1 AND {}", visible("agent", 2)))?,
+            count(format!(
+                "SELECT count(*) FROM facts WHERE user_id = ?1 AND salience > 0 AND {}",
+                visible("agent", 2)
+            ))?,
+        ))
+    }
+
+    /// The database's own KNN over the user's round vectors (sqlite-vec's partition; pgvector's
+    /// `<->`, exact, or through the HNSW index for an approximate backend): `(round id, L2 distance)`, nearest first.
+    /// Every round of the user (no agent view: the vector tables hold no agent column).
+    pub(crate) fn knn(&self, user_id: i64, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>> {
+        let sql = match self.db().dialect() {
+            Dialect::Sqlite => {
+                "SELECT rowid, distance FROM round_vectors \
+                 WHERE embedding MATCH ?1 AND k = ?2 AND user_id = ?3 ORDER BY distance"
+            }
+            // The HNSW index serves only this exact ordering; the exact form's `+ 0` keeps the
+            // planner on a scan of the user's vectors even where the index exists.
+            Dialect::Postgres if self.approximate() => {
+                "SELECT rowid, embedding <-> ?1 FROM round_vectors \
+                 WHERE user_id = ?3 ORDER BY embedding <-> ?1 LIMIT ?2"
+            }
+            Dialect::Postgres => {
+                "SELECT rowid, embedding <-> ?1 FROM round_vectors \
+                 WHERE user_id = ?3 ORDER BY (embedding <-> ?1) + 0, rowid LIMIT ?2"
+            }
+        };
+        self.db().rows(sql, p![query, k, user_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+
+    /// The round texts the view sees, `(round id, text)` in id order.
+    pub(crate) fn user_texts(&self, view: View<'_>) -> Result<Vec<(i64, String)>> {
+        let sql =
+            format!("SELECT id, text FROM rounds WHERE user_id = ?1 AND {} ORDER BY id", visible("agent", 2));
+        self.db().rows(&sql, p![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))
+    }
+}
+
+/// Writes inside one transaction (`conn` is the open transaction).
+pub(crate) mod write {
+    use super::*;
+    use crate::store::facts::write::{delete_fact, round_facts};
+    use crate::store::FactRow;
+
+    /// The key of a round of the same session and agent with the same normalized text, if any.
+    pub(crate) fn exact_duplicate(
+        conn: &dyn Db,
+        user_id: i64,
+        agent: Option<&str>,
+        session: &str,
+        norm_key: &str,
+    ) -> Result<Option<String>> {
+        conn.opt(
+            "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 \
+             AND agent IS NOT DISTINCT FROM ?4 LIMIT 1",
+            p![user_id, session, norm_key, agent],
+        )
+    }
+
+    /// Keys and vectors of the rounds stored in one session by one agent (or shared), in
+    /// insertion order.
+    pub(crate) fn session_vectors(
+        conn: &dyn Db,
+        user_id: i64,
+        agent: Option<&str>,
+        session: &str,
+    ) -> Result<Vec<(String, Vec<f32>)>> {
+        conn.rows(
+            "SELECT r.round_key, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
+             WHERE r.user_id = ?1 AND r.session = ?2 AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id",
+            p![user_id, session, agent],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    }
+
+    /// Inserts a round with its vector and its FTS row; returns the round's id.
+    pub(crate) fn insert_round(conn: &dyn Db, user_id: i64, round: &RoundRow, vector: &[f32]) -> Result<i64> {
+        let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
+        let id: i64 = conn.one(
+            "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
+             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+            p![
+                user_id,
+                &round.key,
+                &round.session,
+                &round.ts,
+                round.ts_unix,
+                round.day,
+                &round.norm_key,
+                &turns,
+                &round.text,
+                &round.agent,
+                &round.extractor
+            ],
+        )?;
+        index_round(conn, user_id, id, &round.text, vector)?;
+        Ok(id)
+    }
+
+    /// Indexes round `id` for ranking: its vector and (SQLite) its FTS row over `text` (its
+    /// stored text).
+    fn index_round(conn: &dyn Db, user_id: i64, id: i64, text: &str, vector: &[f32]) -> Result<()> {
+        conn.execute(
+            "INSERT INTO round_vectors(rowid, user_id, embedding) VALUES (?1, ?2, ?3)",
+            p![id, user_id, vector],
+        )?;
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)", p![id, text])?;
+        }
+        Ok(())
+    }
+
+    /// Removes what [`index_round`] added; `text` must be the text it was indexed with.
+    fn unindex_round(conn: &dyn Db, id: i64, text: &str) -> Result<()> {
+        if conn.dialect() == Dialect::Sqlite {
+            conn.execute(
+                "INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                p![id, text],
+            )?;
+        }
+        conn.execute("DELETE FROM round_vectors WHERE rowid = ?1", p![id])?;
+        Ok(())
+    }
+
+    /// Replaces the part records of round `round_id` with `vectors` (in part order) and records
+    /// that they were made under `rule`.
+    pub(crate) fn set_parts(
+        conn: &dyn Db,
+        user_id: i64,
+        round_id: i64,
+        rule: &str,
+        vectors: &[Vec<f32>],
+    ) -> Result<()> {
+        conn.execute("DELETE FROM round_parts WHERE round_id = ?1", p![round_id])?;
+        for v in vectors {
+            conn.execute(
+                "INSERT INTO round_parts(round_id, user_id, embedding) VALUES (?1, ?2, ?3)",
+                p![round_id, user_id, v],
+            )?;
+        }
+        set_rule(conn, round_id, rule)
+    }
+
+    /// Records that round `round_id`'s derived records follow `rule`.
+    pub(crate) fn set_rule(conn: &dyn Db, round_id: i64, rule: &str) -> Result<()> {
+        conn.execute(
+            "INSERT INTO rounds_parted(round_id, rule) VALUES (?1, ?2) \
+             ON CONFLICT(round_id) DO UPDATE SET rule = excluded.rule",
+            p![round_id, rule],
+        )?;
+        Ok(())
+    }
+
+    /// Replaces round `id`'s stored (embedded and word-indexed) text `old` by `new`, with its
+    /// vector: the FTS row, the text column and the vector.
+    pub(crate) fn set_round_text(
+        conn: &dyn Db,
+        user_id: i64,
+        id: i64,
+        old: &str,
+        new: &str,
+        vector: &[f32],
+    ) -> Result<()> {
+        unindex_round(conn, id, old)?;
+        conn.execute("UPDATE rounds SET text = ?2 WHERE id = ?1", p![id, new])?;
+        index_round(conn, user_id, id, new, vector)
+    }
+
+    /// Removes a round with its facts, vectors, words and queue entry; returns its facts.
+    pub(crate) fn delete_round(conn: &dyn Db, round: &RoundRow) -> Result<Vec<FactRow>> {
+        let facts = round_facts(conn, round.id)?;
+        for f in &facts {
+            delete_fact(conn, f.id)?;
+        }
+        conn.execute("DELETE FROM extract_queue WHERE round_id = ?1", p![round.id])?;
+        unindex_round(conn, round.id, &round.text)?;
+        conn.execute("DELETE FROM round_parts WHERE round_id = ?1", p![round.id])?;
+        conn.execute("DELETE FROM rounds_parted WHERE round_id = ?1", p![round.id])?;
+        conn.execute("DELETE FROM rounds WHERE id = ?1", p![round.id])?;
+        Ok(facts)
+    }
+}

@@ -1,0 +1,49 @@
+//! SQLite's side of the store (its [`Db`](super::db::Db) is `mnemon-backend`'s): sqlite-vec
+//! registered once per process, and the side files (caches) opened the way a store is.
+
+use std::path::Path;
+use std::sync::Once;
+
+use rusqlite::Connection;
+
+use crate::error::{Error, Result};
+
+static REGISTER_VEC: Once = Once::new();
+
+pub(super) fn register_sqlite_vec() {
+    REGISTER_VEC.call_once(|| {
+        // SAFETY: sqlite3_vec_init has the signature SQLite expects of an extension entry point;
+        // registering it as an auto extension makes every later connection load it.
+        unsafe {
+            #[allow(clippy::missing_transmute_annotations)]
+            rusqlite::ffi::sqlite3_auto_extension(Some(std::mem::transmute(
+                sqlite_vec::sqlite3_vec_init as *const (),
+            )));
+        }
+    });
+}
+
+/// Opens (creating) a side file that is not a store, such as a cache: WAL, a busy timeout, then
+/// `schema` (idempotent statements). A file that is not SQLite is [`Error::NotAStore`].
+pub(super) fn open_side_db(path: &Path, schema: &str) -> Result<Connection> {
+    let conn = Connection::open(path)
+        .map_err(|e| Error::NotAStore { path: path.to_owned(), reason: e.to_string() })?;
+    conn.busy_timeout(std::time::Duration::from_secs(10))?;
+    // secure_delete: a cache entry dropped by a forget leaves no bytes in free pages.
+    conn.execute_batch(&format!(
+        "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA secure_delete=ON; {schema}"
+    ))
+    .map_err(|e| match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            Error::NotAStore { path: path.to_owned(), reason: "not a SQLite database".into() }
+        }
+        _ => Error::from(e),
+    })?;
+    Ok(conn)
+}
+
+/// `PRAGMA wal_checkpoint(TRUNCATE)` on `conn`: true when the whole log was copied and emptied.
+pub(super) fn truncate_wal(conn: &Connection) -> Result<bool> {
+    let busy: i64 = conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+    Ok(busy == 0)
+}

@@ -1,0 +1,185 @@
+//! Adding conversation: validate messages, form rounds, skip a session's duplicates (the same
+//! normalized text, or cosine at or above `dedup_cosine`), and store each round with its vector,
+//! its part records and its words in one transaction, queued for extraction in a store that
+//! extracts. Also the fill of derived records a store opened with an embedder gets.
+
+use std::collections::HashMap;
+
+use super::types::{AddReport, Duplicate};
+use crate::embed::vector::nearest;
+use crate::embed::{self, Embedder};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::model::parts::{parts, PARTS_ONLY_RULE, RULE};
+use crate::model::round::{form_rounds, index_text, normalized_key, round_key, round_text, Message};
+use crate::model::scope::Scope;
+use crate::model::time::{day_number, Timestamp};
+use crate::store::{write, RoundRow, Store};
+
+/// Stores `messages` in `scope` in one transaction: what it did, and the user's row id (0 when
+/// nothing was stored and no user made).
+pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Result<(AddReport, i64)> {
+    scope.check()?;
+    let agent = scope.agent;
+    let embedder = engine.embedder("add")?;
+    let (rounds, empty_turns_dropped) = form_rounds(messages)?;
+    let mut report = AddReport { empty_turns_dropped, ..AddReport::default() };
+    if rounds.is_empty() {
+        return Ok((report, 0));
+    }
+    // Keys are taken over the role text; the named text is embedded and indexed for words.
+    let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
+    let index_texts: Vec<String> = rounds.iter().map(|r| r.index_text()).collect();
+    // Each round's part records (`crate::parts`), embedded in the same call after the rounds.
+    let part_texts: Vec<Vec<String>> = rounds.iter().map(|r| parts(&r.turns)).collect();
+    let refs: Vec<&str> = index_texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
+    let mut vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
+    let mut part_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(rounds.len());
+    let mut rest = vectors.split_off(rounds.len());
+    for p in &part_texts {
+        let tail = rest.split_off(p.len());
+        part_vectors.push(std::mem::replace(&mut rest, tail));
+    }
+
+    let mut store = engine.lock_store();
+    let tx = store.begin_for(&[scope.user])?;
+    let user = write::ensure_user(&tx, scope.user)?;
+    let version = write::user_version(&tx, user)?;
+    let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
+    let mut added: Vec<Added<'_>> = Vec::new();
+    let mut latest: Option<&Timestamp> = None;
+    for ((((round, text), index_text), vector), parts) in
+        rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors)
+    {
+        let key = round_key(&round.ts, &round.session, text, agent);
+        let at = round.ts.sortable();
+        let norm_key = normalized_key(text);
+        if let Some(of) = write::exact_duplicate(&tx, user, agent, &round.session, &norm_key)? {
+            write::log(&tx, user, agent, &at, "round.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+            report.duplicates.push(Duplicate { key, of, cosine: None });
+            continue;
+        }
+        let members = match sessions.entry(round.session.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(write::session_vectors(&tx, user, agent, &round.session)?)
+            }
+        };
+        // Every round of the session is probed, not only the nearest.
+        let best = nearest(vector, members.iter().map(|(k, v)| (k, v.as_slice())));
+        if let Some((cos, of)) = best.filter(|(c, _)| *c >= engine.config.dedup_cosine) {
+            let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
+            write::log(&tx, user, agent, &at, "round.duplicate", &key, Some(of), &detail)?;
+            report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
+            continue;
+        }
+        let row = RoundRow {
+            id: 0,
+            key: key.clone(),
+            session: round.session.clone(),
+            ts: round.ts.raw().to_owned(),
+            ts_unix: round.ts.unix_seconds(),
+            day: day_number(round.ts.date()),
+            norm_key,
+            turns: round.turns.clone(),
+            text: index_text.clone(),
+            agent: agent.map(str::to_owned),
+            extractor: None,
+        };
+        let id = write::insert_round(&tx, user, &row, vector)?;
+        write::set_parts(&tx, user, id, RULE, parts)?;
+        write::log(&tx, user, agent, &at, "round.stored", &key, None, "{}")?;
+        if engine.pins.extracts() {
+            write::enqueue(&tx, user, id)?;
+        }
+        members.push((key.clone(), vector.clone()));
+        added.push(Added { id, day: row.day, vector, text: index_text, parts });
+        if latest.is_none_or(|l| round.ts > *l) {
+            latest = Some(&round.ts);
+        }
+        report.stored.push(key);
+    }
+    write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+    tx.commit()?;
+    // Grown before the next write can commit: the views follow the writes in order.
+    engine.views.grow(user, version, agent, |view| {
+        for a in &added {
+            view.push_round(a.id, a.day, a.vector, a.text);
+        }
+        // Parts after every round, as a view loaded from the store holds them.
+        for a in &added {
+            for p in a.parts {
+                view.push_vector(a.id, a.day, 1.0, p);
+            }
+        }
+    });
+    drop(store);
+    tracing::debug!(
+        user = scope.user,
+        agent = scope.agent,
+        stored = report.stored.len(),
+        duplicates = report.duplicates.len(),
+        empty_turns_dropped = report.empty_turns_dropped,
+        "add committed"
+    );
+    Ok((report, user))
+}
+
+/// Brings every round whose derived records were made under another rule (`parts::RULE`)
+/// up to date: its stored, embedded and word-indexed text (with the speakers' names) and its part
+/// records. These are rounds of a store made before, or imported from a dump (dumps carry no parts,
+/// and an older dump's vectors were taken over the role text). Runs when a store is opened with an
+/// embedder; in chunks of rounds, each one transaction, so an interrupted fill resumes at the
+/// next open. Returns how many rounds it went through.
+pub(crate) fn fill_derived(store: &mut Store, embedder: &dyn Embedder) -> Result<usize> {
+    let todo = store.stale_rounds(RULE)?;
+    if todo.is_empty() {
+        return Ok(0);
+    }
+    tracing::info!(rounds = todo.len(), "bringing rounds' derived records up to date");
+    let dim = store.pins.dim()?;
+    for chunk in todo.chunks(256) {
+        // Per round: a new text to store and embed, if any; new parts, unless made under this
+        // parts rule already.
+        let plans: Vec<(Option<String>, Option<Vec<String>>)> = chunk
+            .iter()
+            .map(|u| {
+                let named = index_text(&u.turns);
+                let stale = named != u.text || (u.rule.is_none() && named != round_text(&u.turns));
+                let parts = (u.rule.as_deref() != Some(PARTS_ONLY_RULE)).then(|| parts(&u.turns));
+                (stale.then_some(named), parts)
+            })
+            .collect();
+        let refs: Vec<&str> = plans
+            .iter()
+            .flat_map(|(text, parts)| text.iter().chain(parts.iter().flatten()))
+            .map(String::as_str)
+            .collect();
+        let mut vectors = embed::documents(embedder, &refs, dim)?.into_iter();
+        let tx = store.begin()?;
+        for (u, (text, parts)) in chunk.iter().zip(&plans) {
+            if let Some(text) = text {
+                let v = vectors.next().unwrap_or_default();
+                write::set_round_text(&tx, u.user, u.id, &u.text, text, &v)?;
+            }
+            match parts {
+                Some(p) => {
+                    let v: Vec<Vec<f32>> = vectors.by_ref().take(p.len()).collect();
+                    write::set_parts(&tx, u.user, u.id, RULE, &v)?;
+                }
+                None => write::set_rule(&tx, u.id, RULE)?,
+            }
+        }
+        tx.commit()?;
+    }
+    Ok(todo.len())
+}
+
+/// A round `add` stored, for growing the views after the commit.
+struct Added<'a> {
+    id: i64,
+    day: i32,
+    vector: &'a [f32],
+    text: &'a str,
+    parts: &'a [Vec<f32>],
+}

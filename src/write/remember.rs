@@ -1,0 +1,190 @@
+//! Remembering notes, with group commit: callers that arrive while the write connection is busy
+//! queue their (validated, embedded) notes, and whoever takes the connection next writes every
+//! queued call in one transaction, each inside its own savepoint. A call's outcome is exactly
+//! what it would be alone after the calls before it in the queue; only the commits are shared.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::edit::{free_key, new_row};
+use super::types::{RememberReport, Remembered, MAX_NOTES_PER_CALL};
+use crate::embed;
+use crate::engine::Engine;
+use crate::error::{Error, Result};
+use crate::model::note::{embed_text, note_key, Checked, NewNote};
+use crate::model::round::normalized_key;
+use crate::model::scope::Scope;
+use crate::model::time::Timestamp;
+use crate::store::{write, NoteMeta, NoteRow, Store, Tx};
+
+/// One call's notes, waiting for the write connection.
+struct Pending {
+    user: String,
+    agent: Option<String>,
+    notes: Vec<(Checked, Timestamp)>,
+    vectors: Vec<Vec<f32>>,
+    /// Set, under the write connection, by whoever wrote the call.
+    outcome: Mutex<Option<Result<RememberReport>>>,
+}
+
+impl Pending {
+    fn settle(&self, outcome: Result<RememberReport>) {
+        *self.outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(outcome);
+    }
+
+    fn take(&self) -> Option<Result<RememberReport>> {
+        self.outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// What one written call leaves for the views once the transaction commits.
+struct Growth {
+    user: i64,
+    version: i64,
+    added: Vec<(NoteMeta, usize)>,
+}
+
+/// Calls to `remember` waiting for the write connection (group commit).
+#[derive(Default)]
+pub(crate) struct Commits {
+    pending: Mutex<Vec<Arc<Pending>>>,
+}
+
+impl Commits {
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Pending>>> {
+        self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Stores `notes` in `scope` in one transaction (shared with the calls queued beside it).
+    pub(crate) fn remember(
+        &self,
+        engine: &Engine,
+        notes: &[NewNote],
+        scope: Scope<'_>,
+    ) -> Result<RememberReport> {
+        scope.check()?;
+        if notes.len() > MAX_NOTES_PER_CALL {
+            return Err(Error::input("memories", format!("at most {MAX_NOTES_PER_CALL} per call")));
+        }
+        let checked = notes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| n.check(&format!("memories[{i}]")))
+            .collect::<Result<Vec<_>>>()?;
+        if checked.is_empty() {
+            return Ok(RememberReport::default());
+        }
+        let embedder = engine.embedder("remember")?;
+        let texts: Vec<String> =
+            checked.iter().map(|(c, _)| embed_text(c.title.as_deref(), &c.content)).collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
+
+        let mine = Arc::new(Pending {
+            user: scope.user.to_owned(),
+            agent: scope.agent.map(str::to_owned),
+            notes: checked,
+            vectors,
+            outcome: Mutex::new(None),
+        });
+        self.lock().push(Arc::clone(&mine));
+        let store = engine.lock_store();
+        if let Some(outcome) = mine.take() {
+            return outcome;
+        }
+        // Only a holder of the write connection takes the queue, and it settles every call it
+        // took before letting go; a call taken but unsettled means that holder panicked.
+        let batch = std::mem::take(&mut *self.lock());
+        if !batch.iter().any(|p| Arc::ptr_eq(p, &mine)) {
+            return Err(Error::from(std::io::Error::other("the write that carried this call failed")));
+        }
+        write_batch(engine, store, &batch);
+        mine.take().unwrap_or_else(|| Err(Error::from(std::io::Error::other("the call was not written"))))
+    }
+}
+
+/// Writes `batch` in one transaction, a savepoint per call, settling every call: its report once
+/// the transaction commits, else its error (its own, or the commit's).
+fn write_batch(engine: &Engine, mut store: MutexGuard<'_, Store>, batch: &[Arc<Pending>]) {
+    let users: Vec<&str> = batch.iter().map(|p| p.user.as_str()).collect();
+    let tx = match store.begin_for(&users) {
+        Ok(tx) => tx,
+        Err(e) => return settle_all(batch, &e),
+    };
+    let mut reports = Vec::with_capacity(batch.len());
+    let mut growth = Vec::with_capacity(batch.len());
+    for pending in batch {
+        // Cached statements: every write runs these, so none is parsed more than once.
+        let run = |sql: &str| crate::store::db::Db::execute(&tx, sql, &[]);
+        let written = run("SAVEPOINT remember").and_then(|_| {
+            let written = write_call(&tx, pending);
+            if written.is_err() {
+                run("ROLLBACK TO remember")?;
+            }
+            run("RELEASE remember").map(|_| written)
+        });
+        match written {
+            Ok(Ok((report, grown))) => {
+                reports.push(Ok(report));
+                growth.push((pending, grown));
+            }
+            Ok(Err(e)) => reports.push(Err(e)),
+            // The savepoint could not be set or undone: the transaction's state is unknown.
+            Err(e) => return settle_all(batch, &e),
+        }
+    }
+    if let Err(e) = tx.commit() {
+        return settle_all(batch, &e);
+    }
+    // Grown before the connection is let go: the views follow the writes in order.
+    for (pending, g) in growth {
+        engine.views.grow(g.user, g.version, pending.agent.as_deref(), |view| {
+            for (meta, i) in &g.added {
+                view.push_note(meta, &pending.vectors[*i]);
+            }
+        });
+    }
+    for (pending, report) in batch.iter().zip(reports) {
+        pending.settle(report);
+    }
+    drop(store);
+}
+
+/// Settles every call of a batch that failed as a whole with (a copy of) `e`.
+fn settle_all(batch: &[Arc<Pending>], e: &Error) {
+    for pending in batch {
+        pending.settle(Err(e.clone()));
+    }
+}
+
+/// Writes one call's notes inside the open transaction.
+fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)> {
+    let scope = Scope { user: &pending.user, agent: pending.agent.as_deref() };
+    let agent = scope.agent;
+    let user = write::ensure_user(tx, scope.user)?;
+    let version = write::user_version(tx, user)?;
+    let mut report = RememberReport::default();
+    let mut added = Vec::new();
+    let mut latest: Option<&Timestamp> = None;
+    for (i, (c, ts)) in pending.notes.iter().enumerate() {
+        let norm_key = normalized_key(&c.content);
+        let at = ts.sortable();
+        if let Some(of) = write::duplicate_note(tx, user, agent, &norm_key)? {
+            let key = note_key(scope.user, agent, ts, &c.content, 0);
+            write::log(tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+            report.notes.push(Remembered { key: of, stored: false });
+            continue;
+        }
+        let key = free_key(tx, user, scope, ts, &c.content)?;
+        let mut row: NoteRow = new_row(&key, agent, c, ts);
+        row.id = write::insert_note(tx, user, &row, &pending.vectors[i])?;
+        let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
+        write::log(tx, user, agent, &at, "note.stored", &key, None, &detail)?;
+        added.push((NoteMeta::of(&row), i));
+        if latest.is_none_or(|l| ts > l) {
+            latest = Some(ts);
+        }
+        report.notes.push(Remembered { key, stored: true });
+    }
+    write::touch_user(tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+    Ok((report, Growth { user, version, added }))
+}
