@@ -6,7 +6,7 @@ mod common;
 
 use common::minilm;
 
-use mnemon::embed::vector::cosine;
+use mnemon::internals::vector::cosine;
 use mnemon::{Config, Embedder, Error, ExportFormat, Memory, Message, OnnxConfig, OnnxEmbedder, Query};
 
 const PAIRS: [(&str, &str); 8] = [

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{conversation, hashing, state, temp_store};
-use mnemon::embed::vector::cosine;
+use mnemon::internals::vector::cosine;
 use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Message, Role};
 
 #[test]

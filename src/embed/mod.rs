@@ -9,7 +9,7 @@ mod cache;
 mod hashing;
 #[cfg(feature = "onnx")]
 mod onnx;
-pub mod vector;
+pub(crate) mod vector;
 
 pub use cache::CachedEmbedder;
 pub use hashing::HashingEmbedder;
