@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 /// use mnemon::{Embedder, HashingEmbedder};
 /// let e = HashingEmbedder::new(256).unwrap();
 /// let v = e.embed_documents(&["I moved to Lisbon", "moved to Lisbon last year", "pasta recipe"]).unwrap();
-/// let cos = mnemon::embed::vector::cosine;
+/// let cos = mnemon::internals::vector::cosine;
 /// assert!(cos(&v[0], &v[1]) > cos(&v[0], &v[2]));
 /// ```
 #[derive(Debug, Clone)]

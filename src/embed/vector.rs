@@ -18,7 +18,7 @@ pub fn normalize(v: &mut [f32]) {
 ///
 /// ```
 /// let a = [0.6f32, 0.8];
-/// assert!((mnemon::embed::vector::cosine(&a, &a) - 1.0).abs() < 1e-6);
+/// assert!((mnemon::internals::vector::cosine(&a, &a) - 1.0).abs() < 1e-6);
 /// ```
 #[inline]
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {

@@ -8,6 +8,7 @@
 
 pub(crate) mod fact;
 pub(crate) mod filter;
+pub(crate) mod json;
 pub(crate) mod note;
 pub(crate) mod parts;
 pub(crate) mod round;

@@ -6,10 +6,10 @@
 //! the same call on two fresh stores gives the same key, and it stays the note's key across
 //! updates. This module holds the value types and their validation; filters are in `filter`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::round::json_kind;
+use super::json::{self, json_kind};
 use super::time::Timestamp;
 use crate::error::{Error, Result};
 
@@ -73,6 +73,15 @@ impl NoteKind {
     }
 }
 
+impl<'de> Deserialize<'de> for NoteKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<NoteKind, D::Error> {
+        let name = String::deserialize(d)?;
+        NoteKind::ALL.into_iter().find(|k| k.as_str() == name).ok_or_else(|| {
+            serde::de::Error::custom(format!("{name:?} is not one of episodic, semantic, procedural"))
+        })
+    }
+}
+
 /// A note to store, as given to [`Memory::remember`](crate::Memory::remember).
 ///
 /// ```
@@ -84,21 +93,27 @@ impl NoteKind {
 ///     .importance(0.9);
 /// assert_eq!(note.tags, ["food", "health"]);
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NewNote {
     /// What to remember; not empty, at most [`MAX_NOTE_BYTES`].
     pub content: String,
     /// The caller's timestamp (the library has no clock; see [`Timestamp`]).
     pub ts: String,
     /// An optional title, embedded and word-indexed with the content.
+    #[serde(default)]
     pub title: Option<String>,
     /// Tags, matched case-insensitively by filters; kept as given (trimmed, first of repeats).
+    #[serde(default, deserialize_with = "json::tags::list")]
     pub tags: Vec<String>,
     /// A JSON object kept verbatim (canonical key order); `None` is `{}`.
+    #[serde(default, deserialize_with = "json::metadata")]
     pub metadata: Option<Value>,
     /// `None`: [`NoteKind::Semantic`].
+    #[serde(default)]
     pub kind: Option<NoteKind>,
     /// In `0..=1`; `None`: [`NEUTRAL_IMPORTANCE`].
+    #[serde(default)]
     pub importance: Option<f32>,
 }
 
@@ -128,8 +143,9 @@ impl NewNote {
         NewNote { importance: Some(importance), ..self }
     }
 
-    /// Parses one JSON object (`content`, `ts`, and optional `title`, `tags`, `metadata`, `kind`,
-    /// `importance`), naming the offending field under `at` (e.g. `memories[2].tags[1]`).
+    /// Reads one JSON object (`content`, `ts`, and optional `title`, `tags`, `metadata`, `kind`,
+    /// `importance`; unknown fields refused), naming the offending field under `at` (e.g.
+    /// `memories[2].tags[1]`).
     ///
     /// ```
     /// let v = serde_json::json!({"content": "Likes jazz", "ts": "2026-01-01", "tags": ["music", 7]});
@@ -137,19 +153,7 @@ impl NewNote {
     /// assert!(err.to_string().contains("memories[0].tags[1]"));
     /// ```
     pub fn from_json(value: &Value, at: &str) -> Result<NewNote> {
-        let fields =
-            Fields::of(value, at, &["content", "ts", "title", "tags", "metadata", "kind", "importance"])?;
-        Ok(NewNote {
-            content: fields
-                .string("content")?
-                .ok_or_else(|| Error::input(fields.name("content"), "missing"))?,
-            ts: fields.string("ts")?.ok_or_else(|| Error::input(fields.name("ts"), "missing"))?,
-            title: fields.string("title")?,
-            tags: fields.tags()?.unwrap_or_default(),
-            metadata: fields.metadata()?,
-            kind: fields.kind()?,
-            importance: fields.number("importance")?,
-        })
+        json::read(value, at)
     }
 }
 
@@ -160,39 +164,34 @@ impl NewNote {
 /// let u = mnemon::NoteUpdate { importance: Some(1.0), ..Default::default() };
 /// assert!(u.content.is_none());
 /// ```
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NoteUpdate {
     /// New content.
+    #[serde(default)]
     pub content: Option<String>,
     /// `Some(None)` removes the title.
+    #[serde(default, deserialize_with = "json::null_or")]
     pub title: Option<Option<String>>,
     /// Replaces every tag.
+    #[serde(default, deserialize_with = "json::tags::option")]
     pub tags: Option<Vec<String>>,
     /// Replaces the metadata object.
+    #[serde(default, deserialize_with = "json::metadata")]
     pub metadata: Option<Value>,
     /// New kind.
+    #[serde(default)]
     pub kind: Option<NoteKind>,
     /// New importance.
+    #[serde(default)]
     pub importance: Option<f32>,
 }
 
 impl NoteUpdate {
-    /// Parses one JSON object of the fields to change (a `null` title removes it), naming the
-    /// offending field under `at`.
+    /// Reads one JSON object of the fields to change (a `null` title removes it; unknown fields
+    /// refused), naming the offending field under `at`.
     pub fn from_json(value: &Value, at: &str) -> Result<NoteUpdate> {
-        let fields = Fields::of(value, at, &["content", "title", "tags", "metadata", "kind", "importance"])?;
-        Ok(NoteUpdate {
-            content: fields.string("content")?,
-            title: match fields.get("title") {
-                None => None,
-                Some(Value::Null) => Some(None),
-                Some(_) => Some(fields.string("title")?),
-            },
-            tags: fields.tags()?,
-            metadata: fields.metadata()?,
-            kind: fields.kind()?,
-            importance: fields.number("importance")?,
-        })
+        json::read(value, at)
     }
 
     /// Whether nothing would change.
@@ -450,92 +449,6 @@ pub(crate) fn word_text(title: Option<&str>, content: &str, tags: &[String]) -> 
         text.push_str(t);
     }
     text
-}
-
-/// A JSON object's fields, each read with its name under `at` in errors.
-struct Fields<'v> {
-    obj: &'v serde_json::Map<String, Value>,
-    at: String,
-}
-
-impl<'v> Fields<'v> {
-    fn of(value: &'v Value, at: &str, known: &[&str]) -> Result<Fields<'v>> {
-        let obj = value
-            .as_object()
-            .ok_or_else(|| Error::input(at, format!("expected a JSON object, found {}", json_kind(value))))?;
-        for key in obj.keys() {
-            if !known.contains(&key.as_str()) {
-                return Err(Error::input(format!("{at}.{key}"), "unknown field"));
-            }
-        }
-        Ok(Fields { obj, at: at.to_owned() })
-    }
-
-    fn name(&self, field: &str) -> String {
-        format!("{}.{field}", self.at)
-    }
-
-    fn get(&self, field: &str) -> Option<&'v Value> {
-        self.obj.get(field)
-    }
-
-    fn string(&self, field: &str) -> Result<Option<String>> {
-        match self.obj.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => {
-                Err(Error::input(self.name(field), format!("expected a string, found {}", json_kind(other))))
-            }
-        }
-    }
-
-    fn number(&self, field: &str) -> Result<Option<f32>> {
-        match self.obj.get(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Number(n)) => Ok(n.as_f64().map(|x| x as f32)),
-            Some(other) => {
-                Err(Error::input(self.name(field), format!("expected a number, found {}", json_kind(other))))
-            }
-        }
-    }
-
-    /// A metadata object (a JSON object, or absent or null).
-    fn metadata(&self) -> Result<Option<Value>> {
-        match self.obj.get("metadata") {
-            None | Some(Value::Null) => Ok(None),
-            Some(v @ Value::Object(_)) => Ok(Some(v.clone())),
-            Some(other) => Err(Error::input(
-                self.name("metadata"),
-                format!("expected a JSON object, found {}", json_kind(other)),
-            )),
-        }
-    }
-
-    fn kind(&self) -> Result<Option<NoteKind>> {
-        self.string("kind")?.map(|k| NoteKind::parse(&k, &self.name("kind"))).transpose()
-    }
-
-    fn tags(&self) -> Result<Option<Vec<String>>> {
-        match self.obj.get("tags") {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::Array(items)) => items
-                .iter()
-                .enumerate()
-                .map(|(i, t)| match t {
-                    Value::String(s) => Ok(s.clone()),
-                    other => Err(Error::input(
-                        format!("{}[{i}]", self.name("tags")),
-                        format!("expected a string, found {}", json_kind(other)),
-                    )),
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Some),
-            Some(other) => Err(Error::input(
-                self.name("tags"),
-                format!("expected an array of strings, found {}", json_kind(other)),
-            )),
-        }
-    }
 }
 
 #[cfg(test)]

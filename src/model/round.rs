@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 
 /// Who spoke a turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub enum Role {
@@ -38,6 +38,14 @@ impl Role {
     }
 }
 
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Role, D::Error> {
+        let text = String::deserialize(d)?;
+        Role::parse(&text)
+            .ok_or_else(|| serde::de::Error::custom(format!("{text:?} is not `user` or `assistant`")))
+    }
+}
+
 /// One chat message as the caller gives it.
 ///
 /// `ts` is required (the library has no clock). `session` groups messages of one conversation;
@@ -50,6 +58,7 @@ impl Role {
 /// assert_eq!(m.role, mnemon::Role::User);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Message {
     /// Who spoke.
     pub role: Role,
@@ -90,49 +99,17 @@ impl Message {
         self
     }
 
-    /// Parses one JSON object with `role`, `content`, `ts` (and optional `session`, `id`,
-    /// `speaker`), naming the offending field on error. `at` prefixes field names (e.g. `line 3`).
+    /// Reads one JSON object with `role`, `content`, `ts` (and optional `session`, `id`,
+    /// `speaker`; unknown fields refused), naming the offending field on error. `at` prefixes
+    /// field names (e.g. `line 3`).
+    ///
+    /// ```
+    /// let v = serde_json::json!({"role": "user", "content": 7, "ts": "2026-01-01"});
+    /// let err = mnemon::Message::from_json(&v, "line 3").unwrap_err();
+    /// assert_eq!(err.to_string(), "invalid input: line 3.content: expected a string, found a number");
+    /// ```
     pub fn from_json(value: &serde_json::Value, at: &str) -> Result<Message> {
-        let obj = value.as_object().ok_or_else(|| Error::input(at, "expected a JSON object"))?;
-        let field = |name: &str| format!("{at}.{name}");
-        let string = |name: &str, required: bool| -> Result<Option<String>> {
-            match obj.get(name) {
-                None | Some(serde_json::Value::Null) if !required => Ok(None),
-                None | Some(serde_json::Value::Null) => Err(Error::input(field(name), "missing")),
-                Some(serde_json::Value::String(s)) => Ok(Some(s.clone())),
-                Some(other) => {
-                    Err(Error::input(field(name), format!("expected a string, found {}", json_kind(other))))
-                }
-            }
-        };
-        for key in obj.keys() {
-            if !matches!(key.as_str(), "role" | "content" | "ts" | "session" | "id" | "speaker") {
-                return Err(Error::input(field(key), "unknown field"));
-            }
-        }
-        let role_text = string("role", true)?.unwrap_or_default();
-        let role = Role::parse(&role_text).ok_or_else(|| {
-            Error::input(field("role"), format!("{role_text:?} is not `user` or `assistant`"))
-        })?;
-        Ok(Message {
-            role,
-            content: string("content", true)?.unwrap_or_default(),
-            ts: string("ts", true)?.unwrap_or_default(),
-            session: string("session", false)?,
-            id: string("id", false)?,
-            speaker: string("speaker", false)?,
-        })
-    }
-}
-
-pub(crate) fn json_kind(v: &serde_json::Value) -> &'static str {
-    match v {
-        serde_json::Value::Null => "null",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Array(_) => "an array",
-        serde_json::Value::Object(_) => "an object",
+        super::json::read(value, at)
     }
 }
 
