@@ -21,7 +21,9 @@ pub mod extract {
 /// The similarity kernels: cosine (an AVX2 kernel and a portable twin, bit-identical), byte
 /// quantization, exact `i8` dot products.
 pub mod vector {
-    pub use crate::embed::vector::{cosine, cosine_from_l2, dot_i8, dot_i8_rows, normalize, quantize, Quantized};
+    pub use crate::embed::vector::{
+        cosine, cosine_from_l2, dot_i8, dot_i8_rows, normalize, quantize, Quantized,
+    };
 }
 
 /// Dates in questions: the `[Current date: …]` prefix and the window a question names.

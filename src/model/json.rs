@@ -119,7 +119,9 @@ pub(crate) mod tags {
 }
 
 /// Deserializes `metadata` as a JSON object (absent or null: none).
-pub(crate) fn metadata<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<Value>, D::Error> {
+pub(crate) fn metadata<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<Value>, D::Error> {
     use serde::Deserialize;
     match Option::<Value>::deserialize(d)? {
         None | Some(Value::Null) => Ok(None),
