@@ -53,6 +53,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         rate_limit: args.rate_limit,
         timeout: Duration::from_secs(args.timeout.max(1)),
         allowed_hosts: args.allowed_hosts.clone(),
+        cors_origins: args.cors_origins.clone(),
     };
     let service = args.stores.service()?;
     runtime()?.block_on(mnemon_server::serve(service, options)).map_err(|e| anyhow!(e.to_string()))

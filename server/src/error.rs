@@ -26,10 +26,15 @@ pub enum Code {
     RateLimited,
     /// A bearer token is required and was missing or wrong (401).
     Unauthorized,
-    /// The store reference names a place outside the server's data directory and roots (403).
+    /// The store reference names a place outside the server's data directory and roots, or the
+    /// request's `Host` or `Origin` is not one the server answers (403).
     Forbidden,
     /// The request body is larger than the server accepts (413).
     PayloadTooLarge,
+    /// A request body not sent as `application/json` (415).
+    UnsupportedMediaType,
+    /// The route exists but not with this method (405).
+    MethodNotAllowed,
     /// The request took longer than the server's request timeout (503).
     Timeout,
     /// The store reached its size limit or the disk is full; nothing was written (507).
@@ -50,6 +55,8 @@ impl Code {
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::StoreFull => StatusCode::INSUFFICIENT_STORAGE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -68,6 +75,8 @@ impl Code {
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::UnsupportedMediaType => "unsupported_media_type",
+            Code::MethodNotAllowed => "method_not_allowed",
             Code::Timeout => "timeout",
             Code::StoreFull => "store_full",
             Code::Internal => "internal",

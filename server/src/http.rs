@@ -42,8 +42,12 @@ pub struct HttpOptions {
     pub rate_limit: Option<u32>,
     /// Longest a request may take (default 30 s).
     pub timeout: Duration,
-    /// Host names (besides loopback ones) MCP requests may name in `Host`.
+    /// Host names (`name` or `name:port`) requests may name in `Host`, besides loopback names
+    /// and IP addresses.
     pub allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example`) allowed to call the server cross-origin; none by
+    /// default, and then no CORS headers are sent.
+    pub cors_origins: Vec<String>,
 }
 
 impl Default for HttpOptions {
@@ -55,6 +59,7 @@ impl Default for HttpOptions {
             rate_limit: None,
             timeout: Duration::from_secs(30),
             allowed_hosts: Vec::new(),
+            cors_origins: Vec::new(),
         }
     }
 }
@@ -68,6 +73,7 @@ pub(crate) struct AppState {
     pub(crate) body_limit: usize,
     pub(crate) timeout: Duration,
     pub(crate) metrics: PrometheusHandle,
+    pub(crate) browser: Arc<crate::browser::Policy>,
 }
 
 /// The process's metrics recorder (installed once).
@@ -119,6 +125,8 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
             Some(Arc::new(RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))))
         }
     };
+    let browser = crate::browser::Policy::new(&options.allowed_hosts, &options.cors_origins)
+        .map_err(StartError::Option)?;
     let state = AppState {
         service: Arc::clone(&service),
         token: options.token.as_deref().map(|t| *blake3::hash(t.trim().as_bytes()).as_bytes()),
@@ -126,15 +134,13 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         body_limit: options.body_limit,
         timeout: options.timeout,
         metrics: metrics_handle(),
+        browser: Arc::new(browser),
     };
 
     let mut mcp_config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
     mcp_config.json_response = true;
-    mcp_config.allowed_hosts.extend(options.allowed_hosts.iter().cloned());
-    if !options.addr.ip().is_unspecified() {
-        mcp_config.allowed_hosts.push(options.addr.ip().to_string());
-        mcp_config.allowed_hosts.push(options.addr.to_string());
-    }
+    // Host and Origin are checked for every route, MCP's included, in `browser`.
+    mcp_config.allowed_hosts.clear();
     let mcp_service = {
         let service = Arc::clone(&service);
         let timeout = options.timeout;
@@ -171,7 +177,11 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/openapi.json", get(openapi))
         .route("/docs", get(docs))
         .fallback(|| async { ApiError::new(Code::NotFound, "no such route") })
+        .method_not_allowed_fallback(|| async {
+            ApiError::new(Code::MethodNotAllowed, "this route does not take that method")
+        })
         .layer(DefaultBodyLimit::max(options.body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), crate::browser::guard))
         .layer(middleware::from_fn_with_state(state.clone(), guards::outer))
         .with_state(state))
 }

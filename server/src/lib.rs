@@ -6,6 +6,7 @@
 //! type ([`api`]) and fails with one error body ([`error::ApiError`]) whose code is stable.
 
 pub mod api;
+pub mod browser;
 pub mod embedding;
 pub mod error;
 mod guards;

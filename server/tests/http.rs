@@ -7,60 +7,14 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemon::{Config, HashingEmbedder};
-use mnemon_server::{HttpOptions, Service, Settings};
+use mnemon::Config;
+use mnemon_server::HttpOptions;
 use serde_json::{json, Value};
 
+mod common;
+use common::{settings, start, Server};
+
 const TOKEN: &str = "test-token-0123456789abcdef";
-
-/// A running server; stops when dropped.
-struct Server {
-    base: String,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn settings(data: &Path, roots: Vec<std::path::PathBuf>, config: Config) -> Settings {
-    Settings {
-        data: data.to_path_buf(),
-        roots,
-        store: None,
-        embedder: Arc::new(HashingEmbedder::default()),
-        extractor: None,
-        config,
-    }
-}
-
-fn start(settings: Settings, options: HttpOptions) -> Server {
-    let service = Arc::new(Service::new(settings).expect("service"));
-    let (addr_tx, addr_rx) = std::sync::mpsc::channel::<SocketAddr>();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-        rt.block_on(async move {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            addr_tx.send(listener.local_addr().unwrap()).unwrap();
-            mnemon_server::http::serve_on(listener, service, &options, async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
-    });
-    let addr = addr_rx.recv().unwrap();
-    Server { base: format!("http://{addr}"), stop: Some(stop), thread: Some(thread) }
-}
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder().http_status_as_error(false).build().into()

@@ -52,7 +52,14 @@ pub struct ServeArgs {
     /// Longest a request may take, seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
-    /// Another host name MCP clients may reach the server by (repeatable).
-    #[arg(long = "allowed-host")]
+    /// Another name clients may reach the server by, `name` or `name:port` (repeatable).
+    /// Loopback names and IP addresses always pass; any other `Host` is refused, so that a web
+    /// page cannot reach the server through a name it re-points at this machine.
+    #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
+    /// A web origin allowed to call the server from a browser, `https://app.example`
+    /// (repeatable). Without one, requests carrying any other `Origin` are refused and no CORS
+    /// headers are sent.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    pub cors_origins: Vec<String>,
 }
