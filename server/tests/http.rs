@@ -2,13 +2,11 @@
 //! auth on and off, the rate limit, the body limit, store references outside the roots. The
 //! server runs in-process on its own runtime; the client is `ureq`, a separate HTTP stack.
 
-use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemon::Config;
-use mnemon_server::HttpOptions;
+use mnemon::{Config, HashingEmbedder};
+use mnemon_server::{HttpOptions, Service};
 use serde_json::{json, Value};
 
 mod common;
