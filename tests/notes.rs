@@ -985,6 +985,54 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
 }
 
 #[test]
+fn a_move_never_loses_an_edit_and_a_store_is_never_its_own_target() {
+    let (a, b) = (temp_store(), temp_store());
+    let (project, global) = (hashing(&a.path), hashing(&b.path));
+    let k = seed(&project);
+    // Copied, then edited here: the target holds the old text.
+    project.copy_to(&[&k[0], &k[1]], "alice", &global).unwrap();
+    let edit = NoteUpdate { content: Some("The user is vegan now.".into()), ..NoteUpdate::default() };
+    project.update(&k[1], &edit, T3, "alice").unwrap();
+    let snapshot =
+        |m: &Memory| (m.export("alice", ExportFormat::Text).unwrap(), m.decisions("alice").unwrap());
+    let before = (snapshot(&project), snapshot(&global));
+    match project.move_to(&[&k[0], &k[1]], "alice", &global) {
+        Err(Error::InvalidInput { field, reason }) => {
+            assert_eq!(field, "keys[1]");
+            assert!(reason.contains(&k[1]) && reason.contains("another version"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!((snapshot(&project), snapshot(&global)), before, "a refused move changed a store");
+    assert!(
+        matches!(project.get(&k[1], "alice").unwrap(), Record::Note(n) if n.content == "The user is vegan now.")
+    );
+    // Once the target has the edit too, the move goes through, and nothing was lost.
+    global.update(&k[1], &edit, T3, "alice").unwrap();
+    let moved = project.move_to(&[&k[0], &k[1]], "alice", &global).unwrap();
+    assert_eq!(moved.present, [k[0].clone(), k[1].clone()]);
+    assert_eq!(moved.removed, [k[0].clone(), k[1].clone()]);
+    assert!(
+        matches!(global.get(&k[1], "alice").unwrap(), Record::Note(n) if n.content == "The user is vegan now.")
+    );
+
+    // The same store under another path (a link; on PostgreSQL a second handle on the schema)
+    // is this store: a move into it would delete the note it "copied".
+    let same = if common::on_postgres() {
+        Memory::builder(common::backend_for(&a.path)).embedder(HashingEmbedder::default()).open().unwrap()
+    } else {
+        let link = a.path.with_extension("link.db");
+        std::os::unix::fs::symlink(&a.path, &link).unwrap();
+        Memory::builder(&link).embedder(HashingEmbedder::default()).open().unwrap()
+    };
+    match project.move_to(&[&k[2]], "alice", &same) {
+        Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "target"),
+        other => panic!("{other:?}"),
+    }
+    assert!(project.get(&k[2], "alice").is_ok());
+}
+
+#[test]
 fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v3.db");

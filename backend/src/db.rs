@@ -119,6 +119,12 @@ pub trait Backend: Send + Sync {
     fn approximate(&self) -> bool {
         false
     }
+    /// What names this store whatever the URL it was reached by (for PostgreSQL: the server's
+    /// start time, the database and the schema), to refuse moving notes from a store into itself;
+    /// `None` when the backend cannot tell, and then the locations are compared.
+    fn identity(&self) -> Result<Option<String>> {
+        Ok(None)
+    }
 }
 
 /// One process's claims on users' queued rounds. A user's rounds are extracted by one claim

@@ -265,6 +265,18 @@ impl Backend for PgBackend {
         self.approximate
     }
 
+    fn identity(&self) -> Result<Option<String>> {
+        let mut client = self.client()?;
+        let row = client
+            .query_one(
+                "SELECT pg_postmaster_start_time()::text || '/' || current_database() || '/' || \
+                 coalesce(current_schema(), '')",
+                &[],
+            )
+            .map_err(|e| Error::Database(format!("{}: {}", self.location, cause(&e))))?;
+        Ok(Some(row.get(0)))
+    }
+
     fn extraction_claims(&self) -> Result<Box<dyn Claims>> {
         Ok(Box::new(PgClaims { client: self.client()?, backend: self.clone(), held: 0 }))
     }

@@ -155,6 +155,34 @@ impl Place {
             Place::Remote(b) => PathBuf::from(b.location()),
         }
     }
+
+    /// Whether two places are one store: the same file under any path (its device and inode),
+    /// or the same database and schema as the backends tell. Nothing is written to find out.
+    pub(crate) fn same_store(&self, other: &Place) -> Result<bool> {
+        match (self, other) {
+            (Place::File(a), Place::File(b)) => Ok(file_identity(a)? == file_identity(b)?),
+            (Place::Remote(a), Place::Remote(b)) => match (a.identity()?, b.identity()?) {
+                (Some(x), Some(y)) => Ok(x == y),
+                _ => Ok(a.location() == b.location()),
+            },
+            _ => Ok(false),
+        }
+    }
+}
+
+/// What names a file whatever the path: its device and inode (its canonical path elsewhere).
+fn file_identity(path: &std::path::Path) -> Result<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path)?;
+        Ok(format!("{}:{}", m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let p = std::fs::canonicalize(path)?;
+        Ok(p.display().to_string())
+    }
 }
 
 /// A store's connection.

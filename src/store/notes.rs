@@ -34,6 +34,21 @@ pub(crate) struct NoteRow {
     pub condenses: Option<String>,
 }
 
+impl NoteRow {
+    /// Whether `other` says the same: scope, kind, title, content, tags, metadata and importance
+    /// (not where it is condensed, nor its row id or timestamps).
+    pub(crate) fn same_as(&self, other: &NoteRow) -> bool {
+        self.key == other.key
+            && self.agent == other.agent
+            && self.kind == other.kind
+            && self.title == other.title
+            && self.content == other.content
+            && self.tags == other.tags
+            && self.metadata == other.metadata
+            && self.importance.to_bits() == other.importance.to_bits()
+    }
+}
+
 /// What the in-memory index needs of a note besides its vector: enough to apply a filter.
 #[derive(Debug, Clone)]
 pub(crate) struct NoteMeta {
@@ -341,6 +356,12 @@ impl Store {
 /// Note writes inside one transaction (`conn` is the open transaction).
 pub(crate) mod write {
     use super::*;
+
+    /// The user's note with this key, in any scope.
+    pub(crate) fn note_with_key(conn: &dyn Db, user_id: i64, key: &str) -> Result<Option<NoteRow>> {
+        let sql = format!("SELECT {NOTE_COLUMNS} FROM notes WHERE user_id = ?1 AND note_key = ?2");
+        conn.row(&sql, p![user_id, key], note_from_row)
+    }
 
     /// Whether the user already has a note with this key (in any scope).
     pub(crate) fn note_key_taken(conn: &dyn Db, user_id: i64, key: &str) -> Result<bool> {

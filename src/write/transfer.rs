@@ -29,8 +29,8 @@ pub(crate) fn transfer(
     remove: bool,
 ) -> Result<TransferReport> {
     scope.check()?;
-    if std::ptr::eq(from, to) {
-        return Err(Error::input("target", "is this store"));
+    if std::ptr::eq(from, to) || from.place.same_store(&to.place)? {
+        return Err(Error::input("target", "is this store (perhaps under another path)"));
     }
     for (i, k) in keys.iter().enumerate() {
         if !k.starts_with("n-") {
@@ -45,7 +45,8 @@ pub(crate) fn transfer(
         return Err(Error::PinMismatch { differences });
     }
     // Read here, then write there: the two stores are never locked together.
-    let mut notes: Vec<(NoteRow, Vec<f32>)> = Vec::new();
+    // Each note once, with the index it was first given at (errors name it).
+    let mut notes: Vec<(usize, NoteRow, Vec<f32>)> = Vec::new();
     {
         let store = from.lock_store();
         let not_found = |k: &str| Error::NotFound { key: k.to_owned() };
@@ -61,8 +62,8 @@ pub(crate) fn transfer(
                 ));
             }
             let vector = store.note_vector(row.id)?;
-            if !notes.iter().any(|(n, _)| n.key == row.key) {
-                notes.push((row, vector));
+            if !notes.iter().any(|(_, n, _)| n.key == row.key) {
+                notes.push((i, row, vector));
             }
         }
     }
@@ -72,8 +73,20 @@ pub(crate) fn transfer(
         let tx = store.begin_for(&[scope.user])?;
         let user = write::ensure_user(&tx, scope.user)?;
         let mut latest: Option<(&str, i64)> = None;
-        for (row, vector) in &notes {
-            if write::note_key_taken(&tx, user, &row.key)? {
+        for (i, row, vector) in &notes {
+            if let Some(there) = write::note_with_key(&tx, user, &row.key)? {
+                if !there.same_as(row) {
+                    // Dropping the transaction rolls back what was copied: both stores stay as
+                    // they were.
+                    return Err(Error::input(
+                        format!("keys[{i}]"),
+                        format!(
+                            "{}: the target store holds another version (updated {} there, {} here); \
+                             update or delete one of them first",
+                            row.key, there.updated, row.updated
+                        ),
+                    ));
+                }
                 report.present.push(row.key.clone());
                 continue;
             }
@@ -100,9 +113,16 @@ pub(crate) fn transfer(
         };
         let at = logical_now(&store, view.user)?;
         let tx = store.begin_for(&[scope.user])?;
-        for (row, _) in &notes {
-            remove_note(&tx, view.user, &at, row, "note.moved")?;
-            report.removed.push(row.key.clone());
+        for (_, row, _) in &notes {
+            // Removed only as the target holds it: an edit made here since it was read stays.
+            match write::note_with_key(&tx, view.user, &row.key)? {
+                Some(now) if now.same_as(row) => {
+                    remove_note(&tx, view.user, &at, &now, "note.moved")?;
+                    report.removed.push(row.key.clone());
+                }
+                Some(_) => report.changed.push(row.key.clone()),
+                None => {}
+            }
         }
         write::touch_user(&tx, view.user, None)?;
         tx.commit()?;

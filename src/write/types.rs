@@ -89,8 +89,13 @@ pub struct CondenseReport {
 pub struct TransferReport {
     /// Notes written into the target store, in the order given.
     pub copied: Vec<String>,
-    /// Notes the target store already held (same key), left as they were there.
+    /// Notes the target store already held, the same (same key, content and fields), left as
+    /// they were there. A target holding another version of a note refuses the whole call.
     pub present: Vec<String>,
-    /// Notes removed from this store (a move).
+    /// Notes removed from this store (a move): each one the target holds the same.
     pub removed: Vec<String>,
+    /// Notes a move left in this store because they changed while it ran: the target holds the
+    /// version read before the change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
 }
