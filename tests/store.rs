@@ -113,10 +113,45 @@ fn a_file_that_is_not_sqlite_is_refused_and_left_alone() {
 }
 
 #[test]
-fn a_foreign_sqlite_database_is_refused() {
-    let t = temp_store();
-    rusqlite::Connection::open(&t.path).unwrap().execute_batch("CREATE TABLE notes(x)").unwrap();
-    assert!(matches!(reopen(&t), Err(Error::NotAStore { .. })));
+fn a_foreign_sqlite_database_is_refused_untouched() {
+    // Another application's databases: tables of mnemon's names, a `meta` table of its own, a
+    // `meta(key, value)` without a schema version; and an empty SQLite file, which only a
+    // reading open refuses (an opening that may create makes the store there).
+    let apps = [
+        ("notes", "CREATE TABLE notes(x); INSERT INTO notes VALUES (1);"),
+        ("meta", "CREATE TABLE meta(name TEXT, data BLOB); INSERT INTO meta VALUES ('v', x'00');"),
+        ("key-value", "CREATE TABLE meta(key TEXT, value TEXT); INSERT INTO meta VALUES ('theme', 'dark');"),
+        ("empty", "PRAGMA user_version = 7;"),
+    ];
+    for (name, sql) in apps {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("app.db");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(sql).unwrap();
+        drop(conn);
+        let before = std::fs::read(&path).unwrap();
+        let listing = |d: &std::path::Path| {
+            let mut names: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+            names.sort();
+            names
+        };
+        let files = listing(dir.path());
+        let mut opens = vec![("stored", Memory::builder(&path).stored().open().map(drop))];
+        if name != "empty" {
+            opens.push(("create", Memory::builder(&path).embedder(HashingEmbedder::default()).open().map(drop)));
+        }
+        for (how, opened) in opens {
+            match opened {
+                Err(Error::NotAStore { path: p, reason }) => {
+                    assert_eq!(p, path, "{name} {how}");
+                    assert!(!reason.contains("no such column"), "{name} {how}: {reason}");
+                }
+                other => panic!("{name} {how}: {other:?}"),
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), before, "{name} {how}: the file changed");
+            assert_eq!(listing(dir.path()), files, "{name} {how}: a file appeared beside it");
+        }
+    }
 }
 
 #[test]

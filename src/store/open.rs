@@ -75,6 +75,13 @@ impl Store {
                     _ => Error::from(e),
                 }
             })?;
+        match (tables, mode) {
+            // Nothing in it to lose: a new store is made there.
+            (0, OpenMode::Expect(_) | OpenMode::ExpectReading(_)) => {}
+            (0, OpenMode::Stored) => return Err(not_a_store("empty SQLite file".into())),
+            // Another application's database is refused before anything about it changes.
+            _ => recognize(&conn, path)?,
+        }
         // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
@@ -92,11 +99,8 @@ impl Store {
             path: path.to_owned(),
             pins: Pins::default(),
         };
-        if tables == 0 {
-            match mode {
-                OpenMode::Expect(pins) | OpenMode::ExpectReading(pins) => store.create(pins)?,
-                OpenMode::Stored => return Err(not_a_store("empty SQLite file".into())),
-            }
+        if let (0, OpenMode::Expect(pins) | OpenMode::ExpectReading(pins)) = (tables, mode) {
+            store.create(pins)?;
         }
         store.migrate()?;
         store.add_parts_tables()?;
@@ -125,7 +129,9 @@ impl Store {
         };
         let path = store.path.clone();
         let tx = store.begin()?;
-        if !has_table(&tx, "meta")? {
+        if has_table(&tx, "meta")? {
+            recognize(&tx, &path)?;
+        } else {
             match mode {
                 OpenMode::Expect(pins) | OpenMode::ExpectReading(pins) => postgres::create(&tx, pins)?,
                 OpenMode::Stored => {
@@ -186,6 +192,33 @@ impl Store {
             return Err(Error::UnsupportedSchema { found: version, supported: SCHEMA_VERSION });
         }
         Pins::from_stored(all).map_err(|reason| Error::Corrupt { path: self.path.clone(), reason })
+    }
+}
+
+/// Refuses a database with tables that is not a mnemon store: one without mnemon's `meta` table
+/// (`key`, `value`) holding a numeric `schema_version`. Reads only, before any pragma, schema
+/// change or write, so that another application's database is left exactly as it was.
+fn recognize(db: &dyn Db, path: &Path) -> Result<()> {
+    let not_a_store = |reason: &str| Error::NotAStore { path: path.to_owned(), reason: reason.into() };
+    let columns = match db.dialect() {
+        db::Dialect::Sqlite => "SELECT name FROM pragma_table_info('meta') ORDER BY name",
+        db::Dialect::Postgres => {
+            "SELECT column_name::text FROM information_schema.columns \
+             WHERE table_schema = current_schema() AND table_name = 'meta' ORDER BY 1"
+        }
+    };
+    let columns: Vec<String> = db.rows(columns, &[], |r| r.get(0))?;
+    if !(columns.iter().any(|c| c == "key") && columns.iter().any(|c| c == "value")) {
+        return Err(not_a_store("a database without mnemon's tables"));
+    }
+    let version = db
+        .rows("SELECT CAST(value AS TEXT) FROM meta WHERE CAST(key AS TEXT) = 'schema_version'", &[], |r| {
+            r.get::<Option<String>>(0)
+        })
+        .map_err(|_| not_a_store("a database without mnemon's tables"))?;
+    match version.first() {
+        Some(Some(v)) if v.trim().parse::<u32>().is_ok() => Ok(()),
+        _ => Err(not_a_store("a database whose meta table is not mnemon's (no schema_version)")),
     }
 }
 
