@@ -119,5 +119,5 @@ pub use read::{
 };
 pub use write::{
     AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,
-    MAX_NOTES_PER_CALL,
+    MAX_NOTES_PER_CALL, MAX_TRANSFER_KEYS,
 };

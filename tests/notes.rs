@@ -985,6 +985,43 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
 }
 
 #[test]
+fn filter_and_key_lists_are_capped_naming_the_field() {
+    let (a, b) = (temp_store(), temp_store());
+    let (m, other) = (hashing(&a.path), hashing(&b.path));
+    let k = seed(&m);
+    let many: Vec<String> = (0..=mnemon::MAX_TAGS).map(|i| format!("t{i}")).collect();
+    for filter in [
+        Filter { tags_any: many.clone(), ..Filter::default() },
+        Filter { tags_all: many.clone(), ..Filter::default() },
+    ] {
+        match m.list(&List { filter, ..List::default() }, "alice") {
+            Err(Error::InvalidInput { field, reason }) => {
+                assert!(field.ends_with("tags_any") || field.ends_with("tags_all"), "{field}");
+                assert!(reason.contains("at most 64"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // Repeats within the cap fold to one, whatever their case.
+    let repeated =
+        Filter { tags_any: vec!["FOOD".into(), "food".into(), "Food".into()], ..Filter::default() };
+    assert_eq!(m.list(&List { filter: repeated, ..List::default() }, "alice").unwrap().notes.len(), 1);
+    let keys: Vec<String> = (0..=mnemon::MAX_TRANSFER_KEYS).map(|_| k[0].clone()).collect();
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    for (given, want) in [(&keys[..], "at most 1000"), (&keys[..0], "is empty")] {
+        match m.copy_to(given, "alice", &other) {
+            Err(Error::InvalidInput { field, reason }) => {
+                assert_eq!(field, "keys");
+                assert!(reason.contains(want), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    // A key given many times within the cap is copied once.
+    assert_eq!(m.copy_to(&keys[..1000], "alice", &other).unwrap().copied, [k[0].clone()]);
+}
+
+#[test]
 fn a_move_never_loses_an_edit_and_a_store_is_never_its_own_target() {
     let (a, b) = (temp_store(), temp_store());
     let (project, global) = (hashing(&a.path), hashing(&b.path));

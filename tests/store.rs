@@ -138,7 +138,10 @@ fn a_foreign_sqlite_database_is_refused_untouched() {
         let files = listing(dir.path());
         let mut opens = vec![("stored", Memory::builder(&path).stored().open().map(drop))];
         if name != "empty" {
-            opens.push(("create", Memory::builder(&path).embedder(HashingEmbedder::default()).open().map(drop)));
+            opens.push((
+                "create",
+                Memory::builder(&path).embedder(HashingEmbedder::default()).open().map(drop),
+            ));
         }
         for (how, opened) in opens {
             match opened {

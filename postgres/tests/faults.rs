@@ -26,6 +26,36 @@ fn an_unreachable_server_is_a_clear_error_naming_it_without_its_password() {
 }
 
 #[test]
+fn another_applications_database_is_refused_untouched() {
+    let url = common::fresh_db("foreign");
+    let mut db = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    db.batch_execute("CREATE TABLE meta(name text, data bytea); INSERT INTO meta VALUES ('v', '\\x00');")
+        .unwrap();
+    let snapshot = |db: &mut postgres::Client| -> Vec<String> {
+        db.query(
+            "SELECT tablename::text FROM pg_tables WHERE schemaname = 'public' \
+             UNION ALL SELECT name || '=' || encode(data, 'hex') FROM meta ORDER BY 1",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+    };
+    let before = snapshot(&mut db);
+    for opened in [Memory::builder(Arc::new(PgBackend::new(&url).unwrap())).stored().open(), open(&url)] {
+        match opened {
+            Err(Error::NotAStore { reason, .. }) => assert!(!reason.contains("column"), "{reason}"),
+            Err(e) => panic!("expected not a store, got {e}"),
+            Ok(_) => panic!("expected not a store, got a store"),
+        }
+        assert_eq!(snapshot(&mut db), before);
+    }
+    drop(db);
+    common::drop_db(&url);
+}
+
+#[test]
 fn a_database_that_is_not_a_store_or_of_another_schema_or_configuration_is_refused() {
     let url = common::fresh_db("refused");
     // Opened to read only, an empty database is not a store, and stays empty.

@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::note::{check_tag, rename, NoteKind};
+use super::note::{check_tag, rename, NoteKind, MAX_TAGS};
 use super::time::Timestamp;
 use crate::error::{Error, Result};
 
@@ -50,11 +50,18 @@ impl Filter {
     /// Checks the filter (timestamps parse, token bounds are ordered, tags are valid).
     pub(crate) fn resolve(&self, at: &str) -> Result<NoteFilter> {
         let tags = |list: &[String], name: &str| -> Result<Vec<String>> {
-            let mut out = Vec::new();
+            if list.len() > MAX_TAGS {
+                return Err(Error::input(
+                    format!("{at}.{name}"),
+                    format!("has {} tags; at most {MAX_TAGS}", list.len()),
+                ));
+            }
+            let mut out = Vec::with_capacity(list.len());
+            let mut seen = std::collections::HashSet::with_capacity(list.len());
             for (i, t) in list.iter().enumerate() {
                 let t = check_tag(t, &format!("{at}.{name}[{i}]"))?;
                 let folded = t.to_lowercase();
-                if !out.contains(&folded) {
+                if seen.insert(folded.clone()) {
                     out.push(folded);
                 }
             }

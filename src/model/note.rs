@@ -308,9 +308,10 @@ pub(crate) fn check_tags(tags: &[String], field: &str) -> Result<Vec<String>> {
         return Err(Error::input(field, format!("has {} tags; at most {MAX_TAGS}", tags.len())));
     }
     let mut out: Vec<String> = Vec::with_capacity(tags.len());
+    let mut seen = std::collections::HashSet::with_capacity(tags.len());
     for (i, t) in tags.iter().enumerate() {
         let t = check_tag(t, &format!("{field}[{i}]"))?;
-        if !out.iter().any(|o| o.to_lowercase() == t.to_lowercase()) {
+        if seen.insert(t.to_lowercase()) {
             out.push(t.to_owned());
         }
     }

@@ -8,6 +8,9 @@ use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
 use crate::store::{write, NoteRow, Pins};
 
+/// The most keys one copy or move takes.
+pub const MAX_TRANSFER_KEYS: usize = 1000;
+
 /// The pins two stores must share for a note's vector and key to mean the same in both.
 fn transfer_pins(pins: &Pins) -> Pins {
     Pins(
@@ -32,6 +35,12 @@ pub(crate) fn transfer(
     if std::ptr::eq(from, to) || from.place.same_store(&to.place)? {
         return Err(Error::input("target", "is this store (perhaps under another path)"));
     }
+    if keys.is_empty() {
+        return Err(Error::input("keys", "is empty"));
+    }
+    if keys.len() > MAX_TRANSFER_KEYS {
+        return Err(Error::input("keys", format!("has {} keys; at most {MAX_TRANSFER_KEYS}", keys.len())));
+    }
     for (i, k) in keys.iter().enumerate() {
         if !k.starts_with("n-") {
             return Err(Error::input(
@@ -47,6 +56,7 @@ pub(crate) fn transfer(
     // Read here, then write there: the two stores are never locked together.
     // Each note once, with the index it was first given at (errors name it).
     let mut notes: Vec<(usize, NoteRow, Vec<f32>)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     {
         let store = from.lock_store();
         let not_found = |k: &str| Error::NotFound { key: k.to_owned() };
@@ -62,7 +72,7 @@ pub(crate) fn transfer(
                 ));
             }
             let vector = store.note_vector(row.id)?;
-            if !notes.iter().any(|(_, n, _)| n.key == row.key) {
+            if seen.insert(row.key.clone()) {
                 notes.push((i, row, vector));
             }
         }
