@@ -250,3 +250,60 @@ fn concurrent_writers_on_one_file_never_see_database_is_locked() {
     let text = m.export("shared", ExportFormat::Text).unwrap();
     assert_eq!(text.matches("\n  round ").count(), 120);
 }
+
+/// The hashing embedder, except that a text holding "poison" embeds with a NaN in its vector.
+struct Poisoned(HashingEmbedder);
+
+impl Embedder for Poisoned {
+    fn pins(&self) -> mnemon::EmbedderPins {
+        self.0.pins()
+    }
+    fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+        let mut out = self.0.embed_documents(texts)?;
+        for (v, t) in out.iter_mut().zip(texts) {
+            if t.contains("poison") {
+                v[0] = f32::NAN;
+            }
+        }
+        Ok(out)
+    }
+}
+
+#[test]
+fn a_vector_that_is_not_finite_is_refused_from_an_embedder_and_from_a_dump() {
+    let t = temp_store();
+    let open =
+        || mnemon::Memory::builder(&t.path).embedder(Poisoned(HashingEmbedder::default())).open().unwrap();
+    open().add(&conversation(), "u").unwrap();
+    let before = state(&t.path);
+    {
+        let m = open();
+        let bad = [Message::user("a poison apple", "2026-05-01T10:00:00")];
+        assert!(matches!(m.add(&bad, "u"), Err(Error::Embedder(_))), "a NaN document vector is stored");
+        assert!(matches!(m.recall("poison", "u"), Err(Error::Embedder(_))), "a NaN query vector ranks");
+    }
+    assert_eq!(state(&t.path), before);
+    // A dump whose vector was edited to hold a NaN is refused, naming its line.
+    let dump = open().export("u", ExportFormat::Jsonl).unwrap();
+    let nan = hex_f32(f32::NAN);
+    let tampered: String = dump
+        .lines()
+        .map(|l| match l.find("\"embedding_f32le\":\"") {
+            Some(i) if l.contains("\"kind\":\"round\"") => {
+                let at = i + "\"embedding_f32le\":\"".len();
+                format!("{}{nan}{}\n", &l[..at], &l[at + nan.len()..])
+            }
+            _ => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(tampered, dump);
+    let other = temp_store();
+    match common::import(&other.path, &tampered) {
+        Err(Error::Import { reason, .. }) => assert!(reason.contains("finite"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn hex_f32(x: f32) -> String {
+    x.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect()
+}

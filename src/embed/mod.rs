@@ -100,5 +100,22 @@ pub(crate) fn documents(embedder: &dyn Embedder, texts: &[&str], dim: usize) -> 
     if vectors.len() != texts.len() || vectors.iter().any(|v| v.len() != dim) {
         return Err(Error::Embedder(format!("expected {} vectors of dimension {dim}", texts.len())));
     }
+    if vectors.iter().flatten().any(|x| !x.is_finite()) {
+        return Err(non_finite());
+    }
     Ok(vectors)
+}
+
+/// A question's vector from `embedder`, refused when it holds a NaN or an infinity (which would
+/// rank one record above every other, or none).
+pub(crate) fn query(embedder: &dyn Embedder, text: &str) -> Result<Vec<f32>> {
+    let v = embedder.embed_query(text)?;
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err(non_finite());
+    }
+    Ok(v)
+}
+
+fn non_finite() -> Error {
+    Error::Embedder("the embedder returned a vector holding a value that is not a finite number".into())
 }

@@ -121,9 +121,14 @@ fn unhex(s: &str) -> Option<Vec<f32>> {
 
 /// A dump line's embedding: `dim` little-endian `f32` values in hex.
 pub(super) fn embedding(hex: &str, dim: usize) -> std::result::Result<Vec<f32>, String> {
-    unhex(hex)
+    let v = unhex(hex)
         .filter(|v| v.len() == dim)
-        .ok_or_else(|| format!("embedding is not {dim} little-endian f32 values"))
+        .ok_or_else(|| format!("embedding is not {dim} little-endian f32 values"))?;
+    // A NaN would rank above everything; an infinity would swamp every other score.
+    if v.iter().any(|x| !x.is_finite()) {
+        return Err("embedding holds a value that is not a finite number".into());
+    }
+    Ok(v)
 }
 
 pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> Result<String> {

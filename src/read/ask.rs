@@ -37,7 +37,7 @@ pub(super) fn ask<'q>(engine: &Engine, text: &'q str, date: Option<&str>, field:
     let explicit = date
         .map(|d| Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp"))))
         .transpose()?;
-    Ok(Asked { bare, vector: embedder.embed_query(bare)?, date: explicit.or(prefix_date) })
+    Ok(Asked { bare, vector: crate::embed::query(embedder, bare)?, date: explicit.or(prefix_date) })
 }
 
 /// A ranked score as a relevance in `0..=1`: the fused score over the best a record can get
