@@ -37,6 +37,10 @@ pub struct Config {
     /// extracted, and how, does not depend on it. Default 1000; `None`: only this handle's own
     /// writes and its open wake the worker.
     pub queue_poll_ms: Option<u32>,
+    /// The most read connections the store keeps open at once (each a file handle, or a
+    /// PostgreSQL connection). A read that finds them all in use waits for one up to
+    /// `busy_timeout_ms`, then fails with [`Error::Busy`]. Default 64, at least 1.
+    pub max_readers: usize,
     /// SQLite page cache of the write connection in KiB; each read connection gets an eighth.
     /// Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
@@ -134,6 +138,7 @@ impl Default for Config {
             context_budget: Some(4_000),
             busy_timeout_ms: 5_000,
             queue_poll_ms: Some(1_000),
+            max_readers: 64,
             cache_kib: 200_000,
             max_store_bytes: None,
             view_cache_bytes: 2 << 30,
@@ -192,6 +197,9 @@ impl Config {
         }
         if self.busy_timeout_ms == 0 {
             return bad("busy_timeout_ms", "must be at least 1");
+        }
+        if self.max_readers == 0 {
+            return bad("max_readers", "must be at least 1");
         }
         Ok(())
     }

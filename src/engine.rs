@@ -7,7 +7,8 @@
 //! a statement (those are in `store`), rank (`index`) or decide what a path does.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use crate::config::Config;
 use crate::embed::Embedder;
@@ -22,9 +23,11 @@ use crate::store::{Pins, Place, Store, View};
 pub(crate) struct Engine {
     /// The write connection: writes (and reads that must see a write's own state) take turns.
     store: Mutex<Store>,
-    /// Idle read connections: reads run on their own connection and snapshot, never queuing
-    /// behind a write.
-    readers: Mutex<Vec<Store>>,
+    /// Read connections: reads run on their own connection and snapshot, never queuing behind
+    /// a write; at most `config.max_readers` open at once.
+    readers: Mutex<Pool>,
+    /// Signalled when a read connection is returned or closed.
+    returned: Condvar,
     /// The file (or the database's location), for messages.
     pub(crate) path: PathBuf,
     /// Where the store is: readers open there.
@@ -38,10 +41,15 @@ pub(crate) struct Engine {
     pub(crate) views: Views,
 }
 
-/// Most idle read connections kept open: as many as a server runs reads at once, so that a busy
-/// server does not open (and parse the schema on) a connection per request (docs/DECISIONS.md,
-/// 2026-12-01).
-const IDLE_READERS: usize = 64;
+/// The read connections of a store: idle ones are reused, so that a busy server does not open
+/// (and parse the schema on) a connection per request (docs/DECISIONS.md, 2026-12-01), and no
+/// more than `Config::max_readers` are open at once.
+#[derive(Default)]
+struct Pool {
+    idle: Vec<Store>,
+    /// Open connections, idle or in use.
+    open: usize,
+}
 
 /// A read connection inside a read transaction; returned to the pool when dropped.
 pub(crate) struct Reader<'a> {
@@ -67,12 +75,15 @@ impl Reader<'_> {
 impl Drop for Reader<'_> {
     fn drop(&mut self) {
         if let Some(store) = self.store.take() {
-            if store.end_read().is_ok() {
-                let mut idle = self.engine.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                if idle.len() < IDLE_READERS {
-                    idle.push(store);
-                }
+            let ended = store.end_read().is_ok();
+            let mut pool = self.engine.pool();
+            if ended {
+                pool.idle.push(store);
+            } else {
+                pool.open -= 1;
             }
+            drop(pool);
+            self.engine.returned.notify_one();
         }
     }
 }
@@ -96,6 +107,7 @@ impl Engine {
     pub(crate) fn new(store: Store, embedder: Option<Arc<dyn Embedder>>, config: Config) -> Engine {
         Engine {
             readers: Mutex::default(),
+            returned: Condvar::new(),
             path: store.path.clone(),
             place: store.place.clone(),
             pins: store.pins.clone(),
@@ -139,15 +151,44 @@ impl Engine {
         self.embedder.as_ref().ok_or(Error::NoEmbedder { operation })
     }
 
-    /// A read connection (from the pool, else a new one) inside a read transaction.
+    fn pool(&self) -> MutexGuard<'_, Pool> {
+        self.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A read connection (an idle one, else a new one while fewer than `max_readers` are open,
+    /// else the first one returned within the busy timeout) inside a read transaction.
     pub(crate) fn read(&self) -> Result<Reader<'_>> {
-        let idle = self.readers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).pop();
-        let store = match idle {
-            Some(store) => store,
-            None => Store::reader(&self.place, &self.pins, &self.config)?,
+        let wait = Duration::from_millis(u64::from(self.config.busy_timeout_ms));
+        let mut pool = self.pool();
+        let store = loop {
+            if let Some(store) = pool.idle.pop() {
+                break store;
+            }
+            if pool.open < self.config.max_readers {
+                pool.open += 1;
+                drop(pool);
+                match Store::reader(&self.place, &self.pins, &self.config) {
+                    Ok(store) => break store,
+                    Err(e) => {
+                        self.pool().open -= 1;
+                        self.returned.notify_one();
+                        return Err(e);
+                    }
+                }
+            }
+            // Every connection is in use: wait for one (no clock is read; a wait that times out
+            // with still none free is `Busy`).
+            let (guard, waited) =
+                self.returned.wait_timeout(pool, wait).unwrap_or_else(std::sync::PoisonError::into_inner);
+            pool = guard;
+            if waited.timed_out() && pool.idle.is_empty() && pool.open >= self.config.max_readers {
+                return Err(Error::Busy);
+            }
         };
-        store.begin_read()?;
-        Ok(Reader { engine: self, store: Some(store) })
+        // Returned to the pool (or closed) when the reader drops, even if the snapshot fails.
+        let reader = Reader { engine: self, store: Some(store) };
+        reader.begin_read()?;
+        Ok(reader)
     }
 
     /// A read in `scope` (checked): `f` with the store and the scope's view, or the empty answer

@@ -29,6 +29,58 @@ pub fn data_dir() -> PathBuf {
     )
 }
 
+/// `text` with every password it holds replaced by `***`: the password of each
+/// `postgres://` / `postgresql://` URL (`user:secret@host`) and each `password=` value (a URL's
+/// query or a libpq connection string). For printing a store reference or a command line.
+///
+/// ```
+/// use mnemon::stores::redact;
+/// assert_eq!(redact("postgres://ann:s3cret@db/m?schema=a"), "postgres://ann:***@db/m?schema=a");
+/// assert_eq!(redact("--store host=db password=s3cret dbname=m"), "--store host=db password=*** dbname=m");
+/// assert_eq!(redact("notes.db"), "notes.db");
+/// ```
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) =
+        ["postgres://", "postgresql://"].iter().filter_map(|s| rest.find(s).map(|i| (i, s.len()))).min()
+    {
+        let (start, scheme) = at;
+        out.push_str(&rest[..start + scheme]);
+        rest = &rest[start + scheme..];
+        // The authority ends at the first `/`, `?`, `#` or whitespace; its userinfo at its last `@`.
+        let end =
+            rest.find(|c: char| matches!(c, '/' | '?' | '#') || c.is_whitespace()).unwrap_or(rest.len());
+        let authority = &rest[..end];
+        match authority.rfind('@').and_then(|a| authority[..a].find(':').map(|c| (c, a))) {
+            Some((colon, a)) => {
+                out.push_str(&authority[..=colon]);
+                out.push_str("***");
+                out.push_str(&authority[a..]);
+            }
+            None => out.push_str(authority),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    // `password=value` up to the next `&`, whitespace or quote.
+    let mut redacted = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(i) = rest.to_ascii_lowercase().find("password=") {
+        let value = i + "password=".len();
+        redacted.push_str(&rest[..value]);
+        let tail = &rest[value..];
+        let end =
+            tail.find(|c: char| c == '&' || c == '\'' || c == '"' || c.is_whitespace()).unwrap_or(tail.len());
+        if end > 0 {
+            redacted.push_str("***");
+        }
+        rest = &tail[end..];
+    }
+    redacted.push_str(rest);
+    redacted
+}
+
 /// The global store's file in `data`.
 pub fn global_store(data: &Path) -> PathBuf {
     data.join("global.db")

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use mnemon::extract::{Extractor as _, LlamaConfig, LlamaExtractor};
+use mnemon::stores::redact;
 use mnemon::{Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Role, Turn};
 
 struct Report {
@@ -90,7 +91,7 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
             .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?, m.check(false)?)));
         match opened {
             Ok((pins, users, extractors, problems)) => {
-                r.ok("store", format!("{} opens, {} users", db.display(), users.len()));
+                r.ok("store", format!("{} opens, {} users", redact(&db.display().to_string()), users.len()));
                 if problems.is_empty() {
                     r.ok("store quick_check", "ok");
                 } else {

@@ -78,7 +78,7 @@ pub fn run(command: EvalCommand) -> Result<()> {
                     time_weight,
                     ..Config::default()
                 },
-                command_line: std::env::args().collect::<Vec<_>>().join(" "),
+                command_line: mnemon::stores::redact(&std::env::args().collect::<Vec<_>>().join(" ")),
                 qa: qa.config()?,
                 extractor: models.extractor()?,
                 ranking: ranking.ranking(),

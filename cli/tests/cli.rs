@@ -658,3 +658,66 @@ fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
         String::from_utf8_lossy(&doctor.stdout).into_owned() + &String::from_utf8_lossy(&doctor.stderr);
     assert!(report.contains("postgres://") && report.contains("opens"), "{report}");
 }
+
+#[test]
+fn a_database_password_is_never_printed() {
+    // A server that is not there: every command fails, and says so without the password.
+    const CANARY: &str = "canary-pw-7f3a91";
+    let url = format!("postgres://ann:{CANARY}@127.0.0.1:1/memories");
+    let conninfo = format!("host=127.0.0.1 port=1 user=ann password={CANARY} dbname=memories");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("run");
+    let out = out.to_str().unwrap();
+    let dataset = dir.path().join("lme.json");
+    std::fs::write(
+        &dataset,
+        r#"[{"question_id":"q1","question_type":"single-session-user","question":"What colour is my kayak?",
+  "answer":"red","question_date":"2023/05/30 (Tue) 10:00","haystack_dates":["2023/05/20 (Sat) 02:21"],
+  "haystack_session_ids":["s1"],"answer_session_ids":["s1"],
+  "haystack_sessions":[[{"role":"user","content":"I bought a red kayak.","has_answer":true}]]}]"#,
+    )
+    .unwrap();
+    let dataset = dataset.to_str().unwrap();
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["doctor", "--store", &url],
+        vec!["export", "--store", &url, "--user", "ana"],
+        vec!["export", "--store", &conninfo, "--user", "ana"],
+        vec!["count", "--store", &url, "--user", "ana"],
+        vec![
+            "eval",
+            "run",
+            "--dataset",
+            dataset,
+            "--benchmark",
+            "longmemeval",
+            "--embedder",
+            "hashing",
+            "--scratch",
+            &url,
+            "--out",
+            out,
+        ],
+    ];
+    for args in runs {
+        let o = mnemon(&args);
+        let said = String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(!said.contains(CANARY), "mnemon {args:?} printed the password:\n{said}");
+    }
+    for entry in walk(dir.path()) {
+        let text = std::fs::read(&entry).unwrap();
+        assert!(!String::from_utf8_lossy(&text).contains(CANARY), "{} holds the password", entry.display());
+    }
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -456,8 +456,10 @@ pub struct Exported {
 pub struct Health {
     /// `ok`.
     pub status: String,
-    /// The server's store answered a read.
-    pub store: String,
-    /// The server's version.
-    pub version: String,
+    /// The server's store answered a read (with the token, or when the server has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
+    /// The server's version (with the token, or when the server has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }

@@ -38,6 +38,10 @@ impl Embedder for Metered {
     fn forget(&self, texts: &[&str]) -> mnemon::Result<()> {
         self.0.forget(texts)
     }
+
+    fn checkpoint(&self) -> mnemon::Result<bool> {
+        self.0.checkpoint()
+    }
 }
 
 /// Most texts in one batch.
@@ -145,12 +149,64 @@ impl Embedder for Batched {
     fn forget(&self, texts: &[&str]) -> mnemon::Result<()> {
         self.inner.forget(texts)
     }
+
+    fn checkpoint(&self) -> mnemon::Result<bool> {
+        self.inner.checkpoint()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use mnemon::HashingEmbedder;
+    use std::sync::Mutex;
+
+    /// Records every call that has a default a wrapper could silently fall back to.
+    #[derive(Default)]
+    struct Probe {
+        calls: Mutex<Vec<&'static str>>,
+    }
+
+    impl Embedder for Probe {
+        fn pins(&self) -> EmbedderPins {
+            HashingEmbedder::default().pins()
+        }
+        fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+            self.calls.lock().unwrap().push("embed_documents");
+            HashingEmbedder::default().embed_documents(texts)
+        }
+        fn embed_query(&self, text: &str) -> mnemon::Result<Vec<f32>> {
+            self.calls.lock().unwrap().push("embed_query");
+            HashingEmbedder::default().embed_query(text)
+        }
+        fn embed_queries(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+            self.calls.lock().unwrap().push("embed_queries");
+            HashingEmbedder::default().embed_queries(texts)
+        }
+        fn forget(&self, _: &[&str]) -> mnemon::Result<()> {
+            self.calls.lock().unwrap().push("forget");
+            Ok(())
+        }
+        fn checkpoint(&self) -> mnemon::Result<bool> {
+            self.calls.lock().unwrap().push("checkpoint");
+            Ok(false)
+        }
+    }
+
+    #[test]
+    fn the_wrappers_pass_every_call_through() {
+        let probe = Arc::new(Probe::default());
+        let wrapped = Metered(Arc::new(Batched::new(probe.clone())));
+        wrapped.forget(&["a"]).unwrap();
+        assert!(!wrapped.checkpoint().unwrap(), "a checkpoint that could not finish says so");
+        wrapped.embed_documents(&["a"]).unwrap();
+        wrapped.embed_queries(&["a", "b"]).unwrap();
+        let calls = probe.calls.lock().unwrap().clone();
+        for call in ["forget", "checkpoint", "embed_documents"] {
+            assert!(calls.contains(&call), "{call} did not reach the inner embedder: {calls:?}");
+        }
+        assert!(calls.iter().any(|c| c.starts_with("embed_quer")), "{calls:?}");
+    }
 
     #[test]
     fn batched_calls_give_each_caller_its_own_vectors() {

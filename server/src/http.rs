@@ -27,8 +27,8 @@ use crate::error::{parse, ApiError, Code, ErrorBody};
 use crate::guards;
 use crate::service::Service;
 
-/// How the HTTP server listens and what it allows.
-#[derive(Debug, Clone)]
+/// How the HTTP server listens and what it allows. Its `Debug` never shows the token.
+#[derive(Clone)]
 pub struct HttpOptions {
     /// Where to listen (default `127.0.0.1:7424`).
     pub addr: SocketAddr,
@@ -48,6 +48,20 @@ pub struct HttpOptions {
     /// Browser origins (`https://app.example`) allowed to call the server cross-origin; none by
     /// default, and then no CORS headers are sent.
     pub cors_origins: Vec<String>,
+}
+
+impl std::fmt::Debug for HttpOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpOptions")
+            .field("addr", &self.addr)
+            .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("body_limit", &self.body_limit)
+            .field("rate_limit", &self.rate_limit)
+            .field("timeout", &self.timeout)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("cors_origins", &self.cors_origins)
+            .finish()
+    }
 }
 
 impl Default for HttpOptions {
@@ -464,14 +478,16 @@ async fn forget_user(
 /// Liveness, and a read of the server's store.
 #[utoipa::path(get, path = "/health", tag = "server",
     responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
-async fn health(State(s): State<AppState>) -> Response {
+async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let service = Arc::clone(&s.service);
     let checked = tokio::task::spawn_blocking(move || service.check()).await;
+    // Without the token, only whether it is up: no version for a scanner to match.
+    let detail = guards::authorized(&s, &headers);
     match checked {
         Ok(Ok(())) => Json(Health {
             status: "ok".into(),
-            store: "ok".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
+            store: detail.then(|| "ok".into()),
+            version: detail.then(|| env!("CARGO_PKG_VERSION").into()),
         })
         .into_response(),
         Ok(Err(e)) => {

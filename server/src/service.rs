@@ -189,6 +189,7 @@ impl Service {
 
     /// A read of the default store, for health checks.
     pub fn check(&self) -> Result<(), ApiError> {
+        // A read on a read connection: never waits for the write lock.
         self.memory(None)?.users()?;
         Ok(())
     }

@@ -317,7 +317,12 @@ fn a_token_guards_everything_but_health_and_docs() {
             "MCP is guarded"
         );
     }
-    assert_eq!(send("GET", &url("/health"), None, None).status, 200);
+    // Health answers anyone, with its detail (the version) only to the token's holder.
+    let open = send("GET", &url("/health"), None, None);
+    assert_eq!((open.status, open.body["status"].as_str()), (200, Some("ok")));
+    assert!(open.body.get("version").is_none() && open.body.get("store").is_none(), "{}", open.body);
+    let full = send("GET", &url("/health"), None, Some(TOKEN));
+    assert_eq!(full.body["version"].as_str(), Some(env!("CARGO_PKG_VERSION")));
     assert_eq!(send("GET", &url("/openapi.json"), None, None).status, 200);
 }
 

@@ -178,7 +178,7 @@ impl Memory {
 
     /// Every user with a record in the store, sorted.
     pub fn users(&self) -> Result<Vec<String>> {
-        self.shared.engine.lock_store().user_names()
+        self.shared.engine.read()?.user_names()
     }
 }
 
@@ -190,5 +190,36 @@ impl Drop for Memory {
             self.shared.worker.stop();
             let _ = worker.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Config, Error, HashingEmbedder, Memory};
+
+    #[test]
+    fn read_connections_are_capped_and_a_read_past_the_cap_waits_then_is_busy() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config { max_readers: 2, busy_timeout_ms: 50, ..Config::default() };
+        let m = Memory::builder(dir.path().join("s.db"))
+            .embedder(HashingEmbedder::default())
+            .config(config)
+            .open()
+            .unwrap();
+        let engine = &m.shared.engine;
+        let (a, b) = (engine.read().unwrap(), engine.read().unwrap());
+        assert!(matches!(engine.read(), Err(Error::Busy)), "a third connection was opened");
+        assert!(matches!(m.users(), Err(Error::Busy)));
+        drop(a);
+        // A returned connection is reused, and a waiting read gets one as soon as it is back.
+        let c = engine.read().unwrap();
+        std::thread::scope(|s| {
+            let waiting = s.spawn(|| engine.read().map(drop));
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            drop(c);
+            waiting.join().unwrap().unwrap();
+        });
+        drop(b);
+        assert_eq!(m.users().unwrap(), Vec::<String>::new());
     }
 }

@@ -94,7 +94,7 @@ pub(crate) fn nearest_in_database(
     k: usize,
 ) -> Result<Vec<(String, f32)>> {
     check_user(user_id)?;
-    let query = crate::embed::query(&*engine.embedder("recall")?, question)?;
+    let query = crate::embed::query(engine.embedder("recall")?.as_ref(), question)?;
     let store = engine.lock_store();
     let Some((user, _)) = store.user(user_id)? else {
         return Ok(Vec::new());
