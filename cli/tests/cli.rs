@@ -661,10 +661,14 @@ fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
 
 #[test]
 fn a_database_password_is_never_printed() {
-    // A server that is not there: every command fails, and says so without the password.
+    // A server that is not there (every command fails, and says so), and the test server, whose
+    // trust authentication lets a URL with a password in (every command works).
     const CANARY: &str = "canary-pw-7f3a91";
     let url = format!("postgres://ann:{CANARY}@127.0.0.1:1/memories");
     let conninfo = format!("host=127.0.0.1 port=1 user=ann password={CANARY} dbname=memories");
+    let real = postgres_db("canary");
+    let (scheme_user, rest) = real.split_once('@').unwrap();
+    let live = format!("{scheme_user}:{CANARY}@{rest}");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("run");
     let out = out.to_str().unwrap();
@@ -678,7 +682,37 @@ fn a_database_password_is_never_printed() {
     )
     .unwrap();
     let dataset = dataset.to_str().unwrap();
+    let live_out = dir.path().join("live");
+    let live_out = live_out.to_str().unwrap();
+    assert!(ok(&[
+        "ingest",
+        "--store",
+        &live,
+        "--user",
+        "ana",
+        "--embedder",
+        "hashing",
+        s(&dataset_chat(dir.path()))
+    ])
+    .contains("stored"));
     let runs: Vec<Vec<&str>> = vec![
+        vec!["doctor", "--store", &live],
+        vec!["count", "--store", &live, "--user", "ana"],
+        vec!["export", "--store", &live, "--user", "ana", "--format", "text"],
+        vec![
+            "eval",
+            "run",
+            "--dataset",
+            dataset,
+            "--benchmark",
+            "longmemeval",
+            "--embedder",
+            "hashing",
+            "--scratch",
+            &live,
+            "--out",
+            live_out,
+        ],
         vec!["doctor", "--store", &url],
         vec!["export", "--store", &url, "--user", "ana"],
         vec!["export", "--store", &conninfo, "--user", "ana"],
@@ -707,6 +741,13 @@ fn a_database_password_is_never_printed() {
         let text = std::fs::read(&entry).unwrap();
         assert!(!String::from_utf8_lossy(&text).contains(CANARY), "{} holds the password", entry.display());
     }
+}
+
+/// A one-round chat as JSON Lines, written in `dir`.
+fn dataset_chat(dir: &Path) -> std::path::PathBuf {
+    let chat = dir.join("chat.jsonl");
+    std::fs::write(&chat, CHAT).unwrap();
+    chat
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

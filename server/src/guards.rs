@@ -75,16 +75,12 @@ pub(crate) fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
 /// Authentication, then the rate limit.
 pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let presented = bearer(request.headers());
-    if state.token.is_some() {
-        if !authorized(&state, request.headers()) {
-            let mut r = ApiError::new(
-                Code::Unauthorized,
-                "a valid `Authorization: Bearer <token>` header is required",
-            )
-            .into_response();
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
-            return r;
-        }
+    if !authorized(&state, request.headers()) {
+        let mut r =
+            ApiError::new(Code::Unauthorized, "a valid `Authorization: Bearer <token>` header is required")
+                .into_response();
+        r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        return r;
     }
     if let Some(limiter) = &state.limiter {
         let key = match (&state.token, presented) {
