@@ -112,6 +112,14 @@ impl ApiError {
         ApiError { code, message: message.into(), field: None, retry_after: None }
     }
 
+    /// `internal`: the client gets a correlation id and no detail (no SQL, no path); the server's
+    /// log holds `detail` under the same id.
+    pub fn internal(detail: impl std::fmt::Display) -> ApiError {
+        let id = correlation_id();
+        tracing::error!(id = %id, error = %detail, "internal error");
+        ApiError::new(Code::Internal, format!("internal error {id}: the server's log holds the details"))
+    }
+
     /// `invalid_input` naming `field`.
     pub fn input(field: impl Into<String>, message: impl Into<String>) -> ApiError {
         ApiError { field: Some(field.into()), ..ApiError::new(Code::InvalidInput, message) }
@@ -140,10 +148,7 @@ impl From<mnemon::Error> for ApiError {
             E::NotAStore { .. } => ApiError::input("store", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
             E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
-            other => {
-                tracing::error!(error = %other, "internal error");
-                ApiError::new(Code::Internal, message)
-            }
+            other => ApiError::internal(other),
         }
     }
 }
@@ -173,4 +178,20 @@ impl IntoResponse for ApiError {
 /// Parses a request from JSON, naming the field at fault.
 pub fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
     Ok(serde_path_to_error::deserialize(value)?)
+}
+
+/// A new id for an internal error: this process's start (so ids of two runs differ) and a count.
+fn correlation_id() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::OnceLock;
+    static START: OnceLock<u64> = OnceLock::new();
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    // The server may read the clock (the library never does).
+    #[allow(clippy::disallowed_methods)]
+    let start = *START.get_or_init(|| {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        (now.as_micros() as u64) ^ u64::from(std::process::id()) << 40
+    });
+    let n = COUNT.fetch_add(1, Ordering::Relaxed);
+    format!("{:08x}-{n}", start & 0xffff_ffff)
 }

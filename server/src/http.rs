@@ -495,7 +495,7 @@ async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Re
             *r.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
             r
         }
-        Err(e) => ApiError::new(Code::Internal, e.to_string()).into_response(),
+        Err(e) => ApiError::internal(e).into_response(),
     }
 }
 

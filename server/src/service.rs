@@ -383,7 +383,7 @@ pub async fn blocking<R: Send + 'static>(
 ) -> Result<R, ApiError> {
     tokio::task::spawn_blocking(op)
         .await
-        .unwrap_or_else(|e| Err(ApiError::new(Code::Internal, format!("the call panicked: {e}"))))
+        .unwrap_or_else(|e| Err(ApiError::internal(format!("the call panicked: {e}"))))
 }
 
 fn forbidden(reason: &str) -> ApiError {
@@ -391,6 +391,5 @@ fn forbidden(reason: &str) -> ApiError {
 }
 
 fn internal(e: &dyn std::fmt::Display) -> ApiError {
-    tracing::error!(error = %e, "internal error");
-    ApiError::new(Code::Internal, e.to_string())
+    ApiError::internal(e)
 }

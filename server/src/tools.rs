@@ -22,8 +22,7 @@ pub struct Output {
 
 impl Output {
     fn json(value: impl Serialize) -> Result<Output, ApiError> {
-        let json = serde_json::to_value(value)
-            .map_err(|e| ApiError::new(crate::error::Code::Internal, e.to_string()))?;
+        let json = serde_json::to_value(value).map_err(ApiError::internal)?;
         Ok(Output { text: json.to_string(), json })
     }
 }
