@@ -695,42 +695,21 @@ fn a_database_password_is_never_printed() {
         s(&dataset_chat(dir.path()))
     ])
     .contains("stored"));
+    fn eval<'a>(dataset: &'a str, scratch: &'a str, out: &'a str) -> Vec<&'a str> {
+        let args =
+            ["eval", "run", "--dataset", dataset, "--benchmark", "longmemeval", "--embedder", "hashing"];
+        [&args[..], &["--scratch", scratch, "--out", out]].concat()
+    }
     let runs: Vec<Vec<&str>> = vec![
         vec!["doctor", "--store", &live],
         vec!["count", "--store", &live, "--user", "ana"],
         vec!["export", "--store", &live, "--user", "ana", "--format", "text"],
-        vec![
-            "eval",
-            "run",
-            "--dataset",
-            dataset,
-            "--benchmark",
-            "longmemeval",
-            "--embedder",
-            "hashing",
-            "--scratch",
-            &live,
-            "--out",
-            live_out,
-        ],
+        eval(dataset, &live, live_out),
         vec!["doctor", "--store", &url],
         vec!["export", "--store", &url, "--user", "ana"],
         vec!["export", "--store", &conninfo, "--user", "ana"],
         vec!["count", "--store", &url, "--user", "ana"],
-        vec![
-            "eval",
-            "run",
-            "--dataset",
-            dataset,
-            "--benchmark",
-            "longmemeval",
-            "--embedder",
-            "hashing",
-            "--scratch",
-            &url,
-            "--out",
-            out,
-        ],
+        eval(dataset, &url, out),
     ];
     for args in runs {
         let o = mnemon(&args);
