@@ -35,6 +35,9 @@ pub enum Code {
     UnsupportedMediaType,
     /// The route exists but not with this method (405).
     MethodNotAllowed,
+    /// The request's `Accept` does not admit what the route answers (406; MCP wants
+    /// `application/json, text/event-stream`).
+    NotAcceptable,
     /// The request took longer than the server's request timeout (503).
     Timeout,
     /// The store reached its size limit or the disk is full; nothing was written (507).
@@ -57,6 +60,7 @@ impl Code {
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::StoreFull => StatusCode::INSUFFICIENT_STORAGE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -77,6 +81,7 @@ impl Code {
             Code::PayloadTooLarge => "payload_too_large",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::MethodNotAllowed => "method_not_allowed",
+            Code::NotAcceptable => "not_acceptable",
             Code::Timeout => "timeout",
             Code::StoreFull => "store_full",
             Code::Internal => "internal",

@@ -33,7 +33,7 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
         if response.status() == StatusCode::PAYLOAD_TOO_LARGE {
             too_large(state.body_limit).into_response()
         } else {
-            response
+            in_our_shape(response).await
         }
     };
     let status = response.status().as_u16().to_string();
@@ -57,6 +57,41 @@ pub(crate) async fn buffered(State(state): State<AppState>, request: Request, ne
             }
         }
     }
+}
+
+/// A client error some layer answered in its own shape (the MCP service's plain-text 400, 404,
+/// 405, 406, 415), answered again in the one error body, its text kept as the message.
+async fn in_our_shape(response: Response) -> Response {
+    let status = response.status();
+    let json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    let code = match status {
+        _ if json || !status.is_client_error() => return response,
+        StatusCode::BAD_REQUEST => Code::InvalidInput,
+        StatusCode::FORBIDDEN => Code::Forbidden,
+        StatusCode::NOT_FOUND => Code::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => Code::MethodNotAllowed,
+        StatusCode::NOT_ACCEPTABLE => Code::NotAcceptable,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Code::UnsupportedMediaType,
+        _ => return response,
+    };
+    let (parts, body) = response.into_parts();
+    let text = axum::body::to_bytes(body, 64 << 10).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_owned();
+    let message =
+        if text.is_empty() { status.canonical_reason().unwrap_or("error").to_owned() } else { text };
+    let mut ours = ApiError::new(code, message).into_response();
+    // The MCP service's own headers (a session id, `Allow`) stay.
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            ours.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    *ours.status_mut() = status;
+    ours
 }
 
 fn too_large(limit: usize) -> ApiError {
