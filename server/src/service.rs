@@ -69,8 +69,8 @@ impl Service {
     /// Checks the settings (the data directory is created) and opens the default store, so a
     /// misconfigured server fails at start.
     pub fn new(settings: Settings) -> Result<Service, ApiError> {
-        std::fs::create_dir_all(&settings.data).map_err(|e| internal(&e))?;
-        let data = settings.data.canonicalize().map_err(|e| internal(&e))?;
+        std::fs::create_dir_all(&settings.data).map_err(ApiError::internal)?;
+        let data = settings.data.canonicalize().map_err(ApiError::internal)?;
         let mut roots = Vec::new();
         for r in &settings.roots {
             roots.push(
@@ -117,7 +117,7 @@ impl Service {
         let inside =
             |p: &Path| p.starts_with(&self.data) || self.roots.iter().any(|root| p.starts_with(root));
         if named.is_dir() {
-            let dir = named.canonicalize().map_err(|e| internal(&e))?;
+            let dir = named.canonicalize().map_err(ApiError::internal)?;
             if !self.roots.iter().any(|root| dir.starts_with(root)) {
                 return Err(forbidden("names a project directory outside the server's roots"));
             }
@@ -388,8 +388,4 @@ pub async fn blocking<R: Send + 'static>(
 
 fn forbidden(reason: &str) -> ApiError {
     ApiError { field: Some("store".into()), ..ApiError::new(Code::Forbidden, format!("store {reason}")) }
-}
-
-fn internal(e: &dyn std::fmt::Display) -> ApiError {
-    ApiError::internal(e)
 }
