@@ -6,7 +6,9 @@ use std::time::Duration;
 use anyhow::{anyhow, Context as _, Result};
 use mnemon::Config;
 use mnemon_server::embedding::{Batched, Metered};
-use mnemon_server::{HttpOptions, Service, Settings};
+use mnemon_server::mcp::Mcp;
+use mnemon_server::principal::parse_token_file;
+use mnemon_server::{HttpOptions, Principal, Service, Settings};
 
 use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs};
 
@@ -35,20 +37,30 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 pub fn mcp(args: &McpArgs) -> Result<()> {
-    let service = args.stores.service()?;
-    runtime()?.block_on(mnemon_server::serve_stdio(service)).map_err(|e| anyhow!("mcp: {e}"))
+    let principal = match &args.user {
+        None => Principal::Admin,
+        Some(user) => Principal::user(user, args.agent.as_deref()).map_err(|e| anyhow!("--user: {e}"))?,
+    };
+    let mcp = Mcp::new(args.stores.service()?)
+        .for_principal(principal)
+        .with_destructive_tools(args.stores.allow_destructive_tools);
+    runtime()?.block_on(mnemon_server::serve_stdio(mcp)).map_err(|e| anyhow!("mcp: {e}"))
 }
 
 pub fn serve(args: &ServeArgs) -> Result<()> {
-    let token = match &args.token_file {
+    let (token, grants) = match &args.token_file {
         Some(path) => {
-            Some(std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?)
+            let text =
+                std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+            (None, parse_token_file(&text).map_err(|e| anyhow!("{}: {e}", path.display()))?)
         }
-        None => std::env::var("MNEMON_TOKEN").ok().filter(|t| !t.trim().is_empty()),
+        None => (std::env::var("MNEMON_TOKEN").ok().filter(|t| !t.trim().is_empty()), Vec::new()),
     };
     let options = HttpOptions {
         addr: args.addr,
         token: token.map(|t| t.trim().to_owned()),
+        grants,
+        destructive_tools: args.stores.allow_destructive_tools,
         body_limit: args.body_limit,
         rate_limit: args.rate_limit,
         timeout: Duration::from_secs(args.timeout.max(1)),

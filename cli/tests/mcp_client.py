@@ -3,6 +3,9 @@
     python mcp_client.py stdio MNEMON_BINARY DATA_DIR
     python mcp_client.py http URL [TOKEN]
 
+Over stdio the server is started bound to one user (`--user stdio-user`) with the destructive
+tools enabled; over HTTP it acts for the whole server, without them.
+
 Exits non-zero with the failed check on stderr; prints one line per passed step.
 """
 
@@ -18,8 +21,9 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 EXPECTED_TOOLS = {
     "save_memories", "recall_memories", "add_messages", "search_memories", "list_memories",
     "get_memory", "update_memory", "delete_memory", "count_memories", "copy_memories",
-    "move_memories", "export_memories", "forget_user",
+    "export_memories",
 }
+GATED_TOOLS = {"move_memories", "forget_user"}
 
 
 def check(condition, what):
@@ -33,20 +37,26 @@ def text_of(result):
 
 
 def structured(result):
+    # The text content mirrors the structured result, for clients that read only text.
+    mirrored = json.loads(text_of(result))
     if result.structured_content is not None:
+        check(mirrored == result.structured_content, "the text content mirrors the structured result")
         return result.structured_content
-    return json.loads(text_of(result))
+    return mirrored
 
 
-async def exercise(session, user):
+async def exercise(session, user, bound):
     init = await session.initialize()
     check(init.server_info.name == "mnemon", f"server name: {init.server_info}")
     check(bool(init.instructions) and "recall_memories" in init.instructions, "instructions name recall_memories")
 
     tools = await session.list_tools()
     names = {t.name for t in tools.tools}
-    check(names == EXPECTED_TOOLS, f"tool list: {sorted(names ^ EXPECTED_TOOLS)}")
+    expected = EXPECTED_TOOLS | GATED_TOOLS if bound else EXPECTED_TOOLS
+    check(names == expected, f"tool list (destructive tools only when enabled): {sorted(names ^ expected)}")
     by_name = {t.name: t for t in tools.tools}
+    has_user = ["user_id" in t.input_schema.get("properties", {}) for t in tools.tools]
+    check(not any(has_user) if bound else all(has_user), f"user_id in the schemas only when unbound: {has_user}")
     check("before answering" in by_name["recall_memories"].description, "recall says when to call it")
     check(by_name["save_memories"].input_schema.get("type") == "object", "save has an object schema")
     check(by_name["delete_memory"].annotations.destructive_hint is True, "delete is marked destructive")
@@ -69,7 +79,7 @@ async def exercise(session, user):
     check(structured(again)["memories"] == [{"key": keys[1], "stored": False}], "an exact repeat is not stored twice")
 
     recalled = await session.call_tool("recall_memories", {"user_id": user, "query": "what can the user eat?"})
-    block = text_of(recalled)
+    block = structured(recalled)["context"]
     check(not recalled.is_error and "vegetarian" in block, f"recall finds the diet: {block}")
     check(block.startswith("<memory") and "relevance: " in block, "recall is the framed block with labels")
     check(structured(recalled)["memories"][0] == keys[0], "the diet memory ranks first")
@@ -81,7 +91,10 @@ async def exercise(session, user):
     check(0.0 <= hits[0]["score"] <= 1.0 and hits[0]["relevance"] in ("high", "medium", "low"), "scores in 0..1")
 
     other = await session.call_tool("search_memories", {"user_id": user + "-other", "query": "vegetarian"})
-    check(structured(other)["hits"] == [], "another user sees nothing")
+    if bound:
+        check(other.is_error and structured(other)["error"]["code"] == "forbidden", "another user is refused")
+    else:
+        check(structured(other)["hits"] == [], "another user sees nothing")
 
     deleted = await session.call_tool("delete_memory", {"user_id": user, "key": keys[0]})
     check(structured(deleted)["key"] == keys[0], "delete returns the key")
@@ -106,23 +119,37 @@ async def exercise(session, user):
         check("unknown tool" in str(e) or "no_such_tool" in str(e), f"an unknown tool is an error: {e}")
     count = await session.call_tool("count_memories", {"user_id": user})
     check(structured(count)["notes"] == 1, "failed calls changed nothing")
+    if bound:
+        other = await session.call_tool("count_memories", {"user_id": user + "-other"})
+        err = structured(other)["error"]
+        check(other.is_error and err["code"] == "forbidden" and err["field"] == "user_id",
+              f"a bound server refuses another user: {err}")
+        forgot = await session.call_tool("forget_user", {})
+        check(not forgot.is_error, f"the bound user may be forgotten: {text_of(forgot)}")
+        count = await session.call_tool("count_memories", {})
+        check(structured(count)["notes"] == 0, "forgotten")
+    else:
+        gated = await session.call_tool("forget_user", {"user_id": user})
+        check(gated.is_error and structured(gated)["error"]["code"] == "forbidden", "forget_user is off")
 
 
 async def main():
     mode = sys.argv[1]
     if mode == "stdio":
         params = StdioServerParameters(
-            command=sys.argv[2], args=["mcp", "--embedder", "hashing", "--data", sys.argv[3]])
+            command=sys.argv[2],
+            args=["mcp", "--embedder", "hashing", "--data", sys.argv[3], "--user", "stdio-user",
+                  "--allow-destructive-tools"])
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
-                await exercise(session, "stdio-user")
+                await exercise(session, "stdio-user", bound=True)
     else:
         headers = {"Authorization": f"Bearer {sys.argv[3]}"} if len(sys.argv) > 3 else None
         async with create_mcp_http_client(headers=headers) as http:
             async with streamable_http_client(sys.argv[2], http_client=http) as streams:
                 read, write = streams[0], streams[1]
                 async with ClientSession(read, write) as session:
-                    await exercise(session, "http-user")
+                    await exercise(session, "http-user", bound=False)
     print("all checks passed")
 
 

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, Code};
 use crate::http::AppState;
+use crate::principal::Principal;
 
 /// Metrics of every request, and the body limit checked before a body is read.
 pub(crate) async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -98,29 +99,37 @@ fn too_large(limit: usize) -> ApiError {
     ApiError::new(Code::PayloadTooLarge, format!("the request body is larger than {limit} bytes"))
 }
 
-/// Whether the request may see what the token guards: it carries the token, or the server has
-/// none.
-pub(crate) fn authorized(state: &AppState, headers: &HeaderMap) -> bool {
+/// Whom the request acts for: the principal of the token it carries, or the whole server when
+/// the server has no token; `None` without a valid token. Every token is compared, in constant
+/// time, so the time taken says nothing about which one nearly matched.
+pub(crate) fn principal(state: &AppState, headers: &HeaderMap) -> Option<Principal> {
     use subtle::ConstantTimeEq;
-    state.token.as_ref().is_none_or(|expected| {
-        bearer(headers).is_some_and(|p| bool::from(blake3::hash(p.as_bytes()).as_bytes().ct_eq(expected)))
-    })
+    if state.tokens.is_empty() {
+        return Some(Principal::Admin);
+    }
+    let presented = *blake3::hash(bearer(headers)?.as_bytes()).as_bytes();
+    let mut found = None;
+    for (expected, principal) in state.tokens.iter() {
+        if bool::from(presented.ct_eq(expected)) {
+            found = Some(principal.clone());
+        }
+    }
+    found
 }
 
-/// Authentication, then the rate limit.
-pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let presented = bearer(request.headers());
-    if !authorized(&state, request.headers()) {
+/// Authentication (the principal goes into the request's extensions), then the rate limit.
+pub(crate) async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
+    let Some(principal) = principal(&state, request.headers()) else {
         let mut r =
             ApiError::new(Code::Unauthorized, "a valid `Authorization: Bearer <token>` header is required")
                 .into_response();
         r.headers_mut().insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
         return r;
-    }
+    };
     if let Some(limiter) = &state.limiter {
-        let key = match (&state.token, presented) {
-            (Some(_), Some(p)) => format!("token:{}", blake3::hash(p.as_bytes()).to_hex()),
-            _ => request
+        let key = match bearer(request.headers()).filter(|_| !state.tokens.is_empty()) {
+            Some(p) => format!("token:{}", blake3::hash(p.as_bytes()).to_hex()),
+            None => request
                 .extensions()
                 .get::<ConnectInfo<SocketAddr>>()
                 .map_or_else(|| "anonymous".to_owned(), |c| format!("addr:{}", c.0.ip())),
@@ -136,6 +145,7 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
             .into_response();
         }
     }
+    request.extensions_mut().insert(principal);
     next.run(request).await
 }
 

@@ -14,6 +14,7 @@ use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::Extension;
 use axum::{Json, Router};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
@@ -25,6 +26,7 @@ use utoipa::OpenApi;
 use crate::api::*;
 use crate::error::{parse, ApiError, Code, ErrorBody};
 use crate::guards;
+use crate::principal::{Grant, Principal};
 use crate::service::Service;
 
 /// How the HTTP server listens and what it allows. Its `Debug` never shows the token.
@@ -32,9 +34,13 @@ use crate::service::Service;
 pub struct HttpOptions {
     /// Where to listen (default `127.0.0.1:7424`).
     pub addr: SocketAddr,
-    /// The bearer token every request but `/health`, `/openapi.json` and `/docs` must carry;
-    /// required to bind anything but a loopback address.
+    /// The bearer token every request but `/health`, `/openapi.json` and `/docs` must carry
+    /// (it acts for the whole server); a token, or `grants`, is required to bind anything but a
+    /// loopback address.
     pub token: Option<String>,
+    /// More tokens, each acting for the whole server or bound to one user (and agent): see
+    /// [`crate::principal`].
+    pub grants: Vec<Grant>,
     /// Largest request body, bytes (default 4 MiB).
     pub body_limit: usize,
     /// Requests per second per token (or per client address without a token), with a burst of
@@ -48,6 +54,9 @@ pub struct HttpOptions {
     /// Browser origins (`https://app.example`) allowed to call the server cross-origin; none by
     /// default, and then no CORS headers are sent.
     pub cors_origins: Vec<String>,
+    /// Whether MCP offers the destructive tools `forget_user` and `move_memories` (the HTTP
+    /// API's routes for them are there either way).
+    pub destructive_tools: bool,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -55,11 +64,13 @@ impl std::fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("addr", &self.addr)
             .field("token", &self.token.as_ref().map(|_| "***"))
+            .field("grants", &self.grants)
             .field("body_limit", &self.body_limit)
             .field("rate_limit", &self.rate_limit)
             .field("timeout", &self.timeout)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("cors_origins", &self.cors_origins)
+            .field("destructive_tools", &self.destructive_tools)
             .finish()
     }
 }
@@ -69,11 +80,13 @@ impl Default for HttpOptions {
         HttpOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 7424)),
             token: None,
+            grants: Vec::new(),
             body_limit: 4 << 20,
             rate_limit: None,
             timeout: Duration::from_secs(30),
             allowed_hosts: Vec::new(),
             cors_origins: Vec::new(),
+            destructive_tools: false,
         }
     }
 }
@@ -81,8 +94,9 @@ impl Default for HttpOptions {
 #[derive(Clone)]
 pub(crate) struct AppState {
     pub(crate) service: Arc<Service>,
-    /// blake3 of the token: compared in constant time, whatever the presented token's length.
-    pub(crate) token: Option<[u8; 32]>,
+    /// blake3 of each token, with whom it acts for: compared in constant time, whatever the
+    /// presented token's length. Empty: no authentication (loopback only).
+    pub(crate) tokens: Arc<Vec<([u8; 32], Principal)>>,
     pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     pub(crate) body_limit: usize,
     pub(crate) timeout: Duration,
@@ -124,10 +138,14 @@ pub enum StartError {
 
 /// The whole application: routes, MCP and middleware.
 pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, StartError> {
-    if !options.addr.ip().is_loopback() && options.token.is_none() {
+    let mut grants = options.grants.clone();
+    if let Some(t) = &options.token {
+        grants.push(Grant { token: t.trim().to_owned(), principal: Principal::Admin });
+    }
+    if !options.addr.ip().is_loopback() && grants.is_empty() {
         return Err(StartError::NoToken(options.addr));
     }
-    if options.token.as_deref().is_some_and(|t| t.trim().len() < 16) {
+    if grants.iter().any(|g| g.token.trim().len() < 16) {
         return Err(StartError::Option("the token must be at least 16 characters".into()));
     }
     let limiter = match options.rate_limit {
@@ -143,7 +161,12 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .map_err(StartError::Option)?;
     let state = AppState {
         service: Arc::clone(&service),
-        token: options.token.as_deref().map(|t| *blake3::hash(t.trim().as_bytes()).as_bytes()),
+        tokens: Arc::new(
+            grants
+                .into_iter()
+                .map(|g| (*blake3::hash(g.token.trim().as_bytes()).as_bytes(), g.principal))
+                .collect(),
+        ),
         limiter,
         body_limit: options.body_limit,
         timeout: options.timeout,
@@ -153,13 +176,20 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
 
     let mut mcp_config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
     mcp_config.json_response = true;
+    // Stateless: every request stands alone, so any of several servers behind a load balancer
+    // answers it, and a restart loses no session.
+    mcp_config.legacy_session_mode = false;
     // Host and Origin are checked for every route, MCP's included, in `browser`.
     mcp_config.allowed_hosts.clear();
     let mcp_service = {
         let service = Arc::clone(&service);
-        let timeout = options.timeout;
+        let (timeout, destructive) = (options.timeout, options.destructive_tools);
         rmcp::transport::streamable_http_server::StreamableHttpService::new(
-            move || Ok(crate::mcp::Mcp::new(Arc::clone(&service)).with_timeout(timeout)),
+            move || {
+                Ok(crate::mcp::Mcp::new(Arc::clone(&service))
+                    .with_timeout(timeout)
+                    .with_destructive_tools(destructive))
+            },
             Arc::new(rmcp::transport::streamable_http_server::session::local::LocalSessionManager::default()),
             mcp_config,
         )
@@ -250,16 +280,18 @@ fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>,
     Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
 }
 
-/// Parses the request and runs `op` on the blocking pool.
+/// Binds the request to the caller, parses it and runs `op` on the blocking pool.
 async fn run<T, R>(
     state: &AppState,
-    value: Value,
+    (caller, operation): (&Principal, &str),
+    mut value: Value,
     op: fn(&Service, &T) -> Result<R, ApiError>,
 ) -> Result<R, ApiError>
 where
     T: DeserializeOwned + Send + 'static,
     R: Send + 'static,
 {
+    caller.bind(operation, &mut value)?;
     let request: T = parse(value)?;
     let service = Arc::clone(&state.service);
     crate::service::blocking(move || op(&service, &request)).await
@@ -267,6 +299,7 @@ where
 
 async fn json_op<T, R>(
     state: &AppState,
+    caller: (&Principal, &str),
     value: Value,
     op: fn(&Service, &T) -> Result<R, ApiError>,
 ) -> Result<Json<R>, ApiError>
@@ -274,7 +307,7 @@ where
     T: DeserializeOwned + Send + 'static,
     R: Serialize + Send + 'static,
 {
-    run(state, value, op).await.map(Json)
+    run(state, caller, value, op).await.map(Json)
 }
 
 /// Errors every route can answer.
@@ -328,9 +361,10 @@ struct TargetParams {
     responses((status = 200, body = Saved), Errors))]
 async fn save_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Saved>, ApiError> {
-    json_op(&s, json_body(body)?, Service::save).await
+    json_op(&s, (&p, "save_memories"), json_body(body)?, Service::save).await
 }
 
 /// The framed, prompt-ready context for a question (memories and conversation rounds).
@@ -338,9 +372,10 @@ async fn save_memories(
     responses((status = 200, body = Recalled), Errors))]
 async fn recall_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Recalled>, ApiError> {
-    json_op(&s, json_body(body)?, Service::recall).await
+    json_op(&s, (&p, "recall_memories"), json_body(body)?, Service::recall).await
 }
 
 /// Add conversation messages.
@@ -348,9 +383,10 @@ async fn recall_memories(
     responses((status = 200, body = Added), Errors))]
 async fn add_messages(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Added>, ApiError> {
-    json_op(&s, json_body(body)?, Service::add).await
+    json_op(&s, (&p, "add_messages"), json_body(body)?, Service::add).await
 }
 
 /// Search memories.
@@ -358,9 +394,10 @@ async fn add_messages(
     responses((status = 200, body = mnemon::Found), Errors))]
 async fn search_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::Found>, ApiError> {
-    json_op(&s, json_body(body)?, Service::search).await
+    json_op(&s, (&p, "search_memories"), json_body(body)?, Service::search).await
 }
 
 /// List memories, newest first.
@@ -368,9 +405,10 @@ async fn search_memories(
     responses((status = 200, body = mnemon::Page), Errors))]
 async fn list_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::Page>, ApiError> {
-    json_op(&s, json_body(body)?, Service::list).await
+    json_op(&s, (&p, "list_memories"), json_body(body)?, Service::list).await
 }
 
 /// Put the path's key into a request object.
@@ -388,10 +426,11 @@ fn with_key(mut object: serde_json::Map<String, Value>, key: String) -> Result<V
     responses((status = 200, body = mnemon::Record), Errors))]
 async fn get_memory(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     Path(key): Path<String>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<mnemon::Record>, ApiError> {
-    json_op(&s, with_key(query_object(q)?, key)?, Service::get).await
+    json_op(&s, (&p, "get_memory"), with_key(query_object(q)?, key)?, Service::get).await
 }
 
 /// Change the given fields of a memory (the body is `update_memory`'s, without `key`).
@@ -400,13 +439,14 @@ async fn get_memory(
     responses((status = 200, body = mnemon::Note), Errors))]
 async fn update_memory(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     Path(key): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::Note>, ApiError> {
     let Value::Object(object) = json_body(body)? else {
         return Err(ApiError::input("body", "expected a JSON object"));
     };
-    json_op(&s, with_key(object, key)?, Service::update).await
+    json_op(&s, (&p, "update_memory"), with_key(object, key)?, Service::update).await
 }
 
 /// Delete one record by key.
@@ -415,10 +455,11 @@ async fn update_memory(
     responses((status = 200, body = mnemon::Deleted), Errors))]
 async fn delete_memory(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     Path(key): Path<String>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<mnemon::Deleted>, ApiError> {
-    json_op(&s, with_key(query_object(q)?, key)?, Service::delete).await
+    json_op(&s, (&p, "delete_memory"), with_key(query_object(q)?, key)?, Service::delete).await
 }
 
 /// Count what the scope sees.
@@ -426,9 +467,10 @@ async fn delete_memory(
     responses((status = 200, body = mnemon::Counts), Errors))]
 async fn count_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<mnemon::Counts>, ApiError> {
-    json_op(&s, Value::Object(query_object(q)?), Service::count).await
+    json_op(&s, (&p, "count_memories"), Value::Object(query_object(q)?), Service::count).await
 }
 
 /// Copy memories into another store.
@@ -436,9 +478,10 @@ async fn count_memories(
     responses((status = 200, body = mnemon::TransferReport), Errors))]
 async fn copy_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::TransferReport>, ApiError> {
-    json_op(&s, json_body(body)?, |service, r| service.transfer(r, false)).await
+    json_op(&s, (&p, "copy_memories"), json_body(body)?, |service, r| service.transfer(r, false)).await
 }
 
 /// Move memories into another store.
@@ -446,17 +489,22 @@ async fn copy_memories(
     responses((status = 200, body = mnemon::TransferReport), Errors))]
 async fn move_memories(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::TransferReport>, ApiError> {
-    json_op(&s, json_body(body)?, |service, r| service.transfer(r, true)).await
+    json_op(&s, (&p, "move_memories"), json_body(body)?, |service, r| service.transfer(r, true)).await
 }
 
 /// Everything the scope holds, as Markdown (or text with `format=text`).
 #[utoipa::path(get, path = "/v1/export", tag = "memories",
     params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default) or `text`")),
     responses((status = 200, content_type = "text/markdown", body = String), Errors))]
-async fn export_memories(State(s): State<AppState>, RawQuery(q): RawQuery) -> Result<Response, ApiError> {
-    let exported = run(&s, Value::Object(query_object(q)?), Service::export).await?;
+async fn export_memories(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    let exported = run(&s, (&p, "export_memories"), Value::Object(query_object(q)?), Service::export).await?;
     Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], exported.text).into_response())
 }
 
@@ -467,12 +515,13 @@ async fn export_memories(State(s): State<AppState>, RawQuery(q): RawQuery) -> Re
     responses((status = 200, body = mnemon::ForgetReport), Errors))]
 async fn forget_user(
     State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
     Path(user): Path<String>,
     RawQuery(q): RawQuery,
 ) -> Result<Json<mnemon::ForgetReport>, ApiError> {
     let mut object = query_object(q)?;
     object.insert("user_id".into(), Value::String(user));
-    json_op(&s, Value::Object(object), Service::forget).await
+    json_op(&s, (&p, "forget_user"), Value::Object(object), Service::forget).await
 }
 
 /// Liveness, and a read of the server's store.
@@ -482,7 +531,7 @@ async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Re
     let service = Arc::clone(&s.service);
     let checked = tokio::task::spawn_blocking(move || service.check()).await;
     // Without the token, only whether it is up: no version for a scanner to match.
-    let detail = guards::authorized(&s, &headers);
+    let detail = guards::principal(&s, &headers).is_some();
     match checked {
         Ok(Ok(())) => Json(Health {
             status: "ok".into(),
@@ -501,7 +550,12 @@ async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Re
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "server", responses((status = 200, content_type = "text/plain", body = String)))]
-async fn metrics(State(s): State<AppState>) -> Response {
+async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) -> Response {
+    // Store names and every user's traffic: for the whole server's operators only.
+    if p != Principal::Admin {
+        return ApiError::new(Code::Forbidden, "metrics need a token that acts for the whole server")
+            .into_response();
+    }
     let service = Arc::clone(&s.service);
     let _ = tokio::task::spawn_blocking(move || {
         for (path, memory) in service.open_stores() {

@@ -12,6 +12,7 @@ pub mod error;
 mod guards;
 pub mod http;
 pub mod mcp;
+pub mod principal;
 pub mod service;
 pub mod tools;
 
@@ -25,4 +26,5 @@ pub(crate) fn stopwatch() -> std::time::Instant {
 }
 pub use http::{serve, HttpOptions};
 pub use mcp::serve_stdio;
+pub use principal::{Grant, Principal};
 pub use service::{Service, Settings};

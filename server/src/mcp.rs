@@ -13,6 +13,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use crate::error::{ApiError, Code};
+use crate::principal::Principal;
 use crate::service::Service;
 use crate::tools::{self, TOOLS};
 
@@ -27,31 +28,60 @@ with one concise statement per memory. Use update_memory or delete_memory when a
 pub struct Mcp {
     service: Arc<Service>,
     timeout: Option<Duration>,
+    /// Whom calls act for when the transport says nothing (stdio); over HTTP, the token's
+    /// principal.
+    principal: Principal,
+    /// Whether the gated tools (`forget_user`, `move_memories`) are offered.
+    destructive: bool,
 }
 
 impl Mcp {
-    /// Serves `service`'s tools.
+    /// Serves `service`'s tools, for the whole server, without the gated tools.
     pub fn new(service: Arc<Service>) -> Mcp {
-        Mcp { service, timeout: None }
+        Mcp { service, timeout: None, principal: Principal::Admin, destructive: false }
     }
 
     /// Answers `timeout` for a tool call that takes longer than `limit`.
     pub fn with_timeout(self, limit: Duration) -> Mcp {
         Mcp { timeout: Some(limit), ..self }
     }
+
+    /// Calls act for `principal` (on stdio; over HTTP the token decides).
+    pub fn for_principal(self, principal: Principal) -> Mcp {
+        Mcp { principal, ..self }
+    }
+
+    /// Offers the gated, destructive tools (`forget_user`, `move_memories`) too.
+    pub fn with_destructive_tools(self, enabled: bool) -> Mcp {
+        Mcp { destructive: enabled, ..self }
+    }
+
+    /// The principal of this request: the HTTP request's (set by authentication), else ours.
+    fn caller(&self, context: &RequestContext<RoleServer>) -> Principal {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Principal>())
+            .cloned()
+            .unwrap_or_else(|| self.principal.clone())
+    }
+
+    fn offered(&self, name: &str) -> Option<&'static tools::Tool> {
+        tools::find(name).filter(|t| self.destructive || !t.gated)
+    }
 }
 
-fn tool(t: &tools::Tool) -> rmcp::model::Tool {
-    let schema = match (t.schema)() {
+fn tool(t: &tools::Tool, caller: &Principal) -> rmcp::model::Tool {
+    let schema = match caller.schema((t.schema)()) {
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
     let mut tool = rmcp::model::Tool::new(t.name, t.description, schema);
     tool.annotations = Some(ToolAnnotations::from_raw(
-        None,
+        Some(t.title.to_owned()),
         Some(t.read_only),
         Some(t.destructive),
-        Some(t.read_only),
+        Some(t.idempotent),
         Some(false),
     ));
     tool
@@ -67,29 +97,50 @@ impl ServerHandler for Mcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(TOOLS.iter().map(tool).collect()))
+        let caller = self.caller(&context);
+        let offered = TOOLS.iter().filter(|t| self.destructive || !t.gated);
+        Ok(ListToolsResult::with_all_items(offered.map(|t| tool(t, &caller)).collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        tools::find(name).map(tool)
+        self.offered(name).map(|t| tool(t, &self.principal))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(t) = tools::find(&request.name) else {
+        let Some(t) = self.offered(&request.name) else {
+            if tools::find(&request.name).is_some() {
+                let e = ApiError {
+                    field: Some("name".into()),
+                    ..ApiError::new(
+                        Code::Forbidden,
+                        format!(
+                            "{} is off on this server: destructive tools are offered only when it is \
+                             started with --allow-destructive-tools",
+                            request.name
+                        ),
+                    )
+                };
+                return Ok(CallToolResult::structured_error(e.body()).into());
+            }
             return Err(ErrorData::invalid_params(
                 format!("unknown tool {:?}", request.name),
                 Some(json!({"error": {"code": "not_found", "field": "name", "message": "unknown tool"}})),
             ));
         };
-        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let mut args = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let started = crate::stopwatch();
-        let call = tools::run(Arc::clone(&self.service), t, args);
+        let caller = self.caller(&context);
+        let service = Arc::clone(&self.service);
+        let call = async move {
+            caller.bind(t.name, &mut args)?;
+            tools::run(service, t, args).await
+        };
         let result = match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
@@ -104,9 +155,10 @@ impl ServerHandler for Mcp {
         metrics::histogram!("mnemon_tool_call_seconds", "tool" => t.name)
             .record(started.elapsed().as_secs_f64());
         Ok(match result {
+            // The text content mirrors the structured result, for clients that read only text.
             Ok(out) => {
-                let mut r = CallToolResult::success(vec![ContentBlock::text(out.text)]);
-                r.structured_content = Some(out.json);
+                let mut r = CallToolResult::success(vec![ContentBlock::text(out.to_string())]);
+                r.structured_content = Some(out);
                 r
             }
             Err(e) => CallToolResult::structured_error(e.body()),
@@ -116,9 +168,9 @@ impl ServerHandler for Mcp {
 }
 
 /// Serves MCP on stdin/stdout until the client closes it. Logs must go to stderr.
-pub async fn serve_stdio(service: Arc<Service>) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+pub async fn serve_stdio(mcp: Mcp) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     use rmcp::ServiceExt;
-    let running = Mcp::new(service).serve(rmcp::transport::stdio()).await?;
+    let running = mcp.serve(rmcp::transport::stdio()).await?;
     running.waiting().await?;
     Ok(())
 }

@@ -11,38 +11,33 @@ use crate::api::*;
 use crate::error::{parse, ApiError};
 use crate::service::Service;
 
-/// What a tool call returns: structured JSON, and the text an agent reads (the JSON itself, or
-/// the framed context for `recall_memories`, or the export).
-pub struct Output {
-    /// The structured result.
-    pub json: Value,
-    /// The text content.
-    pub text: String,
-}
+type Call = fn(&Service, Value) -> Result<Value, ApiError>;
 
-impl Output {
-    fn json(value: impl Serialize) -> Result<Output, ApiError> {
-        let json = serde_json::to_value(value).map_err(ApiError::internal)?;
-        Ok(Output { text: json.to_string(), json })
-    }
-}
-
-type Call = fn(&Service, Value) -> Result<Output, ApiError>;
-
-/// One tool.
+/// One tool, with the hints MCP clients show (annotations).
 pub struct Tool {
     /// Its name.
     pub name: &'static str,
+    /// A short title for people.
+    pub title: &'static str,
     /// When an agent should call it.
     pub description: &'static str,
     /// Reads only.
     pub read_only: bool,
     /// May remove records.
     pub destructive: bool,
+    /// Calling it again with the same arguments changes nothing more.
+    pub idempotent: bool,
+    /// Off on MCP unless the server enables destructive tools: a model steered by a prompt
+    /// injection must not be able to wipe a user or empty a store.
+    pub gated: bool,
     /// Its input schema.
     pub schema: fn() -> Value,
-    /// Its dispatch.
+    /// Its dispatch: the structured result.
     pub call: Call,
+}
+
+fn json(value: impl Serialize) -> Result<Value, ApiError> {
+    serde_json::to_value(value).map_err(ApiError::internal)
 }
 
 fn schema<T: JsonSchema>() -> Value {
@@ -53,6 +48,7 @@ fn schema<T: JsonSchema>() -> Value {
 pub const TOOLS: &[Tool] = &[
     Tool {
         name: "save_memories",
+        title: "Save memories",
         description: "Save facts worth remembering across conversations: the user's preferences, \
             decisions, names, plans, how-tos. Call it when the user states something that will matter \
             later, or asks you to remember. Each memory should be one concise, self-contained statement \
@@ -61,11 +57,14 @@ pub const TOOLS: &[Tool] = &[
             Returns each memory's key.",
         read_only: false,
         destructive: false,
+        idempotent: false,
+        gated: false,
         schema: schema::<SaveMemories>,
-        call: |s, v| Output::json(s.save(&parse(v)?)?),
+        call: |s, v| json(s.save(&parse(v)?)?),
     },
     Tool {
         name: "recall_memories",
+        title: "Recall context for a question",
         description: "Recall what is known that bears on a question: call it before answering whenever \
             earlier conversations or saved memories may help (the user's preferences, past events, \
             decisions, anything they told you before). Returns a prompt-ready block of memories (each \
@@ -74,116 +73,143 @@ pub const TOOLS: &[Tool] = &[
             phrasings at once.",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<RecallMemories>,
-        call: |s, v| {
-            let r = s.recall(&parse(v)?)?;
-            let text = r.context.clone();
-            Ok(Output { json: serde_json::to_value(r).unwrap_or_default(), text })
-        },
+        call: |s, v| json(s.recall(&parse(v)?)?),
     },
     Tool {
         name: "add_messages",
+        title: "Add conversation messages",
         description: "Store conversation messages verbatim (role user or assistant, content, optional ts \
             and session). Call it after each exchange you want remembered word for word; a user turn and \
             the reply that follows form one round. Facts are extracted in the background when the server \
             has an extractor.",
         read_only: false,
         destructive: false,
+        idempotent: false,
+        gated: false,
         schema: schema::<AddMessages>,
-        call: |s, v| Output::json(s.add(&parse(v)?)?),
+        call: |s, v| json(s.add(&parse(v)?)?),
     },
     Tool {
         name: "search_memories",
+        title: "Search memories",
         description: "Search saved memories by meaning and words, with filters (tags, kinds, time range, \
             size); each hit has its full record, a score in 0..1 and a relevance label. Use it to find \
             memories to update or delete, or when you need structured results rather than a prompt \
             block (for that, use recall_memories).",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<SearchMemories>,
-        call: |s, v| Output::json(s.search(&parse(v)?)?),
+        call: |s, v| json(s.search(&parse(v)?)?),
     },
     Tool {
         name: "list_memories",
+        title: "List memories",
         description: "List saved memories newest first, with filters (tags, kinds, time range, size), a \
             page at a time (pass `next` back as `cursor`). Use it to review what is stored.",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<ListMemories>,
-        call: |s, v| Output::json(s.list(&parse(v)?)?),
+        call: |s, v| json(s.list(&parse(v)?)?),
     },
     Tool {
         name: "get_memory",
+        title: "Get one record",
         description: "Fetch one record by its key: a memory (n-…), a conversation round or a fact.",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<GetMemory>,
-        call: |s, v| Output::json(s.get(&parse(v)?)?),
+        call: |s, v| json(s.get(&parse(v)?)?),
     },
     Tool {
         name: "update_memory",
+        title: "Update a memory",
         description: "Change a saved memory when it has become wrong or incomplete (only the fields given \
             change; a null title removes it). Prefer this over saving a contradicting memory.",
         read_only: false,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<UpdateMemory>,
-        call: |s, v| Output::json(s.update(&parse(v)?)?),
+        call: |s, v| json(s.update(&parse(v)?)?),
     },
     Tool {
         name: "delete_memory",
+        title: "Delete a record",
         description: "Delete one record by key (a memory, a round with its facts, or a fact) when the user \
             asks you to forget it or it is plainly wrong. Nothing of it is left in the store.",
         read_only: false,
         destructive: true,
+        idempotent: true,
+        gated: false,
         schema: schema::<DeleteMemory>,
-        call: |s, v| Output::json(s.delete(&parse(v)?)?),
+        call: |s, v| json(s.delete(&parse(v)?)?),
     },
     Tool {
         name: "count_memories",
+        title: "Count memories",
         description: "Count the memories (per kind), conversation rounds and facts in this scope.",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<CountMemories>,
-        call: |s, v| Output::json(s.count(&parse(v)?)?),
+        call: |s, v| json(s.count(&parse(v)?)?),
     },
     Tool {
         name: "copy_memories",
+        title: "Copy memories to another store",
         description: "Copy memories by key into another store (e.g. from a project's store to `global`), \
             with their stored vectors.",
         read_only: false,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<TransferMemories>,
-        call: |s, v| Output::json(s.transfer(&parse(v)?, false)?),
+        call: |s, v| json(s.transfer(&parse(v)?, false)?),
     },
     Tool {
         name: "move_memories",
+        title: "Move memories to another store",
         description: "Move memories by key into another store: copied there, then removed here.",
         read_only: false,
         destructive: true,
+        idempotent: true,
+        gated: true,
         schema: schema::<TransferMemories>,
-        call: |s, v| Output::json(s.transfer(&parse(v)?, true)?),
+        call: |s, v| json(s.transfer(&parse(v)?, true)?),
     },
     Tool {
         name: "export_memories",
+        title: "Export memories",
         description: "Everything this scope holds (memories, conversations, facts), as readable Markdown \
             or text. Use it when the user wants to see what you remember.",
         read_only: true,
         destructive: false,
+        idempotent: true,
+        gated: false,
         schema: schema::<ExportMemories>,
-        call: |s, v| {
-            let e = s.export(&parse(v)?)?;
-            let text = e.text.clone();
-            Ok(Output { json: serde_json::to_value(e).unwrap_or_default(), text })
-        },
+        call: |s, v| json(s.export(&parse(v)?)?),
     },
     Tool {
         name: "forget_user",
+        title: "Forget a user",
         description: "Forget a user entirely: every memory, conversation and fact of theirs is removed from \
             the store. Only when the user asks to be forgotten.",
         read_only: false,
         destructive: true,
+        idempotent: true,
+        gated: true,
         schema: schema::<ForgetUser>,
-        call: |s, v| Output::json(s.forget(&parse(v)?)?),
+        call: |s, v| json(s.forget(&parse(v)?)?),
     },
 ];
 
@@ -193,6 +219,6 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 }
 
 /// Runs a tool on the blocking pool.
-pub async fn run(service: Arc<Service>, tool: &'static Tool, args: Value) -> Result<Output, ApiError> {
+pub async fn run(service: Arc<Service>, tool: &'static Tool, args: Value) -> Result<Value, ApiError> {
     crate::service::blocking(move || (tool.call)(&service, args)).await
 }

@@ -291,21 +291,12 @@ fn bad_browser_options_refuse_to_start() {
 fn the_mcp_services_own_refusals_come_in_the_one_error_shape() {
     let (_dir, s) = server(HttpOptions::default());
     let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
-    // No `Accept` of an event stream (406), an unknown session (404), a method MCP does not take
-    // (405): each the one body, with a message.
+    // No `Accept` of an event stream (406), methods MCP does not take (405): each the one body,
+    // with a message.
     let cases = [
         ("POST", vec![JSON, ("Accept", "text/html")], initialize, 406, "not_acceptable"),
-        (
-            "POST",
-            vec![
-                JSON,
-                ("Accept", "application/json, text/event-stream"),
-                ("Mcp-Session-Id", "no-such-session"),
-            ],
-            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
-            404,
-            "not_found",
-        ),
+        // Stateless: no event stream to open, so no GET.
+        ("GET", vec![("Accept", "text/event-stream")], "", 405, "method_not_allowed"),
         ("PUT", vec![JSON], "{}", 405, "method_not_allowed"),
     ];
     for (method, headers, body, status, code) in cases {

@@ -20,6 +20,10 @@ pub struct ServerArgs {
     /// outside the data directory and these is ever opened for a client.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// Offer the destructive MCP tools `forget_user` and `move_memories` (off by default, so
+    /// that a model steered by a prompt injection cannot wipe a user or empty a store).
+    #[arg(long)]
+    pub allow_destructive_tools: bool,
     #[command(flatten)]
     pub models: ModelArgs,
 }
@@ -29,6 +33,13 @@ pub struct ServerArgs {
 pub struct McpArgs {
     #[command(flatten)]
     pub stores: ServerArgs,
+    /// Bind every call to this user: tools leave `user_id` out of their schemas, and a call
+    /// naming another user is refused.
+    #[arg(long)]
+    pub user: Option<String>,
+    /// Bind every call to this agent of `--user` too.
+    #[arg(long, requires = "user")]
+    pub agent: Option<String>,
 }
 
 /// `mnemon serve`.
@@ -39,8 +50,9 @@ pub struct ServeArgs {
     /// Where to listen. Any address but a loopback one needs a token.
     #[arg(long, default_value = "127.0.0.1:7424")]
     pub addr: SocketAddr,
-    /// A file holding the bearer token clients must send (else $MNEMON_TOKEN; none: no auth,
-    /// loopback only).
+    /// A file of bearer tokens, one per line: `TOKEN` or `TOKEN admin` (acts for the whole
+    /// server), `TOKEN user=NAME [agent=NAME]` (bound to that user: its requests cannot name
+    /// another). Else $MNEMON_TOKEN, one admin token; none: no auth, loopback only.
     #[arg(long)]
     pub token_file: Option<PathBuf>,
     /// Largest request body, bytes.
