@@ -114,8 +114,8 @@ pub use model::scope::Scope;
 pub use model::time::Timestamp;
 pub use read::render::{context_body, count_tokens, CONTEXT_INTRO};
 pub use read::{
-    Context, Counts, Decision, Fact, Found, Hit, List, Page, Query, Ranking, Recall, RecalledRound, Recency,
-    Record, Search, StoredRound,
+    Cancel, Context, Counts, Decision, Fact, Found, Hit, List, Page, Query, Ranking, Recall, RecalledRound,
+    Recency, Record, Search, StoredRound,
 };
 pub use write::{
     AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,

@@ -402,3 +402,22 @@ fn the_word_index_grown_by_add_equals_one_built_from_the_file() {
         .unwrap();
     assert_ne!(dense, warm, "fusion is on by default and changes the ranking");
 }
+
+#[test]
+fn a_cancelled_read_gives_up_and_an_unset_flag_changes_nothing() {
+    use std::sync::atomic::AtomicBool;
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "alice").unwrap();
+    let (set, unset) = (AtomicBool::new(true), AtomicBool::new(false));
+    let q = Query::new("What is my dog's name?");
+    assert!(matches!(m.recall(q.cancel(&set), "alice"), Err(Error::Cancelled)));
+    assert!(matches!(m.get_context(q.cancel(&set), "alice"), Err(Error::Cancelled)));
+    let s = mnemon::Search::new("dog");
+    assert!(matches!(m.search(&s.clone().cancel(&set), "alice"), Err(Error::Cancelled)));
+    assert_eq!(
+        m.get_context(q.cancel(&unset), "alice").unwrap().text,
+        m.get_context(q, "alice").unwrap().text
+    );
+    assert_eq!(m.recall(q.cancel(&unset), "alice").unwrap().rounds, m.recall(q, "alice").unwrap().rounds);
+}

@@ -124,9 +124,9 @@ pub enum Error {
         operation: &'static str,
     },
 
-    /// The work was given up because the store is closing; nothing was written, and a round
-    /// being extracted stays queued.
-    #[error("cancelled: the store is closing")]
+    /// The work was given up, because the store is closing or the caller set a read's cancel
+    /// flag; nothing was written, and a round being extracted stays queued.
+    #[error("cancelled: the work was given up (the store is closing, or the caller stopped waiting)")]
     Cancelled,
 
     /// Rounds wait for extraction, but this store was opened without an extractor.

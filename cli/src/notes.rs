@@ -173,6 +173,7 @@ pub fn run(command: NotesCommand) -> Result<()> {
                 limit,
                 min_score,
                 ranking: ranking.ranking(),
+                ..Search::new("")
             };
             // One embedder (and extractor) for both stores when the search reaches two.
             let (embedder, extractor) = (models.embedder()?, models.extractor()?);

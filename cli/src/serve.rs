@@ -64,6 +64,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         body_limit: args.body_limit,
         rate_limit: args.rate_limit,
         timeout: Duration::from_secs(args.timeout.max(1)),
+        max_in_flight: args.max_in_flight,
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
     };

@@ -40,6 +40,8 @@ pub enum Code {
     NotAcceptable,
     /// The request took longer than the server's request timeout (503).
     Timeout,
+    /// The server is at its limit of requests in flight; retry after `Retry-After` seconds (503).
+    Overloaded,
     /// The store reached its size limit or the disk is full; nothing was written (507).
     StoreFull,
     /// Anything else: the server's log has the details (500).
@@ -53,7 +55,7 @@ impl Code {
             Code::EmptyMemory | Code::InvalidInput | Code::Budget => StatusCode::BAD_REQUEST,
             Code::NotFound => StatusCode::NOT_FOUND,
             Code::PinMismatch => StatusCode::CONFLICT,
-            Code::Busy | Code::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            Code::Busy | Code::Timeout | Code::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
             Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
@@ -83,6 +85,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::NotAcceptable => "not_acceptable",
             Code::Timeout => "timeout",
+            Code::Overloaded => "overloaded",
             Code::StoreFull => "store_full",
             Code::Internal => "internal",
         }
@@ -153,6 +156,11 @@ impl From<mnemon::Error> for ApiError {
             E::NotAStore { .. } => ApiError::input("store", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
             E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
+            // Work given up: in a server, because its caller stopped waiting.
+            E::Cancelled => {
+                metrics::counter!("mnemon_abandoned_total", "stage" => "running").increment(1);
+                ApiError::new(Code::Timeout, message)
+            }
             other => ApiError::internal(other),
         }
     }

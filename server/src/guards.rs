@@ -153,6 +153,20 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
 }
 
+/// Load shedding: a request past the limit of requests in flight is answered `overloaded` at once,
+/// rather than queued behind work it would wait on.
+pub(crate) async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let Ok(_permit) = state.in_flight.try_acquire() else {
+        metrics::counter!("mnemon_shed_total").increment(1);
+        return ApiError {
+            retry_after: Some(1),
+            ..ApiError::new(Code::Overloaded, "the server is at its limit of requests in flight; retry later")
+        }
+        .into_response();
+    };
+    next.run(request).await
+}
+
 pub(crate) async fn time_limit(State(state): State<AppState>, request: Request, next: Next) -> Response {
     match tokio::time::timeout(state.timeout, next.run(request)).await {
         Ok(r) => r,

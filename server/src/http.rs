@@ -48,6 +48,9 @@ pub struct HttpOptions {
     pub rate_limit: Option<u32>,
     /// Longest a request may take (default 30 s).
     pub timeout: Duration,
+    /// Most requests under `/v1` and `/mcp` served at once; one more is answered `overloaded`
+    /// (503, `Retry-After`) at once, so that the admitted ones keep their latency (default 32).
+    pub max_in_flight: usize,
     /// Host names (`name` or `name:port`) requests may name in `Host`, besides loopback names
     /// and IP addresses.
     pub allowed_hosts: Vec<String>,
@@ -68,6 +71,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("body_limit", &self.body_limit)
             .field("rate_limit", &self.rate_limit)
             .field("timeout", &self.timeout)
+            .field("max_in_flight", &self.max_in_flight)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("cors_origins", &self.cors_origins)
             .field("destructive_tools", &self.destructive_tools)
@@ -84,6 +88,7 @@ impl Default for HttpOptions {
             body_limit: 4 << 20,
             rate_limit: None,
             timeout: Duration::from_secs(30),
+            max_in_flight: 32,
             allowed_hosts: Vec::new(),
             cors_origins: Vec::new(),
             destructive_tools: false,
@@ -100,6 +105,8 @@ pub(crate) struct AppState {
     pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     pub(crate) body_limit: usize,
     pub(crate) timeout: Duration,
+    /// Permits for requests in flight.
+    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
     pub(crate) metrics: PrometheusHandle,
     pub(crate) browser: Arc<crate::browser::Policy>,
 }
@@ -157,6 +164,9 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
             Some(Arc::new(RateLimiter::keyed(Quota::per_second(per_second).allow_burst(burst))))
         }
     };
+    if options.max_in_flight == 0 {
+        return Err(StartError::Option("max_in_flight must be at least 1".into()));
+    }
     let browser = crate::browser::Policy::new(&options.allowed_hosts, &options.cors_origins)
         .map_err(StartError::Option)?;
     let state = AppState {
@@ -170,6 +180,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         limiter,
         body_limit: options.body_limit,
         timeout: options.timeout,
+        in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight)),
         metrics: metrics_handle(),
         browser: Arc::new(browser),
     };
@@ -214,6 +225,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/metrics", get(metrics))
         // The MCP service reads bodies itself: buffer them within the limit first (after auth).
         .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::admit))
         .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
     Ok(Router::new()
         .merge(protected)
@@ -338,7 +350,7 @@ enum Errors {
     /// `internal`.
     #[response(status = 500)]
     Internal(ErrorBody),
-    /// `busy` (with `Retry-After`) or `timeout`.
+    /// `busy` or `overloaded` (with `Retry-After`), or `timeout`.
     #[response(status = 503)]
     Unavailable(ErrorBody),
 }

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use mnemon::extract::Extractor;
@@ -225,7 +226,9 @@ impl Service {
     /// `recall_memories`: the framed context.
     pub fn recall(&self, req: &RecallMemories) -> Result<Recalled, ApiError> {
         let angles: Vec<&str> = req.angles.iter().map(String::as_str).collect();
+        let cancel = cancel_flag();
         let query = Query {
+            cancel: mnemon::Cancel(Some(&cancel)),
             date: req.date.as_deref(),
             top_k: req.top_k,
             budget: req.budget,
@@ -288,7 +291,8 @@ impl Service {
 
     /// `search_memories`.
     pub fn search(&self, req: &SearchMemories) -> Result<Found, ApiError> {
-        let mut search = Search::new(&req.query).filter(req.filter.filter(false));
+        let cancel = cancel_flag();
+        let mut search = Search::new(&req.query).filter(req.filter.filter(false)).cancel(&cancel);
         if let Some(l) = req.limit {
             search = search.limit(l);
         }
@@ -377,13 +381,46 @@ impl Service {
     }
 }
 
+thread_local! {
+    /// The cancel flag of the request this blocking thread runs, for the reads that watch one.
+    static CANCEL: std::cell::RefCell<Option<Arc<AtomicBool>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The running request's cancel flag: set once its caller stopped waiting (the request timed out
+/// or the client went away). A flag that is never set outside a request.
+fn cancel_flag() -> Arc<AtomicBool> {
+    CANCEL.with(|c| c.borrow().clone()).unwrap_or_default()
+}
+
+/// Sets the flag when the future awaiting the work is dropped: a timeout, or a client gone.
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs a blocking operation on tokio's blocking pool; a panic inside it is an `internal` error.
+/// Work whose caller stopped waiting before it began is not begun; a read that has begun stops
+/// at its next check (see [`mnemon::Cancel`]); a write that has begun completes.
 pub async fn blocking<R: Send + 'static>(
     op: impl FnOnce() -> Result<R, ApiError> + Send + 'static,
 ) -> Result<R, ApiError> {
-    tokio::task::spawn_blocking(op)
-        .await
-        .unwrap_or_else(|e| Err(ApiError::internal(format!("the call panicked: {e}"))))
+    let flag = Arc::new(AtomicBool::new(false));
+    let _on_drop = CancelOnDrop(Arc::clone(&flag));
+    tokio::task::spawn_blocking(move || {
+        if flag.load(Ordering::Relaxed) {
+            metrics::counter!("mnemon_abandoned_total", "stage" => "queued").increment(1);
+            return Err(ApiError::new(Code::Timeout, "the caller stopped waiting before the work began"));
+        }
+        CANCEL.with(|c| *c.borrow_mut() = Some(flag));
+        let result = op();
+        CANCEL.with(|c| c.borrow_mut().take());
+        result
+    })
+    .await
+    .unwrap_or_else(|e| Err(ApiError::internal(format!("the call panicked: {e}"))))
 }
 
 fn forbidden(reason: &str) -> ApiError {

@@ -32,8 +32,10 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
     }
     let k = top_k(&engine.config, query.top_k)?;
+    query.cancel.check()?;
     let mut asked = vec![ask(engine, query.text, query.date, "query")?];
     for (i, angle) in query.angles.iter().enumerate() {
+        query.cancel.check()?;
         asked.push(ask(engine, angle, query.date, &format!("angles[{i}]"))?);
     }
     let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {
@@ -44,6 +46,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         // Each record once, at its best score (ties: the earlier angle, then its rank there).
         let mut best: HashMap<i64, (usize, usize, Scored)> = HashMap::new();
         for (a, q) in asked.iter().enumerate() {
+            query.cancel.check()?;
             let Some(ranked) = rank_asked(engine, &at, q, &query.ranking, Among::All, k)? else {
                 return Ok(None);
             };

@@ -18,8 +18,10 @@ pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Re
     scope.check()?;
     query.ranking.validate()?;
     let k = top_k(&engine.config, query.top_k)?;
+    query.cancel.check()?;
     let asked = ask(engine, query.text, query.date, "query")?;
     engine.read_view(scope, |store, found, last_try| {
+        query.cancel.check()?;
         let Some((view, version)) = found else {
             return Ok(Some(Recall { rounds: Vec::new(), anchor: None, window: None }));
         };
@@ -49,8 +51,10 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
         }
     }
     let filter: NoteFilter = search.filter.resolve("filter")?;
+    search.cancel.check()?;
     let asked = ask(engine, search.text, search.date, "query")?;
     engine.read_view(scope, |store, found, last_try| {
+        search.cancel.check()?;
         let Some((view, version)) = found else {
             return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
         };

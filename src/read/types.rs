@@ -1,5 +1,7 @@
 //! The read path's public value types: questions and their options, and what reads return.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::Serialize;
 
 use crate::error::{Error, Result};
@@ -7,6 +9,47 @@ use crate::model::filter::{Filter, Relevance};
 use crate::model::note::Note;
 use crate::model::round::Turn;
 use crate::store::{FactRow, RoundRow};
+
+/// A flag another thread sets to give up a read (a server whose client stopped waiting): the
+/// read stops at its next check with [`Error::Cancelled`], having written nothing. Reads check
+/// it before embedding each question and before each ranking; a check costs one atomic load.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// let flag = AtomicBool::new(false);
+/// let q = mnemon::Query::new("where do I live?").cancel(&flag);
+/// flag.store(true, Ordering::Relaxed); // the caller gave up
+/// assert!(q.cancel.is_cancelled());
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Cancel<'a>(pub Option<&'a AtomicBool>);
+
+impl Cancel<'_> {
+    /// Whether the flag is set.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// `Err(Cancelled)` once the flag is set.
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.is_cancelled() {
+            Err(Error::Cancelled)
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Two options are equal when they watch the same flag.
+impl PartialEq for Cancel<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.0, other.0) {
+            (None, None) => true,
+            (Some(a), Some(b)) => std::ptr::eq(a, b),
+            _ => false,
+        }
+    }
+}
 
 /// A question and its per-call options.
 ///
@@ -29,12 +72,22 @@ pub struct Query<'a> {
     pub angles: &'a [&'a str],
     /// Per-query ranking options (all off by default).
     pub ranking: Ranking,
+    /// A flag that gives the read up (none by default).
+    pub cancel: Cancel<'a>,
 }
 
 impl<'a> Query<'a> {
     /// A question with no options.
     pub fn new(text: &'a str) -> Query<'a> {
-        Query { text, date: None, top_k: None, budget: None, angles: &[], ranking: Ranking::default() }
+        Query {
+            text,
+            date: None,
+            top_k: None,
+            budget: None,
+            angles: &[],
+            ranking: Ranking::default(),
+            cancel: Cancel::default(),
+        }
     }
     /// Adds query angles (see [`Query::angles`](Query#structfield.angles)).
     pub fn angles(self, angles: &'a [&'a str]) -> Query<'a> {
@@ -55,6 +108,10 @@ impl<'a> Query<'a> {
     /// Sets the token budget.
     pub fn budget(self, tokens: usize) -> Query<'a> {
         Query { budget: Some(tokens), ..self }
+    }
+    /// Gives the read up when `flag` is set (see [`Cancel`]).
+    pub fn cancel(self, flag: &'a AtomicBool) -> Query<'a> {
+        Query { cancel: Cancel(Some(flag)), ..self }
     }
 }
 
@@ -319,6 +376,8 @@ pub struct Search<'a> {
     pub min_score: Option<f32>,
     /// Ranking options.
     pub ranking: Ranking,
+    /// A flag that gives the search up (none by default).
+    pub cancel: Cancel<'a>,
 }
 
 impl<'a> Search<'a> {
@@ -331,11 +390,16 @@ impl<'a> Search<'a> {
             limit: 10,
             min_score: None,
             ranking: Ranking::default(),
+            cancel: Cancel::default(),
         }
     }
     /// Sets the filter.
     pub fn filter(self, filter: Filter) -> Search<'a> {
         Search { filter, ..self }
+    }
+    /// Gives the search up when `flag` is set (see [`Cancel`]).
+    pub fn cancel(self, flag: &'a AtomicBool) -> Search<'a> {
+        Search { cancel: Cancel(Some(flag)), ..self }
     }
     /// Sets the number of hits.
     pub fn limit(self, limit: usize) -> Search<'a> {

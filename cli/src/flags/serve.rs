@@ -64,6 +64,10 @@ pub struct ServeArgs {
     /// Longest a request may take, seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
+    /// Most requests under /v1 and /mcp served at once; past it a request is answered
+    /// `overloaded` (503, Retry-After) at once.
+    #[arg(long, default_value_t = 32)]
+    pub max_in_flight: usize,
     /// Another name clients may reach the server by, `name` or `name:port` (repeatable).
     /// Loopback names and IP addresses always pass; any other `Host` is refused, so that a web
     /// page cannot reach the server through a name it re-points at this machine.
