@@ -133,6 +133,12 @@ request! {
     SaveMemories {
         /// The memories, 1 to 1000: strings, or objects with `content` and optional fields.
         memories: Vec<MemoryIn>,
+        /// A key of the caller's choosing (1 to 256 bytes; over HTTP also the `Idempotency-Key`
+        /// header) that makes a retry safe: the same key with the same request reuses the first
+        /// attempt's default timestamps, so nothing is stored twice; with a different request it
+        /// is refused. The server remembers a key for 24 hours.
+        #[serde(default)]
+        idempotency_key: Option<String>,
     }
 }
 
@@ -185,6 +191,12 @@ request! {
     AddMessages {
         /// The messages, in order.
         messages: Vec<MessageIn>,
+        /// A key of the caller's choosing (1 to 256 bytes; over HTTP also the `Idempotency-Key`
+        /// header) that makes a retry safe: the same key with the same request reuses the first
+        /// attempt's default timestamps, so nothing is stored twice; with a different request it
+        /// is refused. The server remembers a key for 24 hours.
+        #[serde(default)]
+        idempotency_key: Option<String>,
     }
 }
 
@@ -324,6 +336,13 @@ request! {
     UpdateMemory {
         /// The memory's key.
         key: String,
+        /// A key of the caller's choosing (1 to 256 bytes; over HTTP also the `Idempotency-Key`
+        /// header) that makes a retry safe: the same key with the same request reuses the first
+        /// attempt's default timestamps, so nothing is stored twice; with a different request it
+        /// is refused. The server remembers a key for 24 hours.
+        #[serde(default)]
+        idempotency_key: Option<String>,
+
         /// New content.
         #[serde(default)]
         content: Option<String>,

@@ -285,6 +285,23 @@ fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
     serde_json::from_slice(&bytes).map_err(|e| ApiError::input("body", format!("not valid JSON: {e}")))
 }
 
+/// The `Idempotency-Key` header, moved into the request's `idempotency_key` (a body naming
+/// another key is refused).
+fn idempotent(headers: &axum::http::HeaderMap, mut value: Value) -> Result<Value, ApiError> {
+    let Some(header) = headers.get("idempotency-key") else { return Ok(value) };
+    let key =
+        header.to_str().map_err(|_| ApiError::input("Idempotency-Key", "must be visible ASCII"))?.to_owned();
+    let Value::Object(object) = &mut value else { return Ok(value) };
+    match object.get("idempotency_key") {
+        Some(Value::String(k)) if *k != key => {
+            return Err(ApiError::input("idempotency_key", "differs from the Idempotency-Key header"))
+        }
+        _ => {}
+    }
+    object.insert("idempotency_key".into(), Value::String(key));
+    Ok(value)
+}
+
 /// The query string as a JSON object of strings.
 fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>, ApiError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
@@ -370,13 +387,15 @@ struct TargetParams {
 
 /// Save memories.
 #[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveMemories,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
     responses((status = 200, body = Saved), Errors))]
 async fn save_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
+    headers: axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Saved>, ApiError> {
-    json_op(&s, (&p, "save_memories"), json_body(body)?, Service::save).await
+    json_op(&s, (&p, "save_memories"), idempotent(&headers, json_body(body)?)?, Service::save).await
 }
 
 /// The framed, prompt-ready context for a question (memories and conversation rounds).
@@ -392,13 +411,15 @@ async fn recall_memories(
 
 /// Add conversation messages.
 #[utoipa::path(post, path = "/v1/messages", tag = "conversations", request_body = AddMessages,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
     responses((status = 200, body = Added), Errors))]
 async fn add_messages(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
+    headers: axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Added>, ApiError> {
-    json_op(&s, (&p, "add_messages"), json_body(body)?, Service::add).await
+    json_op(&s, (&p, "add_messages"), idempotent(&headers, json_body(body)?)?, Service::add).await
 }
 
 /// Search memories.
@@ -447,18 +468,19 @@ async fn get_memory(
 
 /// Change the given fields of a memory (the body is `update_memory`'s, without `key`).
 #[utoipa::path(patch, path = "/v1/memories/{key}", tag = "memories", request_body = UpdateMemory,
-    params(("key" = String, Path, description = "The memory's key")),
+    params(("key" = String, Path, description = "The memory's key"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
     responses((status = 200, body = mnemon::Note), Errors))]
 async fn update_memory(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
+    headers: axum::http::HeaderMap,
     Path(key): Path<String>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<mnemon::Note>, ApiError> {
     let Value::Object(object) = json_body(body)? else {
         return Err(ApiError::input("body", "expected a JSON object"));
     };
-    json_op(&s, (&p, "update_memory"), with_key(object, key)?, Service::update).await
+    json_op(&s, (&p, "update_memory"), idempotent(&headers, with_key(object, key)?)?, Service::update).await
 }
 
 /// Delete one record by key.

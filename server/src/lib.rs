@@ -11,6 +11,7 @@ pub mod embedding;
 pub mod error;
 mod guards;
 pub mod http;
+pub mod idempotency;
 pub mod mcp;
 pub mod principal;
 pub mod service;

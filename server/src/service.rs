@@ -48,6 +48,8 @@ pub struct Service {
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
     open: Mutex<OpenStores>,
+    /// Idempotency keys of recent writes.
+    keys: crate::idempotency::Keys,
 }
 
 /// Open stores by file, with the tick each was last used at, and the files being opened.
@@ -90,6 +92,7 @@ impl Service {
             extractor: settings.extractor,
             config: settings.config,
             open: Mutex::default(),
+            keys: crate::idempotency::Keys::default(),
         };
         service.memory(None)?;
         Ok(service)
@@ -199,9 +202,19 @@ impl Service {
         Scope::user(target.user.unwrap_or(DEFAULT_USER)).with_agent(target.agent)
     }
 
+    /// The default timestamp of a write: now, or the first attempt's for a retry with its key.
+    fn stamp(
+        &self,
+        operation: &str,
+        key: Option<&str>,
+        req: &impl std::fmt::Debug,
+    ) -> Result<String, ApiError> {
+        self.keys.stamp(key, crate::idempotency::fingerprint(operation, req), now())
+    }
+
     /// `save_memories`.
     pub fn save(&self, req: &SaveMemories) -> Result<Saved, ApiError> {
-        let ts = now();
+        let ts = self.stamp("save_memories", req.idempotency_key.as_deref(), req)?;
         let notes: Vec<NewNote> = req
             .memories
             .iter()
@@ -249,7 +262,7 @@ impl Service {
 
     /// `add_messages`.
     pub fn add(&self, req: &AddMessages) -> Result<Added, ApiError> {
-        let ts = now();
+        let ts = self.stamp("add_messages", req.idempotency_key.as_deref(), req)?;
         let mut messages = Vec::with_capacity(req.messages.len());
         for (i, m) in req.messages.iter().enumerate() {
             let role = Role::parse(&m.role).ok_or_else(|| {
@@ -343,7 +356,10 @@ impl Service {
             importance: req.importance,
         };
         let memory = self.memory(req.store.as_deref())?;
-        let ts = req.ts.clone().unwrap_or_else(now);
+        let ts = match &req.ts {
+            Some(ts) => ts.clone(),
+            None => self.stamp("update_memory", req.idempotency_key.as_deref(), req)?,
+        };
         Ok(memory.update(&req.key, &update, &ts, Self::scope(&req.target()))?)
     }
 

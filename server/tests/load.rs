@@ -13,7 +13,7 @@ use serde_json::json;
 mod common;
 use common::{raw, settings, start, Raw, Server};
 
-/// Hashing vectors; a question containing "hold" waits until [`Gate::release`].
+/// Hashing vectors; a question or document containing "hold" waits until [`Gate::release`].
 #[derive(Default)]
 struct Gate {
     open: Mutex<bool>,
@@ -27,6 +27,12 @@ impl Gate {
         *self.open.lock().unwrap() = true;
         self.opened.notify_all();
     }
+    fn wait(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+    }
     fn questions(&self) -> Vec<String> {
         self.questions.lock().unwrap().clone()
     }
@@ -37,15 +43,15 @@ impl Embedder for Gate {
         HashingEmbedder::default().pins()
     }
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+        if texts.iter().any(|t| t.contains("hold")) {
+            self.wait();
+        }
         HashingEmbedder::default().embed_documents(texts)
     }
     fn embed_query(&self, text: &str) -> mnemon::Result<Vec<f32>> {
         self.questions.lock().unwrap().push(text.to_owned());
         if text.contains("hold") {
-            let mut open = self.open.lock().unwrap();
-            while !*open {
-                open = self.opened.wait(open).unwrap();
-            }
+            self.wait();
         }
         HashingEmbedder::default().embed_query(text)
     }
@@ -142,4 +148,60 @@ fn a_read_whose_caller_timed_out_stops_at_its_next_check() {
     let r = post(&s, "/v1/recall", json!({"user_id": "ana", "query": "where?", "angles": ["a?", "b?"]}));
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(gate.questions().len(), 4);
+}
+
+#[test]
+fn a_write_retried_after_a_timeout_stores_nothing_twice() {
+    let gate = Arc::new(Gate::default());
+    let options = HttpOptions { timeout: Duration::from_millis(1000), ..HttpOptions::default() };
+    let (_dir, s) = server(&gate, options);
+    // No `ts`: the server stamps its clock. The first attempt is held past the timeout.
+    let messages = json!({"user_id": "ana", "messages": [
+        {"role": "user", "content": "I hold the lease on the flat in Porto now."},
+        {"role": "assistant", "content": "Congratulations on the flat!"}]});
+    let send = |key: Option<&str>, body: &serde_json::Value| {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(k) = key {
+            headers.push(("Idempotency-Key", k));
+        }
+        raw(&s.base, "POST", "/v1/messages", &headers, &body.to_string())
+    };
+    let first = send(Some("retry-1"), &messages);
+    assert_eq!((first.status, first.code()), (503, "timeout".into()), "{}", first.body);
+    gate.release();
+    // The retry comes in a later second than the first attempt's stamp.
+    std::thread::sleep(Duration::from_millis(1100));
+    let retry = send(Some("retry-1"), &messages);
+    assert_eq!(retry.status, 200, "{}", retry.body);
+    let rounds =
+        |s: &Server| raw(&s.base, "GET", "/v1/count?user_id=ana", &[], "").json()["rounds"].as_u64().unwrap();
+    assert_eq!(rounds(&s), 1, "the retry stored the round again: {}", retry.body);
+    assert_eq!(retry.json()["duplicates"].as_array().map(Vec::len), Some(1), "{}", retry.body);
+
+    // The same key with another request is refused, naming the field; nothing is stored.
+    let changed = json!({"user_id": "ana", "messages": [{"role": "user", "content": "Something else."}]});
+    let r = send(Some("retry-1"), &changed);
+    assert_eq!((r.status, r.code()), (400, "invalid_input".into()), "{}", r.body);
+    assert_eq!(r.json()["error"]["field"], "idempotency_key");
+    // The body's key works as the header does (MCP clients send it so), and must agree with it.
+    let note =
+        json!({"user_id": "ana", "memories": ["Ana's lease starts in May."], "idempotency_key": "note-1"});
+    assert_eq!(send(None, &note).status, 400, "unknown to /v1/messages");
+    let save = |key: Option<&str>, body: &serde_json::Value| {
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(k) = key {
+            headers.push(("Idempotency-Key", k));
+        }
+        raw(&s.base, "POST", "/v1/memories", &headers, &body.to_string())
+    };
+    let r = save(None, &note);
+    assert_eq!(r.status, 200, "{}", r.body);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(save(None, &note).json()["memories"][0]["stored"], false, "a retried save stored again");
+    assert_eq!(save(Some("note-2"), &note).code(), "invalid_input", "header and body disagree");
+    // Without a key, a retry in a later second is a new message: the documented behaviour.
+    send(None, &messages);
+    std::thread::sleep(Duration::from_millis(1100));
+    send(None, &messages);
+    assert_eq!(rounds(&s), 3);
 }
