@@ -138,3 +138,45 @@ fn forgetting_a_user_leaves_no_byte_of_them_in_the_store_its_log_or_any_cache() 
     drop(m);
     assert!(holding(dir.path(), MARKER.as_bytes()).is_empty());
 }
+
+/// The hashing embedder, whose `forget` fails while `failing` is set.
+struct Flaky {
+    failing: std::sync::atomic::AtomicBool,
+    forgotten: std::sync::Mutex<Vec<String>>,
+}
+
+impl mnemon::Embedder for Flaky {
+    fn pins(&self) -> mnemon::EmbedderPins {
+        HashingEmbedder::default().pins()
+    }
+    fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+        HashingEmbedder::default().embed_documents(texts)
+    }
+    fn forget(&self, texts: &[&str]) -> mnemon::Result<()> {
+        if self.failing.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(mnemon::Error::Embedder("the cache file is read-only".into()));
+        }
+        self.forgotten.lock().unwrap().extend(texts.iter().map(|t| t.to_string()));
+        Ok(())
+    }
+}
+
+#[test]
+fn a_forget_whose_cache_step_failed_is_completed_by_a_retry() {
+    let dir = tempfile::tempdir().unwrap();
+    let flaky = Arc::new(Flaky { failing: true.into(), forgotten: Default::default() });
+    let m = Memory::builder(dir.path().join("store.db")).embedder(Arc::clone(&flaky)).open().unwrap();
+    m.add(&[Message::user(format!("My codename is {MARKER}."), TS)], USER).unwrap();
+    m.remember(&[NewNote::new(format!("Codename {MARKER}"), TS)], USER).unwrap();
+    let before = m.export(USER, ExportFormat::Jsonl).unwrap();
+
+    assert!(matches!(m.forget_user(USER), Err(mnemon::Error::Embedder(_))));
+    assert_eq!(m.export(USER, ExportFormat::Jsonl).unwrap(), before, "a failed forget changed the store");
+
+    flaky.failing.store(false, std::sync::atomic::Ordering::Relaxed);
+    let report = m.forget_user(USER).unwrap();
+    assert_eq!((report.rounds, report.notes), (1, 1));
+    let forgotten = flaky.forgotten.lock().unwrap().clone();
+    assert!(forgotten.iter().filter(|t| t.contains(MARKER)).count() >= 2, "{forgotten:?}");
+    assert!(m.users().unwrap().is_empty());
+}

@@ -423,6 +423,42 @@ pub struct ForgetUser {
     /// Which store (as in every request).
     #[serde(default)]
     pub store: Option<String>,
+    /// Forget the user in every store the server knows instead: its default and global stores,
+    /// every store file in its data directory (project stores included), and every store open
+    /// now. Not with `store`.
+    #[serde(default)]
+    pub everywhere: bool,
+}
+
+/// What forgetting did: the totals, and each store's outcome.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct Forgotten {
+    /// Rounds removed, in all.
+    pub rounds: usize,
+    /// Notes removed, in all.
+    pub notes: usize,
+    /// Whether every store's and cache's log was emptied (never on PostgreSQL: see README).
+    pub scrubbed: bool,
+    /// Whether every store answered; when not, calling again completes the forget.
+    pub complete: bool,
+    /// Each store reached, in name order.
+    pub stores: Vec<ForgottenIn>,
+}
+
+/// One store's outcome.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct ForgottenIn {
+    /// The store: a path inside the data directory, else as the server names it.
+    pub store: String,
+    /// Rounds removed.
+    pub rounds: usize,
+    /// Notes removed.
+    pub notes: usize,
+    /// Whether its logs were emptied.
+    pub scrubbed: bool,
+    /// Why this store could not forget (nothing of it changed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<crate::error::ApiError>,
 }
 
 /// The framed, prompt-ready context and what is in it.

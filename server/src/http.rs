@@ -545,16 +545,25 @@ async fn export_memories(
 /// Forget a user: every record of theirs is removed.
 #[utoipa::path(delete, path = "/v1/users/{user_id}", tag = "users",
     params(("user_id" = String, Path, description = "The user to forget"),
-           ("store" = Option<String>, Query, description = "Which store (default: the server's)")),
-    responses((status = 200, body = mnemon::ForgetReport), Errors))]
+           ("store" = Option<String>, Query, description = "Which store (default: the server's)"),
+           ("everywhere" = Option<bool>, Query, description = "Forget the user in every store the server knows")),
+    responses((status = 200, body = Forgotten), Errors))]
 async fn forget_user(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     Path(user): Path<String>,
     RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::ForgetReport>, ApiError> {
+) -> Result<Json<Forgotten>, ApiError> {
     let mut object = query_object(q)?;
     object.insert("user_id".into(), Value::String(user));
+    if let Some(Value::String(flag)) = object.get("everywhere") {
+        let flag = match flag.as_str() {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => return Err(ApiError::input("everywhere", "must be `true` or `false`")),
+        };
+        object.insert("everywhere".into(), Value::Bool(flag));
+    }
     json_op(&s, (&p, "forget_user"), Value::Object(object), Service::forget).await
 }
 

@@ -145,7 +145,11 @@ impl Service {
 
     /// The store a reference names, opened on first use.
     pub fn memory(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
-        let path = self.path_of(reference)?;
+        self.memory_at(self.path_of(reference)?)
+    }
+
+    /// The store at a checked path, opened on first use.
+    fn memory_at(&self, path: PathBuf) -> Result<Arc<Memory>, ApiError> {
         let lock = || self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let opening = {
             let mut open = lock();
@@ -391,9 +395,82 @@ impl Service {
         Ok(Exported { text: self.memory(req.store.as_deref())?.export(Self::scope(&req.target()), format)? })
     }
 
-    /// `forget_user`.
-    pub fn forget(&self, req: &ForgetUser) -> Result<mnemon::ForgetReport, ApiError> {
-        Ok(self.memory(req.store.as_deref())?.forget_user(&req.user_id)?)
+    /// `forget_user`: in one store, or in every store the server knows.
+    pub fn forget(&self, req: &ForgetUser) -> Result<Forgotten, ApiError> {
+        let mut stores = Vec::new();
+        if !req.everywhere {
+            let r = self.memory(req.store.as_deref())?.forget_user(&req.user_id)?;
+            let name = self.name_of(&self.path_of(req.store.as_deref())?);
+            stores.push(ForgottenIn {
+                store: name,
+                rounds: r.rounds,
+                notes: r.notes,
+                scrubbed: r.scrubbed,
+                error: None,
+            });
+        } else {
+            if req.store.is_some() {
+                return Err(ApiError::input("store", "give either `store` or `everywhere`, not both"));
+            }
+            for path in self.known_stores()? {
+                let store = self.name_of(&path);
+                let opened = match self.memory_at(path) {
+                    // A file in the data directory that is not a store is none of ours.
+                    Err(e) if e.field.as_deref() == Some("store") => continue,
+                    other => other,
+                };
+                stores.push(match opened.and_then(|m| Ok(m.forget_user(&req.user_id)?)) {
+                    Ok(r) => ForgottenIn {
+                        store,
+                        rounds: r.rounds,
+                        notes: r.notes,
+                        scrubbed: r.scrubbed,
+                        error: None,
+                    },
+                    Err(e) => ForgottenIn { store, rounds: 0, notes: 0, scrubbed: false, error: Some(e) },
+                });
+            }
+        }
+        Ok(Forgotten {
+            rounds: stores.iter().map(|s| s.rounds).sum(),
+            notes: stores.iter().map(|s| s.notes).sum(),
+            scrubbed: stores.iter().all(|s| s.scrubbed),
+            complete: stores.iter().all(|s| s.error.is_none()),
+            stores,
+        })
+    }
+
+    /// Every store the server knows, in name order: its default and global stores, the store
+    /// files in its data directory and its `projects/` folder, and every store open now.
+    fn known_stores(&self) -> Result<Vec<PathBuf>, ApiError> {
+        let mut all = vec![self.default.clone(), mnemon::stores::global_store(&self.data)];
+        for dir in [self.data.clone(), self.data.join("projects")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let store_file = path
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e, "db" | "sqlite" | "sqlite3"));
+                if store_file && path.is_file() {
+                    all.push(path);
+                }
+            }
+        }
+        all.extend(self.open_stores().into_iter().map(|(p, _)| p));
+        let mut seen = std::collections::HashSet::new();
+        all.retain(|p| seen.insert(p.canonicalize().unwrap_or_else(|_| p.clone())));
+        all.sort_by_key(|p| self.name_of(p));
+        Ok(all)
+    }
+
+    /// A store's name for clients: its path inside the data directory, else as it is (a
+    /// database URL without its password).
+    fn name_of(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.data) {
+            Ok(inside) => inside.to_string_lossy().into_owned(),
+            Err(_) => mnemon::stores::redact(&path.to_string_lossy()),
+        }
     }
 }
 

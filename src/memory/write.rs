@@ -237,19 +237,25 @@ impl Memory {
     /// `secure_delete`). The user's row stays under a name no caller can give, so its id is
     /// never reused; nothing records what it was. Unknown users are a no-op.
     ///
+    /// The caches forget before the store's rows go: when a cache step fails, the call fails
+    /// with the store untouched, and calling it again completes the forget.
+    ///
     /// [`ForgetReport::scrubbed`] is false when another connection's open read kept a log from
     /// being emptied; that log is emptied at the next checkpoint (the next forget, or the last
-    /// close of the file).
+    /// close of the file). On PostgreSQL it is always false: deleted rows stay in the tables'
+    /// free space and the server's write-ahead log until its operator runs `VACUUM FULL` and the
+    /// log is recycled, which a library call cannot do without locking every user out.
     pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
         let engine = &self.shared.engine;
         let located = |e| engine.located_write(e);
-        let (mut report, turns) = write::forget_user(engine, user_id).map_err(located)?;
-        if let Some((x, _)) = &self.shared.worker.extractor {
-            for t in &turns {
-                x.forget(t).map_err(located)?;
+        let extractor = self.shared.worker.extractor.as_ref().map(|(x, _)| x);
+        write::forget_user(engine, user_id, |turns| {
+            let Some(x) = extractor else { return Ok(true) };
+            for t in turns {
+                x.forget(t)?;
             }
-            report.scrubbed &= x.checkpoint().map_err(located)?;
-        }
-        Ok(report)
+            x.checkpoint()
+        })
+        .map_err(located)
     }
 }

@@ -11,29 +11,39 @@ use crate::model::round::Turn;
 use crate::model::scope::check_user;
 use crate::store::{write, Store, View};
 
-/// Forgets `user_id`: what was removed, and the turns of every round it had, for the
-/// extractor's cache to forget. `scrubbed` covers the store's log and the embedder's cache.
-pub(crate) fn forget_user(engine: &Engine, user_id: &str) -> Result<(ForgetReport, Vec<Vec<Turn>>)> {
+/// Forgets `user_id`: what was removed. `forget_turns` drops the extractor's cached outputs for
+/// the turns of every round the user had (whether its log was emptied); `scrubbed` covers it,
+/// the embedder's cache and the store's log.
+///
+/// The caches forget first, under the store's write lock: if that fails, the store is untouched
+/// and a retry does everything again (after the commit the user's name is gone, so a retry
+/// could no longer find what to forget). The store's rows then go in one transaction.
+pub(crate) fn forget_user(
+    engine: &Engine,
+    user_id: &str,
+    forget_turns: impl FnOnce(&[Vec<Turn>]) -> Result<bool>,
+) -> Result<ForgetReport> {
     check_user(user_id)?;
     let mut store = engine.lock_store();
     let Some((user, _)) = store.user(user_id)? else {
-        return Ok((ForgetReport { rounds: 0, notes: 0, scrubbed: true }, Vec::new()));
+        return Ok(ForgetReport { rounds: 0, notes: 0, scrubbed: true });
     };
     let (turns, texts) = cached_inputs(&store, View { user, agent: None })?;
-    let tx = store.begin_for(&[user_id])?;
-    let notes = write::forget_notes(&tx, user)?;
-    let rounds = write::forget_user(&tx, user)?;
-    write::touch_user(&tx, user, None)?;
-    tx.commit()?;
-    let mut scrubbed = store.checkpoint()?;
-    drop(store);
-    engine.views.drop_user(user);
+    let mut scrubbed = forget_turns(&turns)?;
     if let Some(e) = &engine.embedder {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         e.forget(&refs)?;
         scrubbed &= e.checkpoint()?;
     }
-    Ok((ForgetReport { rounds, notes, scrubbed }, turns))
+    let tx = store.begin_for(&[user_id])?;
+    let notes = write::forget_notes(&tx, user)?;
+    let rounds = write::forget_user(&tx, user)?;
+    write::touch_user(&tx, user, None)?;
+    tx.commit()?;
+    scrubbed &= store.checkpoint()?;
+    drop(store);
+    engine.views.drop_user(user);
+    Ok(ForgetReport { rounds, notes, scrubbed })
 }
 
 /// Everything a cache may hold of `view`'s records: each round's turns (the extraction cache's
