@@ -32,6 +32,8 @@
 
 #![deny(missing_docs)]
 
+pub mod tls;
+
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -62,6 +64,8 @@ fn user_key(name: &str) -> i32 {
 #[derive(Clone)]
 pub struct PgBackend {
     config: Arc<postgres::Config>,
+    /// TLS for `sslmode` other than `disable`.
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
     location: String,
     approximate: bool,
     /// The store's own schema, if it has one, and whether it is known to exist.
@@ -83,21 +87,29 @@ impl PgBackend {
     /// A backend for the database at `url` (`postgres://user[:password]@host[:port]/database`,
     /// or any libpq connection string). A URL's `schema=name` parameter puts the store in that
     /// schema ([`schema`](PgBackend::schema)): `postgres://mnemon@db/memories?schema=project_a`.
-    /// Nothing connects until the store is opened.
+    /// `sslmode` and `sslrootcert` secure the connection as libpq's do ([`tls`]; the default,
+    /// `prefer`, encrypts when the server offers TLS). Nothing connects until the store is
+    /// opened.
     pub fn new(url: &str) -> Result<PgBackend> {
-        let (url, schema) = split_schema(url);
-        let backend = PgBackend::without_schema(&url)?;
+        let (url, tls) = tls::Tls::split(url)?;
+        let (url, schema) = split_schema(&url);
+        let backend = PgBackend::without_schema(&url, &tls)?;
         match schema {
             Some(name) => backend.schema(&name),
             None => Ok(backend),
         }
     }
 
-    fn without_schema(url: &str) -> Result<PgBackend> {
+    fn without_schema(url: &str, tls: &tls::Tls) -> Result<PgBackend> {
         let mut config = postgres::Config::from_str(url).map_err(|e| Error::InvalidInput {
             field: "db".into(),
             reason: format!("not a PostgreSQL URL: {e}"),
         })?;
+        config.ssl_mode(match tls.mode {
+            tls::SslMode::Disable => postgres::config::SslMode::Disable,
+            tls::SslMode::Prefer => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Require,
+        });
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(std::time::Duration::from_secs(10));
         }
@@ -105,6 +117,7 @@ impl PgBackend {
         Ok(PgBackend {
             location: location(&config),
             config: Arc::new(config),
+            tls: tls.client_config()?.map(tokio_postgres_rustls::MakeRustlsConnect::new),
             approximate: false,
             schema: None,
         })
@@ -162,7 +175,11 @@ impl PgBackend {
         let error = |e: &postgres::Error| {
             Error::Database(format!("cannot connect to {}: {}", self.location, cause(e)))
         };
-        let mut client = self.config.connect(NoTls).map_err(|e| error(&e))?;
+        let mut client = match &self.tls {
+            None => self.config.connect(NoTls),
+            Some(tls) => self.config.connect(tls.clone()),
+        }
+        .map_err(|e| error(&e))?;
         if let Some(schema) = &self.schema {
             let (name, known) = &**schema;
             if !known.load(std::sync::atomic::Ordering::Acquire) {
