@@ -107,8 +107,16 @@ impl Batched {
             drop(state);
             let texts: Vec<&str> = batch.iter().flat_map(|j| j.texts.iter().map(String::as_str)).collect();
             metrics::histogram!("mnemon_embed_batch_texts").record(texts.len() as f64);
-            let out =
-                if kind { self.inner.embed_queries(&texts) } else { self.inner.embed_documents(&texts) };
+            // A panic in the embedder fails this batch's callers, not every later one: the
+            // leader's seat must be given back.
+            let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                if kind {
+                    self.inner.embed_queries(&texts)
+                } else {
+                    self.inner.embed_documents(&texts)
+                }
+            }))
+            .unwrap_or_else(|_| Err(mnemon::Error::Embedder("the embedder panicked".into())));
             state = lock();
             match out {
                 Ok(mut vectors) if vectors.len() == texts.len() => {
@@ -206,6 +214,32 @@ mod tests {
             assert!(calls.contains(&call), "{call} did not reach the inner embedder: {calls:?}");
         }
         assert!(calls.iter().any(|c| c.starts_with("embed_quer")), "{calls:?}");
+    }
+
+    /// Panics on any text containing "boom".
+    struct Bomb;
+
+    impl Embedder for Bomb {
+        fn pins(&self) -> EmbedderPins {
+            HashingEmbedder::default().pins()
+        }
+        fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+            assert!(!texts.iter().any(|t| t.contains("boom")), "boom");
+            HashingEmbedder::default().embed_documents(texts)
+        }
+    }
+
+    #[test]
+    fn a_panic_in_the_embedder_fails_its_batch_and_nothing_after() {
+        let batched = Arc::new(Batched::new(Arc::new(Bomb)));
+        let e = batched.embed_documents(&["boom"]).unwrap_err();
+        assert!(e.to_string().contains("panicked"), "{e}");
+        // Later calls, from other threads, are served (they would wait forever on a seat
+        // the panicking leader never gave back).
+        let b = Arc::clone(&batched);
+        let later = std::thread::spawn(move || b.embed_documents(&["fine"]).map(|v| v.len()));
+        assert_eq!(later.join().unwrap().unwrap(), 1);
+        assert!(batched.embed_query("fine").is_ok());
     }
 
     #[test]
