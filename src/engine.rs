@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::index::rank::Scored;
-use crate::index::views::{Question, Views};
+use crate::index::views::{MemoryBudget, Question, Views};
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
 use crate::store::{Pins, Place, Store, View};
@@ -104,7 +104,12 @@ pub(crate) fn logical_now(store: &Store, user: i64) -> Result<String> {
 
 impl Engine {
     /// The engine of an open store.
-    pub(crate) fn new(store: Store, embedder: Option<Arc<dyn Embedder>>, config: Config) -> Engine {
+    pub(crate) fn new(
+        store: Store,
+        embedder: Option<Arc<dyn Embedder>>,
+        config: Config,
+        budget: Option<MemoryBudget>,
+    ) -> Engine {
         Engine {
             readers: Mutex::default(),
             returned: Condvar::new(),
@@ -113,7 +118,7 @@ impl Engine {
             pins: store.pins.clone(),
             store: Mutex::new(store),
             embedder,
-            views: Views::new(config.view_cache_bytes),
+            views: Views::new(config.view_cache_bytes, budget),
             config,
         }
     }

@@ -102,6 +102,7 @@ pub use embed::{OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result, SqliteError};
 pub use export::{ExportFormat, ImportReport};
 pub use facts::{ConsolidateReport, ExtractorInfo, Reextract, ReextractReport};
+pub use index::views::MemoryBudget;
 pub use memory::{Builder, Location, Memory};
 pub use mnemon_backend::Backend;
 pub use model::filter::{Filter, Relevance};

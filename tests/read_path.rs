@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{conversation, hashing, hashing_dense, temp_store};
+use common::{conversation, hashing, hashing_dense, open_at, temp_store};
 use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query};
 
 fn other_user_messages() -> Vec<Message> {
@@ -420,4 +420,85 @@ fn a_cancelled_read_gives_up_and_an_unset_flag_changes_nothing() {
         m.get_context(q, "alice").unwrap().text
     );
     assert_eq!(m.recall(q.cancel(&unset), "alice").unwrap().rounds, m.recall(q, "alice").unwrap().rounds);
+}
+
+fn rounds(user: &str, n: usize) -> Vec<Message> {
+    (0..n)
+        .map(|i| {
+            Message::user(
+                format!("{user} note {i}: the garden needs water and the fence paint"),
+                format!("2024-01-{:02}T10:00:00", i % 28 + 1),
+            )
+            .in_session(format!("s{i}"))
+        })
+        .collect()
+}
+
+#[test]
+fn views_count_their_growth_and_stay_within_their_budget() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&rounds("alice", 1), "alice").unwrap();
+    m.recall("garden", "alice").unwrap();
+    let (loaded, views) = m.view_cache();
+    assert_eq!(views, 1);
+    m.add(&rounds("alice", 40)[1..], "alice").unwrap();
+    let (grown, _) = m.view_cache();
+    assert!(grown > loaded * 10, "growth not counted: {loaded} → {grown}");
+    drop(m);
+
+    // A budget the view outgrows by writes alone: it is dropped, and loaded again when read.
+    let t = temp_store();
+    let budget = loaded * 4;
+    let m = open_at(
+        &t.path,
+        std::sync::Arc::new(HashingEmbedder::default()),
+        Config { view_cache_bytes: budget, ..Config::default() },
+    )
+    .unwrap();
+    m.add(&rounds("alice", 1), "alice").unwrap();
+    m.recall("garden", "alice").unwrap();
+    assert_eq!(m.view_cache().1, 1);
+    for chunk in rounds("alice", 40)[1..].chunks(5) {
+        m.add(chunk, "alice").unwrap();
+        assert!(m.view_cache().0 <= budget, "{} > {budget}", m.view_cache().0);
+    }
+    assert_eq!(m.recall("garden", "alice").unwrap().rounds.len(), 10, "reads load it again");
+}
+
+#[test]
+fn stores_on_one_memory_budget_share_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |name: &str, budget: &mnemon::MemoryBudget| {
+        Memory::builder(dir.path().join(name))
+            .embedder(HashingEmbedder::default())
+            .memory_budget(budget.clone())
+            .open()
+            .unwrap()
+    };
+    let probe = mnemon::MemoryBudget::new(usize::MAX);
+    let one = open("one.db", &probe);
+    for user in ["a", "b"] {
+        one.add(&rounds(user, 20), user).unwrap();
+    }
+    one.recall("garden", "a").unwrap();
+    let size = one.view_cache().0;
+    assert_eq!(probe.used(), size);
+    drop(one);
+    assert_eq!(probe.used(), 0, "a closed store gives its bytes back");
+
+    // Room for about two views across both stores.
+    let budget = mnemon::MemoryBudget::new(size * 5 / 2);
+    let (one, two) = (open("one.db", &budget), open("two.db", &budget));
+    two.add(&rounds("c", 20), "c").unwrap();
+    one.recall("garden", "a").unwrap();
+    two.recall("garden", "c").unwrap();
+    assert_eq!((one.view_cache().1, two.view_cache().1), (1, 1));
+    // A third view puts the process over: the store that loads it drops its least recent one.
+    one.recall("garden", "b").unwrap();
+    assert_eq!((one.view_cache().1, two.view_cache().1), (1, 1));
+    assert_eq!(budget.used(), one.view_cache().0 + two.view_cache().0);
+    assert!(budget.used() <= budget.limit(), "{} > {}", budget.used(), budget.limit());
+    drop(two);
+    assert_eq!(budget.used(), one.view_cache().0);
 }

@@ -27,6 +27,7 @@ impl ServerArgs {
             extractor: self.models.extractor()?,
             // A server renders contexts for prompts: cap them by default.
             config: Config { context_budget: Some(4000), ..Config::default() },
+            memory_budget: Some(mnemon::MemoryBudget::new(self.memory_mib << 20)),
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| anyhow!(e.message))?))
     }

@@ -60,12 +60,14 @@ impl Tls {
                         "require" => SslMode::Require,
                         "verify-ca" => SslMode::VerifyCa,
                         "verify-full" => SslMode::VerifyFull,
-                        other => return Err(Error::InvalidInput {
-                            field: "sslmode".into(),
-                            reason: format!(
+                        other => {
+                            return Err(Error::InvalidInput {
+                                field: "sslmode".into(),
+                                reason: format!(
                                 "{other:?} is not disable, allow, prefer, require, verify-ca or verify-full"
                             ),
-                        }),
+                            })
+                        }
                     };
                     Ok(true)
                 }

@@ -611,7 +611,12 @@ async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) 
                 p.push(suffix);
                 std::fs::metadata(p).map_or(0, |m| m.len())
             };
-            metrics::gauge!("mnemon_store_bytes", "store" => label).set((size("") + size("-wal")) as f64);
+            metrics::gauge!("mnemon_store_bytes", "store" => label.clone()).set((size("") + size("-wal")) as f64);
+            metrics::gauge!("mnemon_view_cache_bytes", "store" => label).set(memory.view_cache().0 as f64);
+        }
+        if let Some(budget) = service.memory_budget() {
+            metrics::gauge!("mnemon_memory_budget_used_bytes").set(budget.used() as f64);
+            metrics::gauge!("mnemon_memory_budget_bytes").set(budget.limit() as f64);
         }
     })
     .await;

@@ -37,6 +37,9 @@ pub struct Settings {
     pub extractor: Option<Arc<dyn Extractor>>,
     /// The engine's configuration.
     pub config: Config,
+    /// Memory the in-memory views of every store the server opens share (none: each store's
+    /// own `view_cache_bytes` only).
+    pub memory_budget: Option<mnemon::MemoryBudget>,
 }
 
 /// The operations, over the stores they reach.
@@ -47,6 +50,7 @@ pub struct Service {
     embedder: Arc<dyn Embedder>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
+    memory_budget: Option<mnemon::MemoryBudget>,
     open: Mutex<OpenStores>,
     /// Idempotency keys of recent writes.
     keys: crate::idempotency::Keys,
@@ -91,11 +95,17 @@ impl Service {
             embedder: settings.embedder,
             extractor: settings.extractor,
             config: settings.config,
+            memory_budget: settings.memory_budget,
             open: Mutex::default(),
             keys: crate::idempotency::Keys::default(),
         };
         service.memory(None)?;
         Ok(service)
+    }
+
+    /// The memory budget the stores share, if the server has one.
+    pub fn memory_budget(&self) -> Option<&mnemon::MemoryBudget> {
+        self.memory_budget.as_ref()
     }
 
     /// The default store's file.
@@ -167,11 +177,14 @@ impl Service {
         if let Some((_, memory)) = lock().stores.get(&path) {
             return Ok(Arc::clone(memory));
         }
-        let opened = Memory::builder(&path)
+        let mut builder = Memory::builder(&path)
             .embedder(Arc::clone(&self.embedder))
             .optional_extractor(self.extractor.clone())
-            .config(self.config.clone())
-            .open();
+            .config(self.config.clone());
+        if let Some(budget) = &self.memory_budget {
+            builder = builder.memory_budget(budget.clone());
+        }
+        let opened = builder.open();
         let mut open = lock();
         open.opening.remove(&path);
         let memory = Arc::new(opened?);

@@ -55,13 +55,16 @@ pub(crate) struct Bm25 {
     seen: HashMap<String, usize, Fixed>,
     /// Per term: (document index, term frequency), in document order.
     postings: Vec<Vec<(u32, u32)>>,
+    /// Entries over all postings, counted as they are added (so the size is known at once).
+    pairs: usize,
 }
 
 impl Bm25 {
     /// About how many bytes the postings and dictionaries hold.
     pub(crate) fn approx_bytes(&self) -> usize {
         self.ids.len() * 12
-            + self.postings.iter().map(|p| p.len() * 8 + 24).sum::<usize>()
+            + self.pairs * 8
+            + self.postings.len() * 24
             + (self.dictionary.len() + self.seen.len()) * 64
     }
 
@@ -87,7 +90,10 @@ impl Bm25 {
             let postings = &mut self.postings[term];
             match postings.last_mut() {
                 Some((d, tf)) if *d == doc => *tf += 1,
-                _ => postings.push((doc, 1)),
+                _ => {
+                    postings.push((doc, 1));
+                    self.pairs += 1;
+                }
             }
         });
         self.ids.push(id);

@@ -88,6 +88,8 @@ pub(crate) struct Index {
     max_importance: f32,
     /// Entries per owner, once some owner has more than one (a fact); empty until then.
     entries: BTreeMap<i64, Vec<usize>>,
+    /// Positions over all of `entries`, counted as they are added.
+    entry_count: usize,
     /// Whether some owner has more than one entry, or owners arrived out of order.
     grouped: bool,
 }
@@ -107,6 +109,7 @@ impl Index {
             max_norm: 0.0,
             max_importance: 0.0,
             entries: BTreeMap::new(),
+            entry_count: 0,
             grouped: false,
         };
         index.extend(vectors);
@@ -118,7 +121,8 @@ impl Index {
         self.owners.len() * (8 + 4 + 4 + 4 + 4)
             + self.data.len() * 4
             + self.bytes.len()
-            + self.entries.values().map(|e| e.len() * 8 + 48).sum::<usize>()
+            + self.entry_count * 8
+            + self.entries.len() * 48
     }
 
     /// Appends every record of `vectors`.
@@ -143,9 +147,11 @@ impl Index {
             for (j, o) in self.owners.iter().enumerate() {
                 self.entries.entry(*o).or_default().push(j);
             }
+            self.entry_count = self.owners.len();
         }
         if self.grouped {
             self.entries.entry(owner).or_default().push(i);
+            self.entry_count += 1;
         }
         self.owners.push(owner);
         self.days.push(day);

@@ -4,7 +4,7 @@
 //! [`Config::view_cache_bytes`](crate::Config::view_cache_bytes).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::rank::{Scored, Shape};
@@ -15,12 +15,58 @@ use crate::store::{Store, View};
 /// A view's key: the user's row id and the agent.
 type ViewKey = (i64, Option<String>);
 
+/// Bytes that the views of several stores share: a server holding many stores open sets one
+/// for the whole process. Past it, the store whose views grow or load drops its least recently
+/// used views (never the one in use), as it does past its own
+/// [`Config::view_cache_bytes`](crate::Config::view_cache_bytes).
+///
+/// ```
+/// let budget = mnemon::MemoryBudget::new(512 << 20);
+/// assert_eq!((budget.limit(), budget.used()), (512 << 20, 0));
+/// ```
+#[derive(Clone, Debug)]
+pub struct MemoryBudget(Arc<Shared>);
+
+#[derive(Debug)]
+struct Shared {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl MemoryBudget {
+    /// A budget of `bytes`.
+    pub fn new(bytes: usize) -> MemoryBudget {
+        MemoryBudget(Arc::new(Shared { limit: bytes, used: AtomicUsize::new(0) }))
+    }
+
+    /// The bytes the views of every store on this budget hold now.
+    pub fn used(&self) -> usize {
+        self.0.used.load(Ordering::Relaxed)
+    }
+
+    /// The budget.
+    pub fn limit(&self) -> usize {
+        self.0.limit
+    }
+}
+
 /// The cached views: each behind its own lock, so ranking in one scope never waits for another,
 /// and many reads rank in the same scope at once.
 pub(crate) struct Views {
     slots: Mutex<Slots>,
     /// Bytes the views may hold before the least recently used are dropped.
     budget: usize,
+    /// The budget shared with other stores, if any, and the bytes this store counts in it.
+    shared: Option<MemoryBudget>,
+    counted: AtomicUsize,
+}
+
+impl Drop for Views {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.0.used.fetch_sub(self.counted.load(Ordering::Relaxed), Ordering::Relaxed);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -35,8 +81,8 @@ struct Slots {
 
 struct Slot {
     view: RwLock<CachedView>,
-    /// Bytes when it was loaded (growth after a write is not counted).
-    bytes: usize,
+    /// Bytes it holds: counted at load and again after each write grows it.
+    bytes: AtomicUsize,
     used: AtomicU64,
 }
 
@@ -53,8 +99,24 @@ pub(crate) struct Question<'q> {
 
 impl Views {
     /// No view yet; at most `budget` bytes of them ([`Config::view_cache_bytes`](crate::Config::view_cache_bytes)).
-    pub(crate) fn new(budget: usize) -> Views {
-        Views { slots: Mutex::default(), budget }
+    pub(crate) fn new(budget: usize, shared: Option<MemoryBudget>) -> Views {
+        Views { slots: Mutex::default(), budget, shared, counted: AtomicUsize::new(0) }
+    }
+
+    /// The bytes the views hold, after a change: counted in the shared budget too.
+    fn account(&self, views: &Slots) -> usize {
+        let total: usize = views.slots.values().map(|s| s.bytes.load(Ordering::Relaxed)).sum();
+        let before = self.counted.swap(total, Ordering::Relaxed);
+        if let Some(shared) = &self.shared {
+            shared.0.used.fetch_add(total, Ordering::Relaxed);
+            shared.0.used.fetch_sub(before, Ordering::Relaxed);
+        }
+        total
+    }
+
+    /// Whether the views hold more than their store's budget, or the shared one.
+    fn over(&self, total: usize) -> bool {
+        total > self.budget || self.shared.as_ref().is_some_and(|s| s.used() > s.limit())
     }
 
     // A panic inside a call cannot leave a view half-grown under a version it does not hold (the
@@ -99,14 +161,15 @@ impl Views {
             cached.version = version + 1;
             if view::sees(key.1.as_deref(), agent) {
                 push(&mut cached);
+                slot.bytes.store(cached.approx_bytes(), Ordering::Relaxed);
             }
         }
-        if !stale.is_empty() {
-            let mut views = self.lock();
-            for key in stale {
-                views.slots.remove(&key);
-            }
+        let mut views = self.lock();
+        for key in stale {
+            views.slots.remove(&key);
         }
+        // Growth counts against the budget as loads do.
+        self.trim(&mut views, None);
     }
 
     /// The gate of `user`'s views.
@@ -116,7 +179,9 @@ impl Views {
 
     /// Drops every view of `user` (after a write that removes or changes records).
     pub(crate) fn drop_user(&self, user: i64) {
-        self.lock().slots.retain(|(u, _), _| *u != user);
+        let mut views = self.lock();
+        views.slots.retain(|(u, _), _| *u != user);
+        self.account(&views);
     }
 
     /// Ranks what `view` sees for `question` (see [`CachedView::rank`]), loading the view first
@@ -190,24 +255,36 @@ impl Views {
             return;
         }
         let tick = views.tick.fetch_add(1, Ordering::Relaxed);
-        let bytes = fresh.approx_bytes();
+        let bytes = AtomicUsize::new(fresh.approx_bytes());
         views.slots.insert(
             key.clone(),
             Arc::new(Slot { view: RwLock::new(fresh), bytes, used: AtomicU64::new(tick) }),
         );
-        let mut total: usize = views.slots.values().map(|s| s.bytes).sum();
-        while total > self.budget {
-            let Some((oldest, bytes)) = views
+        self.trim(&mut views, Some(&key));
+    }
+
+    /// Drops the least recently used views (never `keep`) while the views hold more than the
+    /// store's budget or the shared one.
+    fn trim(&self, views: &mut Slots, keep: Option<&ViewKey>) {
+        let mut total = self.account(views);
+        while self.over(total) {
+            let Some(oldest) = views
                 .slots
                 .iter()
-                .filter(|(k, _)| **k != key)
+                .filter(|(k, _)| Some(*k) != keep)
                 .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
-                .map(|(k, s)| (k.clone(), s.bytes))
+                .map(|(k, _)| k.clone())
             else {
                 break;
             };
             views.slots.remove(&oldest);
-            total -= bytes;
+            total = self.account(views);
         }
+    }
+
+    /// Bytes the views in memory hold now, and how many there are.
+    pub(crate) fn held(&self) -> (usize, usize) {
+        let views = self.lock();
+        (views.slots.values().map(|s| s.bytes.load(Ordering::Relaxed)).sum(), views.slots.len())
     }
 }

@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 use crate::export::ImportReport;
 use crate::facts::extract::Extractor;
 use crate::facts::worker::Worker;
+use crate::index::views::MemoryBudget;
 use crate::store::db::Backend;
 use crate::store::{write, OpenMode, Pins, Place, Store, EXTRACTION, NOTE_PINS};
 
@@ -161,6 +162,7 @@ pub struct Builder {
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
     mode: Mode,
+    budget: Option<MemoryBudget>,
 }
 
 impl Memory {
@@ -172,6 +174,7 @@ impl Memory {
             extractor: None,
             config: Config::default(),
             mode: Mode::Models,
+            budget: None,
         }
     }
 }
@@ -212,6 +215,13 @@ impl Builder {
         self
     }
 
+    /// A memory budget this store's views share with other stores opened on it (see
+    /// [`MemoryBudget`]), besides its own [`Config::view_cache_bytes`].
+    pub fn memory_budget(mut self, budget: MemoryBudget) -> Builder {
+        self.budget = Some(budget);
+        self
+    }
+
     /// Opens an existing store with the pins it was built with and no models: export, import,
     /// forget and inspection work; [`add`](Memory::add) and [`recall`](Memory::recall) return
     /// [`Error::NoEmbedder`]. A missing store is [`Error::NotAStore`].
@@ -231,7 +241,7 @@ impl Builder {
     /// another rule, by an older build or in a dump, are brought up to date here, before the
     /// handle is returned (with an embedder).
     pub fn open(self) -> Result<Memory> {
-        let Builder { location, embedder, extractor, config, mode } = self;
+        let Builder { location, embedder, extractor, config, mode, budget } = self;
         config.validate()?;
         let place = location.place()?;
         let pins = match mode {
@@ -239,7 +249,7 @@ impl Builder {
                 let embedder = embedder.ok_or_else(|| {
                     Error::input("embedder", "is needed to open a store with models (or open it stored)")
                 })?;
-                return open_with_models(&place, embedder, extractor, config);
+                return open_with_models(&place, embedder, extractor, config, budget);
             }
             Mode::Stored => None,
             Mode::Like(pins) => Some(pins),
@@ -258,7 +268,7 @@ impl Builder {
                 other => other?,
             },
         };
-        Memory::start(Engine::new(store, None, config), None)
+        Memory::start(Engine::new(store, None, config, budget), None)
     }
 
     /// Loads a JSONL dump made by [`Memory::export`] with
@@ -279,6 +289,7 @@ fn open_with_models(
     embedder: Arc<dyn Embedder>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
+    budget: Option<MemoryBudget>,
 ) -> Result<Memory> {
     let pins = expected_pins(&embedder.pins(), extractor.is_some(), &config);
     let mode = if extractor.is_some() { OpenMode::Expect(&pins) } else { OpenMode::ExpectReading(&pins) };
@@ -300,7 +311,7 @@ fn open_with_models(
         }
         None => None,
     };
-    Memory::start(Engine::new(store, Some(embedder), config), extractor)
+    Memory::start(Engine::new(store, Some(embedder), config, budget), extractor)
 }
 
 /// The store's pins: what every record depends on, checked at every open. Whether the store

@@ -176,6 +176,13 @@ impl Memory {
         copied
     }
 
+    /// The bytes this store's in-memory views hold now (growth after writes included), and how
+    /// many views there are: what [`Config::view_cache_bytes`](crate::Config::view_cache_bytes)
+    /// and a [`MemoryBudget`](crate::MemoryBudget) bound.
+    pub fn view_cache(&self) -> (usize, usize) {
+        self.shared.engine.views.held()
+    }
+
     /// Every user with a record in the store, sorted.
     pub fn users(&self) -> Result<Vec<String>> {
         self.shared.engine.read()?.user_names()

@@ -20,6 +20,10 @@ pub struct ServerArgs {
     /// outside the data directory and these is ever opened for a client.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// Memory, in MiB, that the in-memory views of every store the server opens share; past it
+    /// the least recently used views are dropped (and loaded again when next read).
+    #[arg(long, default_value_t = 2048)]
+    pub memory_mib: usize,
     /// Offer the destructive MCP tools `forget_user` and `move_memories` (off by default, so
     /// that a model steered by a prompt injection cannot wipe a user or empty a store).
     #[arg(long)]

@@ -35,6 +35,7 @@ pub fn settings(data: &Path, roots: Vec<std::path::PathBuf>, config: Config) -> 
         embedder: Arc::new(HashingEmbedder::default()),
         extractor: None,
         config,
+        memory_budget: None,
     }
 }
 
