@@ -26,7 +26,7 @@ impl ServerArgs {
             embedder,
             extractor: self.models.extractor()?,
             // A server renders contexts for prompts: cap them by default.
-            config: Config { context_budget: Some(4000), ..Config::default() },
+            config: Config { context_budget: Some(4000), max_readers: self.max_readers, ..Config::default() },
             memory_budget: Some(mnemon::MemoryBudget::new(self.memory_mib << 20)),
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| anyhow!(e.message))?))
@@ -66,6 +66,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         rate_limit: args.rate_limit,
         timeout: Duration::from_secs(args.timeout.max(1)),
         max_in_flight: args.max_in_flight,
+        queue_wait: Duration::from_millis(args.queue_wait_ms),
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
     };

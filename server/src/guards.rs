@@ -153,10 +153,18 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
     headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
 }
 
-/// Load shedding: a request past the limit of requests in flight is answered `overloaded` at once,
-/// rather than queued behind work it would wait on.
+/// Load shedding: a request past the limit of requests in flight waits for a place up to the
+/// queue wait (a burst passes), then is answered `overloaded` rather than queued behind work it
+/// would only wait on.
 pub(crate) async fn admit(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let Ok(_permit) = state.in_flight.try_acquire() else {
+    let permit = match state.in_flight.try_acquire() {
+        Ok(p) => Some(p),
+        Err(_) => match tokio::time::timeout(state.queue_wait, state.in_flight.acquire()).await {
+            Ok(Ok(p)) => Some(p),
+            _ => None,
+        },
+    };
+    let Some(_permit) = permit else {
         metrics::counter!("mnemon_shed_total").increment(1);
         return ApiError {
             retry_after: Some(1),

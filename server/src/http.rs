@@ -48,9 +48,13 @@ pub struct HttpOptions {
     pub rate_limit: Option<u32>,
     /// Longest a request may take (default 30 s).
     pub timeout: Duration,
-    /// Most requests under `/v1` and `/mcp` served at once; one more is answered `overloaded`
-    /// (503, `Retry-After`) at once, so that the admitted ones keep their latency (default 32).
+    /// Most requests under `/v1` and `/mcp` served at once (default 24); one more waits for a
+    /// place up to `queue_wait`, then is answered `overloaded` (503, `Retry-After`), so that the
+    /// admitted ones keep their latency.
     pub max_in_flight: usize,
+    /// How long a request past `max_in_flight` may wait for a place (default 20 ms): bursts are
+    /// absorbed, sustained overload is shed.
+    pub queue_wait: Duration,
     /// Host names (`name` or `name:port`) requests may name in `Host`, besides loopback names
     /// and IP addresses.
     pub allowed_hosts: Vec<String>,
@@ -72,6 +76,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("rate_limit", &self.rate_limit)
             .field("timeout", &self.timeout)
             .field("max_in_flight", &self.max_in_flight)
+            .field("queue_wait", &self.queue_wait)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("cors_origins", &self.cors_origins)
             .field("destructive_tools", &self.destructive_tools)
@@ -88,7 +93,8 @@ impl Default for HttpOptions {
             body_limit: 4 << 20,
             rate_limit: None,
             timeout: Duration::from_secs(30),
-            max_in_flight: 32,
+            max_in_flight: 24,
+            queue_wait: Duration::from_millis(20),
             allowed_hosts: Vec::new(),
             cors_origins: Vec::new(),
             destructive_tools: false,
@@ -105,8 +111,9 @@ pub(crate) struct AppState {
     pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     pub(crate) body_limit: usize,
     pub(crate) timeout: Duration,
-    /// Permits for requests in flight.
+    /// Permits for requests in flight, and how long one may be waited for.
     pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
+    pub(crate) queue_wait: Duration,
     pub(crate) metrics: PrometheusHandle,
     pub(crate) browser: Arc<crate::browser::Policy>,
 }
@@ -181,6 +188,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         body_limit: options.body_limit,
         timeout: options.timeout,
         in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight)),
+        queue_wait: options.queue_wait,
         metrics: metrics_handle(),
         browser: Arc::new(browser),
     };
@@ -611,7 +619,8 @@ async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) 
                 p.push(suffix);
                 std::fs::metadata(p).map_or(0, |m| m.len())
             };
-            metrics::gauge!("mnemon_store_bytes", "store" => label.clone()).set((size("") + size("-wal")) as f64);
+            metrics::gauge!("mnemon_store_bytes", "store" => label.clone())
+                .set((size("") + size("-wal")) as f64);
             metrics::gauge!("mnemon_view_cache_bytes", "store" => label).set(memory.view_cache().0 as f64);
         }
         if let Some(budget) = service.memory_budget() {

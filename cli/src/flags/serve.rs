@@ -20,6 +20,11 @@ pub struct ServerArgs {
     /// outside the data directory and these is ever opened for a client.
     #[arg(long = "root", value_name = "DIR")]
     pub roots: Vec<PathBuf>,
+    /// Most read connections each store keeps open (file handles, or PostgreSQL connections:
+    /// keep stores × (this + 2) under the database's `max_connections`); a read that finds
+    /// them all busy waits for one up to the busy timeout, then answers `busy`.
+    #[arg(long, default_value_t = 64)]
+    pub max_readers: usize,
     /// Memory, in MiB, that the in-memory views of every store the server opens share; past it
     /// the least recently used views are dropped (and loaded again when next read).
     #[arg(long, default_value_t = 2048)]
@@ -68,10 +73,13 @@ pub struct ServeArgs {
     /// Longest a request may take, seconds.
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
-    /// Most requests under /v1 and /mcp served at once; past it a request is answered
-    /// `overloaded` (503, Retry-After) at once.
-    #[arg(long, default_value_t = 32)]
+    /// Most requests under /v1 and /mcp served at once; past it a request waits up to
+    /// --queue-wait-ms for a place, then is answered `overloaded` (503, Retry-After).
+    #[arg(long, default_value_t = 24)]
     pub max_in_flight: usize,
+    /// How long a request past --max-in-flight waits for a place, milliseconds.
+    #[arg(long, default_value_t = 20)]
+    pub queue_wait_ms: u64,
     /// Another name clients may reach the server by, `name` or `name:port` (repeatable).
     /// Loopback names and IP addresses always pass; any other `Host` is refused, so that a web
     /// page cannot reach the server through a name it re-points at this machine.

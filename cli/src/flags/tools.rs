@@ -83,6 +83,19 @@ pub struct LoadtestArgs {
     /// (through several servers) keep to users of their own, so each can count its writes.
     #[arg(long, default_value = "load")]
     pub prefix: String,
+    /// Writes cycle through this many memories per user (fixed texts and timestamps), so that
+    /// once all are stored a write is an exact repeat and the data stops growing: a long run
+    /// then measures leaks, not data. 0: every write is new.
+    #[arg(long, default_value_t = 0)]
+    pub write_pool: u64,
+    /// Print a line every this many seconds (requests, admitted p99, shed, errors), so a long
+    /// run shows drift; 0: only the totals.
+    #[arg(long, default_value_t = 0)]
+    pub interval: u64,
+    /// After the load, probe with one search every 100 ms for this many seconds and print when
+    /// service was whole again (every later probe answered 200 within 200 ms).
+    #[arg(long, default_value_t = 0)]
+    pub recovery: u64,
 }
 
 #[derive(clap::Args)]
