@@ -114,10 +114,13 @@ impl Tls {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let verifier: Arc<dyn ServerCertVerifier> = match (self.mode, &self.root) {
             (SslMode::Disable, _) => return Ok(None),
-            (SslMode::Prefer, _) | (SslMode::Require, None) => Arc::new(Unverified(Arc::clone(&provider))),
-            (SslMode::Require | SslMode::VerifyCa, root) => {
-                Arc::new(AnyName(self.webpki(root.as_deref(), &provider)?))
+            (SslMode::Prefer, _) | (SslMode::Require, None) => {
+                Arc::new(Lenient { provider: Arc::clone(&provider), chain: None })
             }
+            (SslMode::Require | SslMode::VerifyCa, root) => Arc::new(Lenient {
+                provider: Arc::clone(&provider),
+                chain: Some(self.webpki(root.as_deref(), &provider)?),
+            }),
             (SslMode::VerifyFull, root) => self.webpki(root.as_deref(), &provider)?,
         };
         let config = rustls::ClientConfig::builder_with_provider(provider)
@@ -177,48 +180,16 @@ fn percent_decode(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Encryption without authentication (`prefer`, and `require` without a root): the handshake's
-/// signatures are still checked, the certificate is not.
+/// A verifier that checks less than the full web PKI: with no `chain`, the certificate not at
+/// all (`prefer`, and `require` without a root); with one, the chain but not the host name
+/// (`verify-ca`). The handshake's signatures are always checked.
 #[derive(Debug)]
-struct Unverified(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unverified {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Lenient {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
 }
 
-/// The chain verified, the host name not (`verify-ca`).
-#[derive(Debug)]
-struct AnyName(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for AnyName {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -227,7 +198,8 @@ impl ServerCertVerifier for AnyName {
         ocsp: &[u8],
         now: UnixTime,
     ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -240,7 +212,7 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -248,10 +220,10 @@ impl ServerCertVerifier for AnyName {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 
