@@ -109,7 +109,9 @@ fn forget_user_removes_everything_and_the_user_with_it() {
     let t = temp_store();
     let m = build(&t.path);
     let report = m.forget_user("alice").unwrap();
-    assert_eq!((report.rounds, report.scrubbed), (5, true));
+    // A database server keeps deleted rows in its free space and log until its operator
+    // vacuums: never scrubbed from here.
+    assert_eq!((report.rounds, report.scrubbed), (5, !common::on_postgres()));
     assert!(m.recall("Toby", "alice").unwrap().rounds.is_empty());
     assert!(m.export("alice", ExportFormat::Text).is_err());
     assert!(m.decisions("alice").unwrap().is_empty());
