@@ -38,13 +38,16 @@ for _ in $(seq 1 100); do
   sleep 0.2
 done
 
-# One line per sample: minute, RSS in KiB, open descriptors, open store files.
+# One line per sample: minute, RSS in KiB, open descriptors, open store files, KiB in the stores'
+# files and in their write-ahead logs.
 sample() {
-  local rss fds dbs
+  local rss fds dbs data wal
   rss=$(awk '/^VmRSS/ {print $2}' "/proc/$SERVER/status")
   fds=$(find "/proc/$SERVER/fd" -mindepth 1 -maxdepth 1 | wc -l)
   dbs=$(find "/proc/$SERVER/fd" -mindepth 1 -maxdepth 1 -lname '*.db*' | wc -l)
-  echo "$1 $rss $fds $dbs"
+  data=$(find "$WORK/data" -name '*.db' -printf '%s\n' | awk '{s += $1} END {print int(s / 1024)}')
+  wal=$(find "$WORK/data" -name '*.db-wal' -printf '%s\n' | awk '{s += $1} END {print int(s / 1024)}')
+  echo "$1 $rss $fds $dbs $data $wal"
 }
 
 case "$MODE" in
@@ -66,8 +69,8 @@ case "$MODE" in
     wait "$LOAD"
     cat "$WORK/load.out"
     echo
-    echo "minute  rss_kib  fds  store_files"
-    awk '{printf "%6d %8d %4d %4d\n", $1, $2, $3, $4}' "$WORK/samples"
+    echo "minute  rss_kib  fds  store_files  store_kib  wal_kib"
+    awk '{printf "%6d %8d %4d %11d %10d %8d\n", $1, $2, $3, $4, $5, $6}' "$WORK/samples"
     awk -v minutes="$MINUTES" '
       $1 == 5 { base = $2 }
       $1 >= 5 { if ($2 > top) top = $2; if (fmin == "" || $3 < fmin) fmin = $3; if ($3 > fmax) fmax = $3;

@@ -32,6 +32,40 @@ fn exact_duplicates_inside_a_session_are_skipped_and_logged() {
     assert_eq!(text.matches("round.stored").count(), 1);
 }
 
+/// The state of an open store: on a file, its bytes and its write-ahead log's.
+fn live_state(path: &std::path::Path) -> Vec<u8> {
+    if common::on_postgres() {
+        return state(path);
+    }
+    let mut bytes = std::fs::read(path).unwrap();
+    bytes.extend(std::fs::read(path.with_extension("db-wal")).unwrap_or_default());
+    bytes
+}
+
+#[test]
+fn a_replayed_call_leaves_the_store_byte_identical() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-05T10:00:00";
+    let round = [Message::user("I live in Porto.", ts).in_session("s")];
+    let note = [mnemon::NewNote::new("Prefers tea to coffee.", ts)];
+    let first = m.add(&round, "u").unwrap();
+    let kept = m.remember(&note, "u").unwrap();
+    let before = live_state(&t.path);
+    // A client retrying after a timeout: the same round and the same note, with their times.
+    let again = m.add(&round, "u").unwrap();
+    assert_eq!((again.stored.len(), again.duplicates[0].of.as_str()), (0, first.stored[0].as_str()));
+    let note_again = m.remember(&note, "u").unwrap();
+    assert_eq!((note_again.notes[0].stored, &note_again.notes[0].key), (false, &kept.notes[0].key));
+    assert_eq!(live_state(&t.path), before, "a replay changed the store");
+    // The same words at another time are a decision of their own, and logged.
+    m.remember(&[mnemon::NewNote::new("Prefers tea to coffee.", "2026-01-06T10:00:00")], "u").unwrap();
+    assert_ne!(live_state(&t.path), before);
+    let log = m.decisions("u").unwrap();
+    let kinds: Vec<&str> = log.iter().map(|d| d.kind.as_str()).collect();
+    assert_eq!(kinds, ["round.stored", "note.stored", "note.duplicate"]);
+}
+
 #[test]
 fn the_same_text_in_another_session_is_kept() {
     let t = temp_store();

@@ -48,6 +48,8 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
     let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
     let mut added: Vec<Added<'_>> = Vec::new();
     let mut latest: Option<&Timestamp> = None;
+    // Whether the call changes the store (a call of replays alone leaves it byte-identical).
+    let mut changed = false;
     for ((((round, text), index_text), vector), parts) in
         rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors)
     {
@@ -55,7 +57,20 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         let at = round.ts.sortable();
         let norm_key = normalized_key(text);
         if let Some(of) = write::exact_duplicate(&tx, user, agent, &round.session, &norm_key)? {
-            write::log(&tx, user, agent, &at, "round.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+            // A replay (this very round again: its key is the stored one's) decides nothing new.
+            if key != of {
+                write::log(
+                    &tx,
+                    user,
+                    agent,
+                    &at,
+                    "round.duplicate",
+                    &key,
+                    Some(&of),
+                    r#"{"match":"exact"}"#,
+                )?;
+                changed = true;
+            }
             report.duplicates.push(Duplicate { key, of, cosine: None });
             continue;
         }
@@ -70,6 +85,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         if let Some((cos, of)) = best.filter(|(c, _)| *c >= engine.config.dedup_cosine) {
             let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
             write::log(&tx, user, agent, &at, "round.duplicate", &key, Some(of), &detail)?;
+            changed = true;
             report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
             continue;
         }
@@ -98,6 +114,12 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
             latest = Some(&round.ts);
         }
         report.stored.push(key);
+    }
+    if !changed && added.is_empty() {
+        // Nothing to commit (the transaction rolls back on drop): the user was there already,
+        // since a replay found its round.
+        drop(tx);
+        return Ok((report, user));
     }
     write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
     tx.commit()?;

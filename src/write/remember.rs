@@ -41,6 +41,8 @@ struct Growth {
     user: i64,
     version: i64,
     added: Vec<(NoteMeta, usize)>,
+    /// Whether the call changed the store (the user's write counter moved on).
+    changed: bool,
 }
 
 /// Calls to `remember` waiting for the write connection (group commit).
@@ -136,7 +138,7 @@ fn write_batch(engine: &Engine, mut store: MutexGuard<'_, Store>, batch: &[Arc<P
         return settle_all(batch, &e);
     }
     // Grown before the connection is let go: the views follow the writes in order.
-    for (pending, g) in growth {
+    for (pending, g) in growth.into_iter().filter(|(_, g)| g.changed) {
         engine.views.grow(g.user, g.version, pending.agent.as_deref(), |view| {
             for (meta, i) in &g.added {
                 view.push_note(meta, &pending.vectors[*i]);
@@ -165,12 +167,18 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
     let mut report = RememberReport::default();
     let mut added = Vec::new();
     let mut latest: Option<&Timestamp> = None;
+    // Whether the call changes the store (a call of replays alone leaves it byte-identical).
+    let mut changed = false;
     for (i, (c, ts)) in pending.notes.iter().enumerate() {
         let norm_key = normalized_key(&c.content);
         let at = ts.sortable();
         if let Some(of) = write::duplicate_note(tx, user, agent, &norm_key)? {
             let key = note_key(scope.user, agent, ts, &c.content, 0);
-            write::log(tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+            // A replay (this very note again: its key is the stored one's) decides nothing new.
+            if key != of {
+                write::log(tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+                changed = true;
+            }
             report.notes.push(Remembered { key: of, stored: false });
             continue;
         }
@@ -185,6 +193,9 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
         }
         report.notes.push(Remembered { key, stored: true });
     }
-    write::touch_user(tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
-    Ok((report, Growth { user, version, added }))
+    let changed = changed || !added.is_empty();
+    if changed {
+        write::touch_user(tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+    }
+    Ok((report, Growth { user, version, added, changed }))
 }
