@@ -118,7 +118,12 @@ pub(crate) struct AppState {
     pub(crate) browser: Arc<crate::browser::Policy>,
 }
 
-/// The process's metrics recorder (installed once).
+/// The name of the thread that folds the metrics' histogram samples into their buckets.
+pub const METRICS_UPKEEP_THREAD: &str = "mnemon-metrics";
+
+/// The process's metrics recorder (installed once), with its upkeep thread: a histogram keeps
+/// every observed sample until upkeep folds it into the buckets, so without one a server that
+/// nobody scrapes grows by each request's latency, forever (docs/DECISIONS.md, 2026-12-02).
 pub fn metrics_handle() -> PrometheusHandle {
     static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
     HANDLE
@@ -127,11 +132,21 @@ pub fn metrics_handle() -> PrometheusHandle {
                 [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
             let builder =
                 PrometheusBuilder::new().set_buckets(&buckets).unwrap_or_else(|_| PrometheusBuilder::new());
-            match builder.install_recorder() {
+            let handle = match builder.install_recorder() {
                 Ok(handle) => handle,
                 // Another recorder is installed (a test harness): render from a private one.
                 Err(_) => PrometheusBuilder::new().build_recorder().handle(),
+            };
+            let upkept = handle.clone();
+            let spawned =
+                std::thread::Builder::new().name(METRICS_UPKEEP_THREAD.into()).spawn(move || loop {
+                    std::thread::sleep(Duration::from_secs(5));
+                    upkept.run_upkeep();
+                });
+            if let Err(e) = spawned {
+                tracing::warn!(error = %e, "no metrics upkeep thread: histograms grow until scraped");
             }
+            handle
         })
         .clone()
 }

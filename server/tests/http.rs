@@ -431,3 +431,16 @@ fn many_requests_opening_new_stores_at_once_all_succeed() {
         assert_eq!(r.body["notes"], 4, "{store}: every write landed");
     }
 }
+
+/// Histograms keep every sample until upkeep folds it into their buckets: the recorder comes with
+/// the thread that does it, or a server nobody scrapes grows by every request it answers.
+#[test]
+fn the_metrics_recorder_runs_its_upkeep() {
+    let _handle = mnemon_server::http::metrics_handle();
+    let threads: Vec<String> = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .map(|name| name.trim().to_owned())
+        .collect();
+    assert!(threads.iter().any(|t| t == mnemon_server::http::METRICS_UPKEEP_THREAD), "{threads:?}");
+}
