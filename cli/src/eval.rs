@@ -103,6 +103,34 @@ pub fn run(command: EvalCommand) -> Result<()> {
             print!("{}", mnemon_eval::report::report(&summary));
             eprintln!("artifacts in {}", out.display());
         }
+        EvalCommand::Facts { dataset, benchmark, out, sessions, max_haystacks, models } => {
+            let Some(extractor) = models.extractor()? else {
+                anyhow::bail!("eval facts measures an extractor: give --extractor");
+            };
+            let config = mnemon_eval::facts::FactsConfig {
+                dataset,
+                benchmark: benchmark.into(),
+                out: out.clone(),
+                extractor,
+                embedder: models.embedder()?,
+                engine: Config::default(),
+                sessions,
+                limit: max_haystacks,
+            };
+            let bar = ProgressBar::new(0).with_style(
+                ProgressStyle::with_template(
+                    "{spinner} {wide_bar} {pos}/{len} haystacks, elapsed {elapsed}, eta {eta}",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            let summary = mnemon_eval::facts::run(&config, &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            })?;
+            bar.finish_and_clear();
+            print!("{}", mnemon_eval::facts::report(&summary));
+            eprintln!("artifacts in {}", out.display());
+        }
         EvalCommand::Compare { a, b } => print!("{}", mnemon_eval::report::compare(&a, &b)?),
         EvalCommand::Extract {
             dataset,

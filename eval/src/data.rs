@@ -196,7 +196,7 @@ fn longmemeval(q: &Value, at: &str, data: &mut Dataset) -> Result<()> {
 }
 
 /// `D30:05` → `D30:5`; `None` for anything that is not `D<n>:<n>`.
-fn normalize_dia_id(raw: &str) -> Option<String> {
+pub fn normalize_dia_id(raw: &str) -> Option<String> {
     let rest = raw.strip_prefix('D')?;
     let (s, t) = rest.split_once(':')?;
     let (s, t): (u32, u32) = (s.parse().ok()?, t.parse().ok()?);

@@ -11,6 +11,7 @@
 
 pub mod data;
 pub mod extraction;
+pub mod facts;
 pub mod metrics;
 pub mod prefilter;
 pub mod qa;

@@ -104,7 +104,7 @@ pub struct FactCounts {
 }
 
 impl FactCounts {
-    fn add(&mut self, o: &FactCounts) {
+    pub(crate) fn add(&mut self, o: &FactCounts) {
         self.rounds_extracted += o.rounds_extracted;
         self.rounds_prefiltered += o.rounds_prefiltered;
         self.rounds_truncated += o.rounds_truncated;
@@ -116,7 +116,7 @@ impl FactCounts {
         self.superseded += o.superseded;
     }
 
-    fn of(decisions: &[mnemon::Decision]) -> FactCounts {
+    pub(crate) fn of(decisions: &[mnemon::Decision]) -> FactCounts {
         let mut c = FactCounts::default();
         for d in decisions {
             match d.kind.as_str() {

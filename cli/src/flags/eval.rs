@@ -101,6 +101,27 @@ pub enum EvalCommand {
         #[arg(long, value_name = "RUN")]
         same_as: Option<PathBuf>,
     },
+    /// Facts against outside references: knowledge updates (LongMemEval), dates (both), LoCoMo's
+    /// observations, and the cost per round. Each question's haystack (or each conversation)
+    /// goes into a fresh store with the extractor inline (docs/EVAL.md, "Facts").
+    Facts {
+        /// The benchmark file (LongMemEval oracle or S; LoCoMo).
+        #[arg(long)]
+        dataset: PathBuf,
+        #[arg(long, value_enum)]
+        benchmark: BenchmarkArg,
+        /// The run directory (`units.jsonl`; an existing one is resumed).
+        #[arg(long)]
+        out: PathBuf,
+        /// LoCoMo: only the first this many sessions of each conversation.
+        #[arg(long)]
+        sessions: Option<usize>,
+        /// At most this many haystacks (LongMemEval questions, LoCoMo conversations).
+        #[arg(long = "max-haystacks", alias = "limit")]
+        max_haystacks: Option<usize>,
+        #[command(flatten)]
+        models: ModelArgs,
+    },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
         #[arg(long)]

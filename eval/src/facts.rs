@@ -1,0 +1,1076 @@
+//! Facts measured against references outside mnemon: `mnemon eval facts`.
+//!
+//! Each unit (a LongMemEval question's haystack, or a LoCoMo conversation's first sessions) is
+//! ingested into a fresh store with the extractor inline, so the ingest time is the extraction's
+//! cost, pre-filter skips included. Then, from the store alone:
+//!
+//! - **Knowledge updates** (LongMemEval `knowledge-update`): the gold answer's value (its numbers
+//!   with their units, else its key words) is (a) stated by an active fact, (b) stated by a fact
+//!   that superseded an older one, with the decision in the log, and (c) shown as a fact line in
+//!   the context for the question. A question asking for the earlier value ("previous",
+//!   "initially") is scored on (b) alone, as "a superseded fact states the gold value"; a yes/no
+//!   answer carries no value and is not scored.
+//! - **Dates**: a LoCoMo temporal question (category 2) whose answer names a date ("7 May 2023",
+//!   "June 2023", "2022", "the Friday before 15 July 2023", "the week before 9 June 2023") is
+//!   dated correctly when its evidence round holds a fact whose resolved date falls on it, at the
+//!   answer's precision. LongMemEval's temporal answers are durations and orders, not dates: for
+//!   them only whether an evidence round holds a dated fact is counted.
+//! - **Observations** (LoCoMo): each session lists, per speaker, the facts a reader needs, each with
+//!   the turn that states it. An observation is recalled when a fact of the round holding that
+//!   turn matches it; a fact is precise when it matches an observation of its session. The rule
+//!   ([`matches`]): speakers' names read as "user" (the first speaker, stored as the user) and
+//!   "assistant"; cosine of the two sentences (the run's embedder) at least [`MATCH_COSINE`], and
+//!   at least [`MATCH_OVERLAP`] of the observation's content words in the fact.
+//!
+//! One JSON line per unit in `units.jsonl`; a run resumes from it. `summary.json` and the printed
+//! table come from the lines alone.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{Datelike, Duration, NaiveDate, Weekday};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use mnemon::extract::Extractor;
+use mnemon::{Config, Embedder, Error, Fact, Memory, Query, Record, Result, StoredRound};
+
+use crate::data::{self, Benchmark, Question};
+use crate::run::FactCounts;
+
+/// Cosine between a fact and an observation that can make them match.
+pub const MATCH_COSINE: f32 = 0.55;
+/// Share of the observation's content words that the fact must hold.
+pub const MATCH_OVERLAP: f32 = 0.35;
+
+/// What to measure.
+pub struct FactsConfig {
+    /// The benchmark file.
+    pub dataset: PathBuf,
+    /// Which benchmark.
+    pub benchmark: Benchmark,
+    /// The run directory.
+    pub out: PathBuf,
+    /// The extractor measured.
+    pub extractor: Arc<dyn Extractor>,
+    /// The embedder (stores and the observation match).
+    pub embedder: Arc<dyn Embedder>,
+    /// Engine configuration.
+    pub engine: Config,
+    /// LoCoMo: only the first this many sessions of each conversation.
+    pub sessions: Option<usize>,
+    /// At most this many units.
+    pub limit: Option<usize>,
+}
+
+/// A knowledge-update question, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UpdateCheck {
+    /// Question id.
+    pub question: String,
+    /// The gold answer.
+    pub answer: String,
+    /// How it is scored: `current`, `previous` or `unscored`.
+    pub scored: String,
+    /// (a) the active fact stating the value.
+    pub current: Option<String>,
+    /// (b) the fact stating the value that superseded another (or, for `previous`, the
+    /// superseded fact stating it), with its decision logged.
+    pub superseded: Option<String>,
+    /// (c) the context for the question shows the value as a fact line.
+    pub in_context: bool,
+}
+
+/// A temporal question, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DateCheck {
+    /// Question id.
+    pub question: String,
+    /// The gold answer.
+    pub answer: String,
+    /// The date the answer names (`YYYY-MM-DD`, `YYYY-MM`, `YYYY`, or `FROM..TO`), if any.
+    pub gold: Option<String>,
+    /// Resolved dates of the facts of the evidence rounds.
+    pub dated: Vec<String>,
+    /// One of them falls on the gold date.
+    pub correct: bool,
+}
+
+/// An observation, checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObservationCheck {
+    /// `session_<n>`.
+    pub session: String,
+    /// `user` (the first speaker) or `other`.
+    pub speaker: String,
+    /// The observation.
+    pub text: String,
+    /// Its evidence turn.
+    pub evidence: String,
+    /// The matching fact of the evidence round, with the cosine and overlap of the match.
+    pub matched: Option<(String, f32, f32)>,
+    /// The fact of the evidence round nearest to it, and its cosine and overlap (for the hand
+    /// check of the rule).
+    pub nearest: Option<(String, f32, f32)>,
+}
+
+/// A stored fact, checked against its session's observations.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FactCheck {
+    /// Fact key.
+    pub key: String,
+    /// Its sentence.
+    pub content: String,
+    /// Its round's session.
+    pub session: String,
+    /// Whether it matches an observation of the session.
+    pub matched: bool,
+}
+
+/// One unit's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unit {
+    /// Question id or conversation id.
+    pub user: String,
+    /// Rounds stored.
+    pub rounds: usize,
+    /// Seconds of the ingest, extraction included.
+    pub seconds: f64,
+    /// What extraction stored and decided.
+    pub counts: FactCounts,
+    /// Knowledge-update questions.
+    pub updates: Vec<UpdateCheck>,
+    /// Temporal questions.
+    pub dates: Vec<DateCheck>,
+    /// LoCoMo observations of the ingested sessions.
+    pub observations: Vec<ObservationCheck>,
+    /// LoCoMo: every stored fact.
+    pub facts: Vec<FactCheck>,
+}
+
+/// A measured share.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Share {
+    /// Counted.
+    pub hits: usize,
+    /// Out of.
+    pub of: usize,
+}
+
+impl Share {
+    fn count(&mut self, hit: bool) {
+        self.hits += usize::from(hit);
+        self.of += 1;
+    }
+}
+
+impl std::fmt::Display for Share {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pct = if self.of == 0 { 0.0 } else { 100.0 * self.hits as f64 / self.of as f64 };
+        write!(f, "{}/{} ({pct:.0} %)", self.hits, self.of)
+    }
+}
+
+/// `summary.json`: the four measures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FactsSummary {
+    /// Units measured.
+    pub units: usize,
+    /// (a) current value an active fact.
+    pub update_current: Share,
+    /// (b) older value superseded, logged.
+    pub update_superseded: Share,
+    /// (c) current value a fact line in the context.
+    pub update_in_context: Share,
+    /// Temporal questions with a date answer, dated correctly by a fact of an evidence round.
+    pub dated_correctly: Share,
+    /// Temporal questions whose evidence rounds hold a dated fact.
+    pub dated_at_all: Share,
+    /// Observation recall, all speakers.
+    pub observation_recall: Share,
+    /// Observation recall, the first speaker's (stored as the user).
+    pub observation_recall_user: Share,
+    /// Fact precision against the session's observations.
+    pub fact_precision: Share,
+    /// Rounds stored.
+    pub rounds: usize,
+    /// Seconds of ingest, extraction included.
+    pub seconds: f64,
+    /// What extraction stored and decided, summed.
+    pub counts: FactCounts,
+}
+
+/// Runs (or resumes) the measurement; `progress(done, total)` after each unit.
+pub fn run(cfg: &FactsConfig, progress: &dyn Fn(usize, usize)) -> Result<FactsSummary> {
+    std::fs::create_dir_all(&cfg.out)?;
+    let path = cfg.out.join("units.jsonl");
+    let mut done: Vec<Unit> = match std::fs::read_to_string(&path) {
+        Ok(t) => t.lines().filter_map(|l| serde_json::from_str(l).ok()).collect(),
+        Err(_) => Vec::new(),
+    };
+    let data = data::load(&cfg.dataset, cfg.benchmark)?;
+    let observations = match cfg.benchmark {
+        Benchmark::LoCoMo => load_observations(&cfg.dataset)?,
+        Benchmark::LongMemEval => BTreeMap::new(),
+    };
+    let units: Vec<&data::Haystack> = data
+        .haystacks
+        .iter()
+        .filter(|h| match cfg.benchmark {
+            Benchmark::LoCoMo => true,
+            Benchmark::LongMemEval => data.questions.iter().any(|q| q.user == h.user && measured(q)),
+        })
+        .take(cfg.limit.unwrap_or(usize::MAX))
+        .collect();
+    let total = units.len();
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path)?;
+    for h in units {
+        if done.iter().any(|u| u.user == h.user) {
+            continue;
+        }
+        let questions: Vec<&Question> =
+            data.questions.iter().filter(|q| q.user == h.user && measured(q)).collect();
+        let unit = measure(cfg, h, &questions, observations.get(&h.user))?;
+        writeln!(file, "{}", serde_json::to_string(&unit).map_err(|e| Error::Database(e.to_string()))?)?;
+        file.flush()?;
+        done.push(unit);
+        progress(done.len(), total);
+    }
+    let summary = summarize(&done);
+    std::fs::write(
+        cfg.out.join("summary.json"),
+        serde_json::to_string_pretty(&summary).map_err(|e| Error::Database(e.to_string()))?,
+    )?;
+    Ok(summary)
+}
+
+/// The questions a unit is measured on.
+fn measured(q: &Question) -> bool {
+    !q.abstention && matches!(q.kind.as_str(), "knowledge-update" | "temporal-reasoning" | "category-2")
+}
+
+/// LoCoMo observations by conversation: `(session, speaker is the first speaker, text, evidence id)`.
+type Observations = Vec<(String, bool, String, String)>;
+
+fn load_observations(path: &Path) -> Result<BTreeMap<String, (Observations, [String; 2])>> {
+    let value: Value = serde_json::from_slice(&std::fs::read(path)?)
+        .map_err(|e| Error::InvalidInput { field: "dataset".into(), reason: e.to_string() })?;
+    let mut out = BTreeMap::new();
+    for c in value.as_array().into_iter().flatten() {
+        let user = c["sample_id"].as_str().unwrap_or_default().to_owned();
+        let a = c["conversation"]["speaker_a"].as_str().unwrap_or_default().to_owned();
+        let b = c["conversation"]["speaker_b"].as_str().unwrap_or_default().to_owned();
+        let mut list = Vec::new();
+        for (key, per) in c["observation"].as_object().into_iter().flatten() {
+            let session = key.trim_end_matches("_observation").to_owned();
+            for (speaker, items) in per.as_object().into_iter().flatten() {
+                for item in items.as_array().into_iter().flatten() {
+                    let text = item[0].as_str().unwrap_or_default();
+                    // Evidence ids as the QA's are: several packed in one string, some padded.
+                    let ids = item[1].as_str().unwrap_or_default();
+                    for id in ids.split([';', ',', ' ']).filter(|s| !s.is_empty()) {
+                        if let Some(id) = data::normalize_dia_id(id) {
+                            list.push((session.clone(), *speaker == a, text.to_owned(), id));
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        out.insert(user, (list, [a, b]));
+    }
+    Ok(out)
+}
+
+fn measure(
+    cfg: &FactsConfig,
+    h: &data::Haystack,
+    questions: &[&Question],
+    observations: Option<&(Observations, [String; 2])>,
+) -> Result<Unit> {
+    let dir = tempfile::tempdir()?;
+    let memory = Memory::builder(dir.path().join("store.db"))
+        .embedder(cfg.embedder.clone())
+        .optional_extractor(Some(cfg.extractor.clone()))
+        .config(Config { background_extraction: false, ..cfg.engine.clone() })
+        .open()?;
+    let sessions: Vec<&[mnemon::Message]> = h.messages.chunk_by(|a, b| a.session == b.session).collect();
+    let take = cfg.sessions.filter(|_| cfg.benchmark == Benchmark::LoCoMo).unwrap_or(sessions.len());
+    let ingested: BTreeSet<&str> =
+        sessions.iter().take(take).filter_map(|s| s[0].session.as_deref()).collect();
+    // Timing is this harness's job.
+    #[allow(clippy::disallowed_methods)]
+    let started = std::time::Instant::now();
+    for session in sessions.iter().take(take) {
+        memory.add(session, &h.user)?;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let rounds = memory.rounds(&h.user)?;
+    let facts = memory.facts(&h.user)?;
+    let decisions = memory.decisions(&h.user)?;
+    let superseded: Vec<Fact> = decisions
+        .iter()
+        .filter(|d| d.kind == "fact.superseded")
+        .filter_map(|d| match memory.get(&d.record, &h.user) {
+            Ok(Record::Fact(f)) => Some(f),
+            _ => None,
+        })
+        .collect();
+    let logged = |old: &str, new: &str| {
+        decisions
+            .iter()
+            .any(|d| d.kind == "fact.superseded" && d.record == old && d.other.as_deref() == Some(new))
+    };
+    let round_of = |fact: &str| {
+        let key = fact.rsplit_once('/').map_or(fact, |(r, _)| r);
+        rounds.iter().find(|r| r.key == key)
+    };
+
+    let mut updates = Vec::new();
+    let mut dates = Vec::new();
+    for q in questions {
+        let evidence: Vec<&StoredRound> = rounds
+            .iter()
+            .filter(|r| {
+                r.turns
+                    .iter()
+                    .any(|t| t.id.as_deref().is_some_and(|id| q.evidence_turns.contains(&id.to_owned())))
+            })
+            .collect();
+        if evidence.is_empty() {
+            continue; // no evidence, or it lies in sessions this run did not ingest
+        }
+        if q.kind == "knowledge-update" {
+            updates.push(check_update(&memory, q, &h.user, &facts, &superseded, &logged)?);
+        } else {
+            let dated: Vec<String> = facts
+                .iter()
+                .chain(&superseded)
+                .filter(|f| round_of(&f.key).is_some_and(|r| evidence.iter().any(|e| e.key == r.key)))
+                .filter_map(|f| f.valid_time.clone())
+                .collect();
+            let session_date = evidence.first().map(|r| r.ts.clone());
+            let gold = match cfg.benchmark {
+                Benchmark::LoCoMo => gold_date(&q.answer, session_date.as_deref()),
+                Benchmark::LongMemEval => None,
+            };
+            let correct = gold.as_ref().is_some_and(|g| dated.iter().any(|d| falls_on(d, g)));
+            dates.push(DateCheck {
+                question: q.id.clone(),
+                answer: q.answer.clone(),
+                gold: gold.map(|g| g.to_string()),
+                dated,
+                correct,
+            });
+        }
+    }
+
+    let (mut checked_obs, mut checked_facts) = (Vec::new(), Vec::new());
+    if let Some((list, names)) = observations {
+        let list: Vec<_> = list.iter().filter(|o| ingested.contains(o.0.as_str())).collect();
+        let obs_texts: Vec<String> = list.iter().map(|o| canonical(&o.2, names)).collect();
+        let fact_texts: Vec<String> = facts.iter().map(|f| canonical(&f.content, names)).collect();
+        let all: Vec<&str> = obs_texts.iter().chain(&fact_texts).map(String::as_str).collect();
+        let vectors = cfg.embedder.embed_documents(&all)?;
+        let (obs_v, fact_v) = vectors.split_at(obs_texts.len());
+        let fact_round: Vec<Option<&StoredRound>> = facts.iter().map(|f| round_of(&f.key)).collect();
+        let mut fact_matched = vec![false; facts.len()];
+        for (i, o) in list.iter().enumerate() {
+            let mut nearest: Option<(String, f32, f32)> = None;
+            let mut matched: Option<(String, f32, f32)> = None;
+            for (j, f) in facts.iter().enumerate() {
+                let Some(r) = fact_round[j] else { continue };
+                if r.session != o.0 {
+                    continue;
+                }
+                let (cos, overlap) = (cosine(&obs_v[i], &fact_v[j]), overlap(&obs_texts[i], &fact_texts[j]));
+                let ok = cos >= MATCH_COSINE && overlap >= MATCH_OVERLAP;
+                // A fact matching any observation of its session is precise.
+                fact_matched[j] |= ok;
+                let holds = r.turns.iter().any(|t| t.id.as_deref() == Some(o.3.as_str()));
+                if !holds {
+                    continue;
+                }
+                if nearest.as_ref().is_none_or(|n| cos > n.1) {
+                    nearest = Some((f.content.clone(), cos, overlap));
+                }
+                if ok && matched.as_ref().is_none_or(|m| cos > m.1) {
+                    matched = Some((f.content.clone(), cos, overlap));
+                }
+            }
+            checked_obs.push(ObservationCheck {
+                session: o.0.clone(),
+                speaker: if o.1 { "user".into() } else { "other".into() },
+                text: o.2.clone(),
+                evidence: o.3.clone(),
+                matched,
+                nearest,
+            });
+        }
+        for (j, f) in facts.iter().enumerate() {
+            checked_facts.push(FactCheck {
+                key: f.key.clone(),
+                content: f.content.clone(),
+                session: fact_round[j].map(|r| r.session.clone()).unwrap_or_default(),
+                matched: fact_matched[j],
+            });
+        }
+    }
+    Ok(Unit {
+        user: h.user.clone(),
+        rounds: rounds.len(),
+        seconds,
+        counts: FactCounts::of(&decisions),
+        updates,
+        dates,
+        observations: checked_obs,
+        facts: checked_facts,
+    })
+}
+
+fn check_update(
+    memory: &Memory,
+    q: &Question,
+    user: &str,
+    facts: &[Fact],
+    superseded: &[Fact],
+    logged: &dyn Fn(&str, &str) -> bool,
+) -> Result<UpdateCheck> {
+    let value = Gold::of(&q.answer);
+    let asks_previous = previous_question(&q.question);
+    let mut check = UpdateCheck {
+        question: q.id.clone(),
+        answer: q.answer.clone(),
+        scored: match (&value, asks_previous) {
+            (None, _) => "unscored".into(),
+            (Some(_), true) => "previous".into(),
+            (Some(_), false) => "current".into(),
+        },
+        current: None,
+        superseded: None,
+        in_context: false,
+    };
+    let Some(value) = value else { return Ok(check) };
+    let states = |f: &Fact| value.stated_by(&format!("{} {}", f.content, f.object.as_deref().unwrap_or("")));
+    if asks_previous {
+        check.superseded = superseded.iter().find(|f| states(f)).map(|f| f.key.clone());
+        return Ok(check);
+    }
+    let current: Vec<&Fact> = facts.iter().filter(|f| states(f)).collect();
+    check.current = current.first().map(|f| f.key.clone());
+    check.superseded =
+        current.iter().find(|f| f.supersedes.iter().any(|old| logged(old, &f.key))).map(|f| f.key.clone());
+    let context = memory.get_context(Query { date: q.date.as_deref(), ..Query::new(&q.question) }, user)?;
+    check.in_context = current.iter().any(|f| f.in_context() && context.text.contains(&f.line()));
+    Ok(check)
+}
+
+/// Whether a question asks for the value before an update.
+fn previous_question(question: &str) -> bool {
+    let q = question.to_lowercase();
+    ["previous", "initially", "originally", "used to", "before i updated", "at first"]
+        .iter()
+        .any(|w| q.contains(w))
+}
+
+/// The value a gold answer states: its numbers (with the unit word after each, if any), else its
+/// key words.
+#[derive(Debug, Clone, PartialEq)]
+enum Gold {
+    Numbers(Vec<(String, Option<String>)>),
+    Words(BTreeSet<String>),
+}
+
+const UNITS: &[&str] = &[
+    "second",
+    "minute",
+    "hour",
+    "day",
+    "week",
+    "month",
+    "year",
+    "time",
+    "cup",
+    "ounce",
+    "mile",
+    "km",
+    "kilometer",
+    "pound",
+    "kg",
+    "dollar",
+    "percent",
+    "level",
+    "page",
+    "book",
+    "point",
+];
+
+/// Words an answer wraps its value in.
+const ANSWER_WORDS: &[&str] = &[
+    "you",
+    "your",
+    "the",
+    "and",
+    "for",
+    "with",
+    "from",
+    "switched",
+    "increased",
+    "decreased",
+    "limit",
+    "more",
+    "less",
+    "per",
+    "about",
+    "around",
+    "than",
+    "was",
+    "are",
+    "have",
+    "has",
+    "had",
+    "been",
+    "now",
+];
+
+impl Gold {
+    fn of(answer: &str) -> Option<Gold> {
+        let words = tokens(answer);
+        if matches!(words.first().map(String::as_str), Some("yes" | "no")) && words.len() <= 2 {
+            return None;
+        }
+        let numbers = numbers_with_units(&words);
+        if !numbers.is_empty() {
+            return Some(Gold::Numbers(numbers));
+        }
+        let keys: BTreeSet<String> =
+            content_words(answer).into_iter().filter(|w| !ANSWER_WORDS.contains(&w.as_str())).collect();
+        (!keys.is_empty()).then_some(Gold::Words(keys))
+    }
+
+    fn stated_by(&self, text: &str) -> bool {
+        match self {
+            Gold::Numbers(want) => {
+                let have = numbers_with_units(&tokens(text));
+                want.iter().all(|(n, unit)| have.iter().any(|(m, u)| m == n && (unit.is_none() || unit == u)))
+            }
+            Gold::Words(want) => want.is_subset(&content_words(text)),
+        }
+    }
+}
+
+/// Lowercase word tokens; `$1,200.50` gives `1200.50`.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        let inside_number = |c: char| {
+            (c == ',' || c == '.')
+                && i > 0
+                && chars[i - 1].is_ascii_digit()
+                && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+        };
+        if c.is_alphanumeric() {
+            cur.extend(c.to_lowercase());
+        } else if inside_number(c) {
+            if c == '.' {
+                cur.push('.');
+            }
+        } else if !cur.is_empty() {
+            out.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    // "twenty-five" was split at the hyphen: joined back as one number below.
+    out
+}
+
+const NUMBER_WORDS: &[(&str, u32)] = &[
+    ("zero", 0),
+    ("one", 1),
+    ("two", 2),
+    ("three", 3),
+    ("four", 4),
+    ("five", 5),
+    ("six", 6),
+    ("seven", 7),
+    ("eight", 8),
+    ("nine", 9),
+    ("ten", 10),
+    ("eleven", 11),
+    ("twelve", 12),
+    ("thirteen", 13),
+    ("fourteen", 14),
+    ("fifteen", 15),
+    ("sixteen", 16),
+    ("seventeen", 17),
+    ("eighteen", 18),
+    ("nineteen", 19),
+    ("twenty", 20),
+    ("thirty", 30),
+    ("forty", 40),
+    ("fifty", 50),
+    ("sixty", 60),
+    ("seventy", 70),
+    ("eighty", 80),
+    ("ninety", 90),
+    ("hundred", 100),
+    ("once", 1),
+    ("twice", 2),
+    ("thrice", 3),
+    ("single", 1),
+    ("double", 2),
+    ("dozen", 12),
+];
+
+fn number_word(w: &str) -> Option<u32> {
+    NUMBER_WORDS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+}
+
+fn singular(w: &str) -> String {
+    let w = w.strip_suffix("es").filter(|b| b.ends_with("ch") || b.ends_with("sh")).unwrap_or(w);
+    w.strip_suffix('s').filter(|b| b.len() >= 2 && !b.ends_with('s')).unwrap_or(w).to_owned()
+}
+
+/// The numbers of `words` (digits, or number words, "twenty five" summed), each with the unit
+/// word that follows it, if it is one.
+fn numbers_with_units(words: &[String]) -> Vec<(String, Option<String>)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let (value, next) = if w.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+            // "5k", "27th": the digits.
+            let digits: String = w.chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+            (Some(digits.trim_end_matches('.').to_owned()), i + 1)
+        } else if let Some(mut v) = number_word(w) {
+            let mut j = i + 1;
+            // "twenty five", "one hundred".
+            while let Some(n) = words.get(j).and_then(|w| number_word(w)) {
+                if n == 100 {
+                    v *= 100;
+                } else if v >= 20 && n < 10 {
+                    v += n;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            (Some(v.to_string()), j)
+        } else {
+            (None, i + 1)
+        };
+        if let Some(v) = value {
+            let unit = words.get(next).map(|u| singular(u)).filter(|u| UNITS.contains(&u.as_str()));
+            out.push((v, unit));
+        }
+        i = next;
+    }
+    out
+}
+
+const STOP_WORDS: &[&str] = &[
+    "the",
+    "and",
+    "for",
+    "with",
+    "was",
+    "are",
+    "has",
+    "had",
+    "her",
+    "his",
+    "their",
+    "they",
+    "you",
+    "your",
+    "about",
+    "that",
+    "this",
+    "from",
+    "into",
+    "she",
+    "him",
+    "them",
+    "who",
+    "which",
+    "what",
+    "when",
+    "where",
+    "have",
+    "been",
+    "being",
+    "were",
+    "will",
+    "would",
+    "also",
+    "very",
+    "some",
+    "its",
+    "our",
+    "out",
+    "not",
+    "but",
+    "all",
+    "any",
+    "can",
+    "could",
+    "did",
+    "does",
+    "user",
+    "assistant",
+    "really",
+    "just",
+    "like",
+    "feel",
+    "feels",
+    "felt",
+];
+
+/// Content words: lowercase words of 3+ characters (or numbers), minus function words and the
+/// speakers, singular.
+fn content_words(text: &str) -> BTreeSet<String> {
+    tokens(text)
+        .into_iter()
+        .filter(|w| w.len() >= 3 || w.chars().all(|c| c.is_ascii_digit()))
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .map(|w| singular(&w))
+        .collect()
+}
+
+/// `text` with the speakers' names read as "user" (the first) and "assistant", and "the user"
+/// as "user".
+fn canonical(text: &str, names: &[String; 2]) -> String {
+    let mut out = text.to_owned();
+    for (name, role) in names.iter().zip(["the user", "the assistant"]) {
+        if !name.is_empty() {
+            out = out.replace(&format!("{name}'s"), &format!("{role}'s")).replace(name.as_str(), role);
+        }
+    }
+    out
+}
+
+/// The share of the observation's content words that the fact holds.
+pub fn overlap(observation: &str, fact: &str) -> f32 {
+    let want = content_words(observation);
+    if want.is_empty() {
+        return 0.0;
+    }
+    let have = content_words(fact);
+    want.intersection(&have).count() as f32 / want.len() as f32
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if na == 0.0 || nb == 0.0 {
+        0.0
+    } else {
+        dot / (na * nb)
+    }
+}
+
+/// Whether an observation and a fact match (texts already [`canonical`]).
+pub fn matches(cosine: f32, overlap: f32) -> bool {
+    cosine >= MATCH_COSINE && overlap >= MATCH_OVERLAP
+}
+
+/// A date a temporal answer names.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GoldDate {
+    /// A day.
+    Day(NaiveDate),
+    /// A month.
+    Month(i32, u32),
+    /// A year.
+    Year(i32),
+    /// Any day from the first to the second.
+    Range(NaiveDate, NaiveDate),
+}
+
+impl std::fmt::Display for GoldDate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GoldDate::Day(d) => write!(f, "{d}"),
+            GoldDate::Month(y, m) => write!(f, "{y:04}-{m:02}"),
+            GoldDate::Year(y) => write!(f, "{y:04}"),
+            GoldDate::Range(a, b) => write!(f, "{a}..{b}"),
+        }
+    }
+}
+
+const MONTHS: &[&str] = &[
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+];
+
+const WEEKDAYS: &[(&str, Weekday)] = &[
+    ("monday", Weekday::Mon),
+    ("tuesday", Weekday::Tue),
+    ("wednesday", Weekday::Wed),
+    ("thursday", Weekday::Thu),
+    ("friday", Weekday::Fri),
+    ("saturday", Weekday::Sat),
+    ("sunday", Weekday::Sun),
+];
+
+/// The date a LoCoMo temporal answer names, or none (a duration, "a few years ago").
+/// `session` (the evidence round's timestamp) gives the year an answer like "13 August" leaves out.
+pub fn gold_date(answer: &str, session: Option<&str>) -> Option<GoldDate> {
+    let words = tokens(answer);
+    let month_at =
+        |i: usize| words.get(i).and_then(|w| MONTHS.iter().position(|m| m == w)).map(|m| m as u32 + 1);
+    let year_at =
+        |i: usize| words.get(i).and_then(|w| w.parse::<i32>().ok()).filter(|y| (1900..2100).contains(y));
+    let day_at = |i: usize| words.get(i).and_then(|w| w.parse::<u32>().ok()).filter(|d| (1..=31).contains(d));
+    let session_year = session.and_then(|s| mnemon::Timestamp::parse(s).ok()).map(|t| t.date().year());
+    // The last date the answer names: "D Month [YYYY]", "Month YYYY" or "YYYY".
+    let mut anchor: Option<(usize, GoldDate)> = None;
+    for i in 0..words.len() {
+        if let Some(m) = month_at(i) {
+            if let Some(d) = i.checked_sub(1).and_then(day_at) {
+                let y = year_at(i + 1).or(session_year)?;
+                anchor = NaiveDate::from_ymd_opt(y, m, d).map(|d| (i - 1, GoldDate::Day(d)));
+            } else if let Some(y) = year_at(i + 1) {
+                anchor = Some((i, GoldDate::Month(y, m)));
+            }
+        } else if let Some(y) = year_at(i) {
+            if anchor.is_none() && !(i > 0 && month_at(i - 1).is_some()) {
+                anchor = Some((i, GoldDate::Year(y)));
+            }
+        }
+    }
+    let (at, date) = anchor?;
+    let before: Vec<&str> = words[..at].iter().map(String::as_str).collect();
+    let lead = before.join(" ");
+    if before.is_empty() || lead == "in" || lead == "on" {
+        return Some(date);
+    }
+    let GoldDate::Day(d) = date else {
+        // "Since 2016", "about 2022": not the date of an event.
+        return None;
+    };
+    if lead.ends_with("the week before") {
+        return Some(GoldDate::Range(d - Duration::days(7), d - Duration::days(1)));
+    }
+    if lead.ends_with("the week of") {
+        return Some(GoldDate::Range(d - Duration::days(3), d + Duration::days(3)));
+    }
+    let weekend_before = |d: NaiveDate, weeks: i64| {
+        let mut sat = d - Duration::days(1);
+        while sat.weekday() != Weekday::Sat {
+            sat -= Duration::days(1);
+        }
+        let sat = sat - Duration::days(7 * weeks);
+        GoldDate::Range(sat, sat + Duration::days(1))
+    };
+    if lead.ends_with("two weekends before") {
+        return Some(weekend_before(d, 1));
+    }
+    if lead.ends_with("the weekend before") {
+        return Some(weekend_before(d, 0));
+    }
+    for (name, day) in WEEKDAYS {
+        if lead.ends_with(&format!("{name} before")) {
+            let mut x = d - Duration::days(1);
+            while x.weekday() != *day {
+                x -= Duration::days(1);
+            }
+            return Some(GoldDate::Day(x));
+        }
+    }
+    None
+}
+
+/// Whether a resolved date (`YYYY-MM-DD`, `YYYY-MM`, `YYYY`) falls on `gold`, at the gold's
+/// precision (a coarser date does not).
+pub fn falls_on(resolved: &str, gold: &GoldDate) -> bool {
+    let parts: Vec<&str> = resolved.split('-').collect();
+    let y = parts.first().and_then(|p| p.parse::<i32>().ok());
+    let m = parts.get(1).and_then(|p| p.parse::<u32>().ok());
+    let day = NaiveDate::parse_from_str(resolved, "%Y-%m-%d").ok();
+    match gold {
+        GoldDate::Day(g) => day == Some(*g),
+        GoldDate::Range(a, b) => day.is_some_and(|d| *a <= d && d <= *b),
+        GoldDate::Month(gy, gm) => y == Some(*gy) && m == Some(*gm),
+        GoldDate::Year(gy) => y == Some(*gy),
+    }
+}
+
+/// The summary of finished units.
+pub fn summarize(units: &[Unit]) -> FactsSummary {
+    let mut s = FactsSummary { units: units.len(), ..FactsSummary::default() };
+    for u in units {
+        s.rounds += u.rounds;
+        s.seconds += u.seconds;
+        s.counts.add(&u.counts);
+        for c in &u.updates {
+            match c.scored.as_str() {
+                "current" => {
+                    s.update_current.count(c.current.is_some());
+                    s.update_superseded.count(c.superseded.is_some());
+                    s.update_in_context.count(c.in_context);
+                }
+                "previous" => s.update_superseded.count(c.superseded.is_some()),
+                _ => {}
+            }
+        }
+        for d in &u.dates {
+            if d.gold.is_some() {
+                s.dated_correctly.count(d.correct);
+            }
+            s.dated_at_all.count(!d.dated.is_empty());
+        }
+        for o in &u.observations {
+            s.observation_recall.count(o.matched.is_some());
+            if o.speaker == "user" {
+                s.observation_recall_user.count(o.matched.is_some());
+            }
+        }
+        for f in &u.facts {
+            s.fact_precision.count(f.matched);
+        }
+    }
+    s
+}
+
+/// The table printed.
+pub fn report(s: &FactsSummary) -> String {
+    let per_round = if s.rounds == 0 { 0.0 } else { s.seconds / s.rounds as f64 };
+    let per_hour = if per_round == 0.0 { 0.0 } else { 3600.0 / per_round };
+    let c = &s.counts;
+    format!(
+        "units {}\n\
+         knowledge updates: current value an active fact {}; older value superseded (logged) {}; current value a fact line in the context {}\n\
+         dates: dated correctly by a fact {} (questions whose answer names a date); evidence round holds a dated fact {}\n\
+         observations: recall {} (first speaker {}); fact precision {}\n\
+         cost: {} rounds in {:.0} s: {:.2} s per round, {:.0} rounds per hour ({} pre-filtered, {} extracted)\n\
+         facts: {} stored, {} superseded, {} merged, {} kept apart, {} duplicates, {} ungrounded, {} truncated outputs\n",
+        s.units,
+        s.update_current,
+        s.update_superseded,
+        s.update_in_context,
+        s.dated_correctly,
+        s.dated_at_all,
+        s.observation_recall,
+        s.observation_recall_user,
+        s.fact_precision,
+        s.rounds,
+        s.seconds,
+        per_round,
+        per_hour,
+        c.rounds_prefiltered,
+        c.rounds_extracted,
+        c.stored,
+        c.superseded,
+        c.merged,
+        c.kept_apart,
+        c.exact_duplicates,
+        c.ungrounded,
+        c.rounds_truncated,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(y: i32, m: u32, d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(y, m, d).unwrap()
+    }
+
+    #[test]
+    fn gold_dates_of_locomo_answers() {
+        assert_eq!(gold_date("7 May 2023", None), Some(GoldDate::Day(day(2023, 5, 7))));
+        assert_eq!(gold_date("19 January, 2023", None), Some(GoldDate::Day(day(2023, 1, 19))));
+        assert_eq!(gold_date("June 2023", None), Some(GoldDate::Month(2023, 6)));
+        assert_eq!(gold_date("February, 2023", None), Some(GoldDate::Month(2023, 2)));
+        assert_eq!(gold_date("2022", None), Some(GoldDate::Year(2022)));
+        // 25 May 2023 is a Thursday: the Sunday before is the 21st.
+        assert_eq!(gold_date("The sunday before 25 May 2023", None), Some(GoldDate::Day(day(2023, 5, 21))));
+        assert_eq!(gold_date("The Friday before 15 July 2023", None), Some(GoldDate::Day(day(2023, 7, 14))));
+        assert_eq!(
+            gold_date("The week before 9 June 2023", None),
+            Some(GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8)))
+        );
+        // 17 July 2023 is a Monday.
+        assert_eq!(
+            gold_date("The weekend before 17 July 2023", None),
+            Some(GoldDate::Range(day(2023, 7, 15), day(2023, 7, 16)))
+        );
+        assert_eq!(
+            gold_date("two weekends before 17 July 2023", None),
+            Some(GoldDate::Range(day(2023, 7, 8), day(2023, 7, 9)))
+        );
+        assert_eq!(
+            gold_date("13 August", Some("2:00 pm on 14 August, 2023")),
+            Some(GoldDate::Day(day(2023, 8, 13)))
+        );
+        for none in ["4 years", "10 years ago", "Since 2016", "A few years ago"] {
+            assert_eq!(gold_date(none, None), None, "{none}");
+        }
+    }
+
+    #[test]
+    fn resolved_dates_fall_on_gold_dates_at_their_precision() {
+        assert!(falls_on("2023-05-07", &GoldDate::Day(day(2023, 5, 7))));
+        assert!(!falls_on("2023-05", &GoldDate::Day(day(2023, 5, 7))));
+        assert!(falls_on("2023-05-07", &GoldDate::Month(2023, 5)));
+        assert!(falls_on("2023-05", &GoldDate::Month(2023, 5)));
+        assert!(!falls_on("2023", &GoldDate::Month(2023, 5)));
+        assert!(falls_on("2022-11-02", &GoldDate::Year(2022)));
+        assert!(falls_on("2023-06-05", &GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8))));
+        assert!(!falls_on("2023-06-09", &GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8))));
+    }
+
+    #[test]
+    fn values_are_number_and_unit_aware() {
+        let v = Gold::of("25").unwrap();
+        assert!(v.stated_by("The user has added 25 new postcards."));
+        assert!(!v.stated_by("The user has added 17 new postcards."));
+        let five = Gold::of("five").unwrap();
+        assert!(five.stated_by("The user has bought 5 tops from H&M."));
+        let time = Gold::of("27 minutes and 45 seconds").unwrap();
+        assert!(time.stated_by("The user's best 5K time was 27:45, 27 minutes 45 seconds."));
+        assert!(!time.stated_by("The user ran 27 seconds and 45 minutes."));
+        let months = Gold::of("9 months").unwrap();
+        assert!(months.stated_by("The user has had Luna for nine months."));
+        assert!(!months.stated_by("The user has had Luna for 9 years."));
+        let money = Gold::of("$1,200").unwrap();
+        assert!(money.stated_by("The user paid 1200 for it."));
+        let place = Gold::of("Oahu").unwrap();
+        assert!(place.stated_by("The user will stay on Oahu."));
+        assert!(Gold::of("Yes").is_none());
+        let three = Gold::of("Three times a week.").unwrap();
+        assert!(three.stated_by("The user attends yoga three times a week."));
+        assert!(!three.stated_by("The user attends yoga twice a week."));
+        assert!(previous_question("What was my previous personal best time for the charity 5K run?"));
+        assert!(!previous_question("How many tops have I bought from H&M so far?"));
+    }
+
+    #[test]
+    fn observations_match_on_cosine_and_overlap() {
+        let names = ["Caroline".to_owned(), "Melanie".to_owned()];
+        let obs = canonical("Caroline attended an LGBTQ support group recently.", &names);
+        assert_eq!(obs, "the user attended an LGBTQ support group recently.");
+        assert!(overlap(&obs, "The user went to an LGBTQ support group.") >= MATCH_OVERLAP);
+        assert!(overlap(&obs, "The user likes painting.") < MATCH_OVERLAP);
+        assert!(matches(0.6, 0.5) && !matches(0.5, 0.9) && !matches(0.9, 0.2));
+    }
+}
