@@ -26,9 +26,10 @@ pub mod vector {
     };
 }
 
-/// Dates in questions: the `[Current date: …]` prefix and the window a question names.
+/// Dates in questions: the `[Current date: …]` prefix, the window a question names, and the
+/// month and weekday names the resolver reads.
 pub mod time {
-    pub use crate::model::time::{query_window, split_date_prefix, DateWindow};
+    pub use crate::model::time::{month_number, query_window, split_date_prefix, weekday, DateWindow};
 }
 
 pub use crate::facts::{conflict, normalize, prefilter, resolve, verify};

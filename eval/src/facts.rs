@@ -35,6 +35,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use mnemon::extract::Extractor;
+use mnemon::internals::time::{month_number, weekday};
+use mnemon::internals::vector::cosine;
 use mnemon::{Config, Embedder, Error, Fact, Memory, Query, Record, Result, StoredRound};
 
 use crate::data::{self, Benchmark, Question};
@@ -336,7 +338,7 @@ fn measure(
             .filter(|r| {
                 r.turns
                     .iter()
-                    .any(|t| t.id.as_deref().is_some_and(|id| q.evidence_turns.contains(&id.to_owned())))
+                    .any(|t| t.id.as_deref().is_some_and(|id| q.evidence_turns.iter().any(|e| e == id)))
             })
             .collect();
         if evidence.is_empty() {
@@ -765,17 +767,6 @@ pub fn overlap(observation: &str, fact: &str) -> f32 {
     want.intersection(&have).count() as f32 / want.len() as f32
 }
 
-fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    let dot: f32 = a.iter().zip(b).map(|(x, y)| x * y).sum();
-    let na: f32 = a.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let nb: f32 = b.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if na == 0.0 || nb == 0.0 {
-        0.0
-    } else {
-        dot / (na * nb)
-    }
-}
-
 /// Whether an observation and a fact match (texts already [`canonical`]).
 pub fn matches(cosine: f32, overlap: f32) -> bool {
     cosine >= MATCH_COSINE && overlap >= MATCH_OVERLAP
@@ -805,37 +796,11 @@ impl std::fmt::Display for GoldDate {
     }
 }
 
-const MONTHS: &[&str] = &[
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
-
-const WEEKDAYS: &[(&str, Weekday)] = &[
-    ("monday", Weekday::Mon),
-    ("tuesday", Weekday::Tue),
-    ("wednesday", Weekday::Wed),
-    ("thursday", Weekday::Thu),
-    ("friday", Weekday::Fri),
-    ("saturday", Weekday::Sat),
-    ("sunday", Weekday::Sun),
-];
-
 /// The date a LoCoMo temporal answer names, or none (a duration, "a few years ago").
 /// `session` (the evidence round's timestamp) gives the year an answer like "13 August" leaves out.
 pub fn gold_date(answer: &str, session: Option<&str>) -> Option<GoldDate> {
     let words = tokens(answer);
-    let month_at =
-        |i: usize| words.get(i).and_then(|w| MONTHS.iter().position(|m| m == w)).map(|m| m as u32 + 1);
+    let month_at = |i: usize| words.get(i).and_then(|w| month_number(w));
     let year_at =
         |i: usize| words.get(i).and_then(|w| w.parse::<i32>().ok()).filter(|y| (1900..2100).contains(y));
     let day_at = |i: usize| words.get(i).and_then(|w| w.parse::<u32>().ok()).filter(|d| (1..=31).contains(d));
@@ -886,16 +851,16 @@ pub fn gold_date(answer: &str, session: Option<&str>) -> Option<GoldDate> {
     if lead.ends_with("the weekend before") {
         return Some(weekend_before(d, 0));
     }
-    for (name, day) in WEEKDAYS {
-        if lead.ends_with(&format!("{name} before")) {
-            let mut x = d - Duration::days(1);
-            while x.weekday() != *day {
-                x -= Duration::days(1);
-            }
-            return Some(GoldDate::Day(x));
-        }
+    // "the Friday before D": the last Friday before D.
+    let day = match before.as_slice() {
+        [.., name, "before"] => weekday(name)?,
+        _ => return None,
+    };
+    let mut x = d - Duration::days(1);
+    while x.weekday() != day {
+        x -= Duration::days(1);
     }
-    None
+    Some(GoldDate::Day(x))
 }
 
 /// Whether a resolved date (`YYYY-MM-DD`, `YYYY-MM`, `YYYY`) falls on `gold`, at the gold's

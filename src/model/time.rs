@@ -187,11 +187,13 @@ const MONTHS: [&str; 12] = [
     "december",
 ];
 
-pub(crate) fn month_number(word: &str) -> Option<u32> {
+/// The month a lowercase English month name names (`"may"` → 5).
+pub fn month_number(word: &str) -> Option<u32> {
     MONTHS.iter().position(|m| *m == word).map(|i| i as u32 + 1)
 }
 
-pub(crate) fn weekday(word: &str) -> Option<Weekday> {
+/// The weekday a lowercase English weekday name names.
+pub fn weekday(word: &str) -> Option<Weekday> {
     Some(match word {
         "monday" => Weekday::Mon,
         "tuesday" => Weekday::Tue,
