@@ -16,7 +16,7 @@ use super::normalize::{normalize, Normal, Polarity};
 
 /// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
 /// extractor.
-pub const CONFLICT_VERSION: &str = "conflict-rules-v1 short=6 entropy=2.0";
+pub const CONFLICT_VERSION: &str = "conflict-rules-v2 short=6 entropy=2.0 numbers-apart";
 
 /// Objects of at most this many words count as short (rules (b) and the screen).
 pub const SHORT: usize = 6;
@@ -90,6 +90,9 @@ pub enum Apart {
     Value,
     /// One text is too short to judge (under [`MIN_ENTROPY_BITS`]).
     LowEntropy,
+    /// The texts state other numbers ("17 new postcards", "25 new postcards"): alike in words,
+    /// not the same fact.
+    Numbers,
 }
 
 fn words(text: &str) -> Vec<&str> {
@@ -113,6 +116,12 @@ pub fn entropy_bits(text: &str) -> f64 {
     }
     let n = all.len() as f64;
     counts.values().map(|&c| c as f64 / n).map(|p| -p * p.log2()).sum()
+}
+
+/// The numbers a text states, number words as digits, in order.
+fn numbers(text: &str) -> Vec<String> {
+    let object = normalize("text", "says", text).object;
+    words(&object).into_iter().filter(|w| is_number(w)).map(str::to_owned).collect()
 }
 
 /// Whether every word of `a` occurs in `b` or every word of `b` in `a` (a refinement or a
@@ -160,6 +169,9 @@ pub fn conflict(a: &Statement<'_>, b: &Statement<'_>) -> Option<Rule> {
 pub fn screen(new: &Statement<'_>, old: &Statement<'_>) -> Option<Apart> {
     if entropy_bits(new.content) < MIN_ENTROPY_BITS || entropy_bits(old.content) < MIN_ENTROPY_BITS {
         return Some(Apart::LowEntropy);
+    }
+    if numbers(new.content) != numbers(old.content) {
+        return Some(Apart::Numbers);
     }
     let (Some(nn), Some(no)) = (new.normal(), old.normal()) else { return None };
     if nn.polarity != no.polarity {
@@ -269,6 +281,22 @@ mod tests {
         );
         assert_eq!(screen(&st(2, "user", "likes", "black tea", "2024-02-01"), &old), Some(Apart::Value));
         assert_eq!(screen(&st(2, "The user", "loves", "green tea", "2024-02-01"), &old), None);
+        let count = |id, content| Statement { content, ..st(id, "user", "added", "postcards", "2024-02-01") };
+        assert_eq!(
+            screen(
+                &count(2, "The user has added 25 new postcards."),
+                &count(1, "The user has added seventeen new postcards.")
+            ),
+            Some(Apart::Numbers)
+        );
+        assert_eq!(
+            screen(
+                &count(2, "The user has added 17 new postcards!"),
+                &count(1, "The user has added seventeen new postcards.")
+            ),
+            None,
+            "the same number, written two ways"
+        );
         let terse = Statement { content: "Tea.", ..st(2, "user", "likes", "green tea", "2024-02-01") };
         assert_eq!(screen(&terse, &old), Some(Apart::LowEntropy));
         assert!((entropy_bits("a b c d") - 2.0).abs() < 1e-9);
