@@ -86,9 +86,11 @@ mod write;
 /// Fact extraction: the [`Extractor`](extract::Extractor) trait, the GGUF extractor, its cache,
 /// and a scripted extractor for tests and demos.
 pub mod extract {
+    /// The slots contract's candidate sentences and records.
+    pub use crate::facts::extract::slots;
     #[cfg(feature = "llama")]
     pub use crate::facts::extract::{
-        default_gguf, row_invariant, LlamaConfig, LlamaExtractor, Speed, RUNTIME,
+        default_gguf, row_invariant, LlamaConfig, LlamaExtractor, Speed, DEFAULT_GGUF, RUNTIME,
     };
     pub use crate::facts::extract::{
         CachedExtractor, Contract, ExtractedFact, Extraction, Extractor, ExtractorPins, ScriptedExtractor,

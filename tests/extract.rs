@@ -466,3 +466,51 @@ fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_t
         assert!(f.raw.starts_with(by), "{f:?}");
     }
 }
+
+#[test]
+fn the_slots_contract_reads_candidates_only_and_keeps_facts_to_their_sentences() {
+    use mnemon::extract::slots;
+    let _decoding = one_decode_at_a_time();
+    let config = LlamaConfig {
+        threads: 2,
+        max_tokens: 160,
+        contract: mnemon::extract::Contract::Slots,
+        ..LlamaConfig::default()
+    };
+    let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
+    assert_ne!(m.pins().prompt, smollm().pins().prompt, "another contract is another prompt pin");
+
+    // What decoding enforces: records with a sentence number, a relation from the list, spans.
+    let record = |n: &str, relation: &str| {
+        format!(r#"[{{"n":{n},"entity":"postcards","relation":"{relation}","value":"25"}}]"#)
+    };
+    assert!(m.grammar_allows(&record("1", "count")).unwrap());
+    assert!(m.grammar_allows("[]").unwrap());
+    assert!(!m.grammar_allows(&record("1", "number")).unwrap(), "a relation outside the list");
+    assert!(!m.grammar_allows(&record("7", "count")).unwrap(), "past the last candidate number");
+    assert!(!smollm().grammar_allows(&record("1", "count")).unwrap(), "not the open contract");
+
+    // A round without a candidate sentence does not reach the model.
+    let idle = [turn(Role::User, "What's the capital of Australia?"), turn(Role::Assistant, "Canberra.")];
+    let out = m.extract(&idle).unwrap();
+    assert_eq!((out.raw_output.as_str(), out.prompt_tokens, out.generated_tokens), ("[]", 0, 0));
+
+    // A round with one: whatever the model writes keeps to the grammar, and every fact it keeps
+    // is a candidate sentence, in the third person, with the same bytes on a second call.
+    let round = [
+        turn(
+            Role::User,
+            "Can you suggest a frame? By the way, I've added 25 new postcards to my collection since March.",
+        ),
+        turn(Role::Assistant, "A floating frame works well for postcards."),
+    ];
+    let candidates = slots::candidates(&round);
+    assert_eq!(candidates.len(), 1);
+    let out = m.extract(&round).unwrap();
+    assert!(out.prompt_tokens > 0 && m.grammar_allows(&out.raw_output).unwrap(), "{out:?}");
+    for f in &out.facts {
+        assert_eq!(f.raw, format!("user: {}", candidates[0].text));
+        assert!(f.content.starts_with("The user has added 25 new postcards"), "{f:?}");
+    }
+    assert_eq!(m.extract(&round).unwrap(), out, "byte-identical");
+}

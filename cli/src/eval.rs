@@ -151,7 +151,8 @@ pub fn run(command: EvalCommand) -> Result<()> {
                 draft: extract_draft,
                 ..Default::default()
             };
-            let extractor = mnemon::extract::LlamaExtractor::load(&extractor, config)?;
+            let path = crate::models::extractor_path(&extractor, &mnemon::model_files::default_dir());
+            let extractor = mnemon::extract::LlamaExtractor::load(path, config)?;
             let bar = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(
                     "{spinner} {wide_bar} {pos}/{len} rounds, elapsed {elapsed}, eta {eta}",

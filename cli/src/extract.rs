@@ -50,7 +50,8 @@ pub fn run(args: &Args) -> Result<()> {
         ..LlamaConfig::default()
     };
     let started = Instant::now();
-    let extractor = LlamaExtractor::load(&args.extractor, config)?;
+    let path = crate::models::extractor_path(&args.extractor, &mnemon::model_files::default_dir());
+    let extractor = LlamaExtractor::load(path, config)?;
     let loaded = started.elapsed().as_secs_f64();
     let started = Instant::now();
     let extraction = extractor.extract(&turns)?;

@@ -100,6 +100,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Backup { store, out } => store::backup(&store, &out)?,
         Command::Doctor { store, models: folder, extractor } => {
             let db = store.as_deref().map(|s| models::store_path(Some(s))).transpose()?;
+            let dir = folder.clone().unwrap_or_else(mnemon::model_files::default_dir);
+            let extractor = extractor.map(|x| models::extractor_path(&x, &dir));
             return Ok(doctor::run(db.as_deref(), folder, extractor.as_deref()));
         }
         Command::Demo { store, models } => demo::run(store, &models)?,

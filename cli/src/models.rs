@@ -76,7 +76,7 @@ impl ModelArgs {
 
     /// The extractor the flags name, if any.
     pub fn extractor(&self) -> Result<Option<Arc<dyn Extractor>>> {
-        self.extractor.build()
+        self.extractor.build(&self.models_dir())
     }
 
     /// Opens the store `db` with these models; with an extractor, extraction runs inside each
@@ -91,15 +91,25 @@ impl ModelArgs {
     }
 }
 
+/// The GGUF `--extractor` names: `default` is the pinned default model
+/// ([`mnemon::extract::DEFAULT_GGUF`]) in the models folder `models`; anything else is a path.
+pub fn extractor_path(given: &Path, models: &Path) -> PathBuf {
+    if given == Path::new("default") {
+        models.join("gguf").join(mnemon::extract::DEFAULT_GGUF)
+    } else {
+        given.to_owned()
+    }
+}
+
 impl ExtractorArgs {
     /// The extractor the flags name (a GGUF model, or a `.json` script), behind its cache when
     /// one is given.
-    pub fn build(&self) -> Result<Option<Arc<dyn Extractor>>> {
+    pub fn build(&self, models: &Path) -> Result<Option<Arc<dyn Extractor>>> {
         let Some(path) = &self.extractor else { return Ok(None) };
         if path.extension().is_some_and(|e| e == "json") {
             return Ok(Some(Arc::new(ScriptedExtractor::load(path)?)));
         }
-        let model = LlamaExtractor::load(path, self.decoding.llama())?;
+        let model = LlamaExtractor::load(extractor_path(path, models), self.decoding.llama())?;
         Ok(Some(match &self.extract_cache {
             Some(cache) => Arc::new(CachedExtractor::open(cache, model)?),
             None => Arc::new(model),

@@ -150,6 +150,20 @@ pub struct Unit {
     pub observations: Vec<ObservationCheck>,
     /// LoCoMo: every stored fact.
     pub facts: Vec<FactCheck>,
+    /// Every supersession, for reading by hand (was it a real update?).
+    #[serde(default)]
+    pub supersessions: Vec<Supersession>,
+}
+
+/// One logged supersession: the old fact, the fact that replaced it, the rule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Supersession {
+    /// The superseded fact's sentence.
+    pub old: String,
+    /// The superseding fact's sentence.
+    pub new: String,
+    /// The decision's details (the rule and both values).
+    pub detail: String,
 }
 
 /// A measured share.
@@ -320,6 +334,19 @@ fn measure(
             _ => None,
         })
         .collect();
+    let sentence = |key: &str| match memory.get(key, &h.user) {
+        Ok(Record::Fact(f)) => f.content,
+        _ => String::new(),
+    };
+    let supersessions: Vec<Supersession> = decisions
+        .iter()
+        .filter(|d| d.kind == "fact.superseded")
+        .map(|d| Supersession {
+            old: sentence(&d.record),
+            new: d.other.as_deref().map(sentence).unwrap_or_default(),
+            detail: d.detail.clone(),
+        })
+        .collect();
     let logged = |old: &str, new: &str| {
         decisions
             .iter()
@@ -429,6 +456,7 @@ fn measure(
         dates,
         observations: checked_obs,
         facts: checked_facts,
+        supersessions,
     })
 }
 

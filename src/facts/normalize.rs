@@ -109,7 +109,7 @@ pub fn closed_predicates() -> Vec<String> {
 
 /// Lines of a lexicon that are neither blank nor comments, with the group each falls under
 /// (the text of its `## ` header, up to a colon).
-fn entries(text: &str) -> Vec<(String, String)> {
+pub(crate) fn entries(text: &str) -> Vec<(String, String)> {
     let mut group = String::new();
     let mut out = Vec::new();
     for line in text.lines() {

@@ -63,7 +63,7 @@ impl Rule {
 }
 
 /// Lines of a lexicon file that are phrases (not blank, not `#` comments).
-fn phrases(file: &'static str) -> Vec<&'static str> {
+pub(crate) fn phrases(file: &'static str) -> Vec<&'static str> {
     file.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).collect()
 }
 
@@ -103,7 +103,7 @@ pub fn prefilter_blake3() -> String {
 }
 
 /// Lowercase words with apostrophes removed and other punctuation as spaces.
-fn normalize(text: &str) -> Vec<String> {
+pub(crate) fn normalize(text: &str) -> Vec<String> {
     text.to_lowercase()
         .replace(['\'', '’'], "")
         .split(|c: char| !c.is_alphanumeric())
@@ -112,7 +112,7 @@ fn normalize(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn contains_phrase(words: &[String], phrase: &[&str]) -> bool {
+pub(crate) fn contains_phrase(words: &[String], phrase: &[&str]) -> bool {
     words.windows(phrase.len()).any(|w| w.iter().zip(phrase).all(|(a, b)| a == b))
 }
 
@@ -121,7 +121,7 @@ fn contains_any(words: &[String], phrases: &[Vec<&str>]) -> bool {
 }
 
 /// A digit anywhere, or a capitalized word that does not start a sentence and is not "I".
-fn has_digit_or_name(text: &str) -> bool {
+pub(crate) fn has_digit_or_name(text: &str) -> bool {
     if text.chars().any(|c| c.is_ascii_digit()) {
         return true;
     }

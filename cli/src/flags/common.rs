@@ -67,8 +67,9 @@ pub struct ModelArgs {
 /// The extractor: a GGUF model (or a JSON script of given facts) and how it decodes.
 #[derive(clap::Args, Clone, Debug)]
 pub struct ExtractorArgs {
-    /// A GGUF model that extracts facts from every round (e.g. from scripts/fetch-models.sh
-    /// --qwen), or a JSON script of given facts (`ScriptedExtractor`). Only writes need it (a
+    /// A GGUF model that extracts facts from every round (`default`: the pinned default model
+    /// that scripts/fetch-models.sh --qwen fetches into the models folder), or a JSON script of
+    /// given facts (`ScriptedExtractor`). Only writes need it (a
     /// store created with one queues its rounds for it); another model or version than the one a
     /// store was built with is recorded beside it, and `mnemon reextract` brings older rounds up
     /// to date.
@@ -121,6 +122,10 @@ pub enum ContractArg {
     /// Predicates from the lexicons' relations or `other`; assistant facts only from the
     /// assistant's turn.
     Closed,
+    /// The model reads only the round's candidate sentences (first-person statements with a
+    /// value) and fills slots: entity, relation from a closed list, value, time. Facts are the
+    /// speaker's sentences; rounds without a candidate skip the model.
+    Slots,
 }
 
 impl From<ContractArg> for mnemon::extract::Contract {
@@ -128,6 +133,7 @@ impl From<ContractArg> for mnemon::extract::Contract {
         match c {
             ContractArg::Open => mnemon::extract::Contract::Open,
             ContractArg::Closed => mnemon::extract::Contract::Closed,
+            ContractArg::Slots => mnemon::extract::Contract::Slots,
         }
     }
 }

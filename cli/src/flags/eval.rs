@@ -67,7 +67,7 @@ pub enum EvalCommand {
     Extract {
         #[arg(long)]
         dataset: PathBuf,
-        /// The GGUF model file.
+        /// The GGUF model file (`default`: the pinned default model in the models folder).
         #[arg(long, alias = "model")]
         extractor: PathBuf,
         /// Evidence rounds sampled (at most two per question, in file order).

@@ -101,7 +101,7 @@ pub struct LoadtestArgs {
 #[derive(clap::Args)]
 /// `mnemon extract`.
 pub struct ExtractArgs {
-    /// The GGUF model file.
+    /// The GGUF model file (`default`: the pinned default model in the models folder).
     #[arg(long, alias = "model")]
     pub extractor: PathBuf,
     /// llama.cpp threads.

@@ -60,13 +60,15 @@ impl<E: Extractor> CachedExtractor<E> {
     }
 
     /// The stored output for `key`, re-parsed through the current parser (counted as a hit).
-    fn lookup(&self, key: &str) -> Result<Option<Extraction>> {
+    fn lookup(&self, key: &str, turns: &[Turn]) -> Result<Option<Extraction>> {
         let hit = self.file.get(key)?;
         let mut counts = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(match hit {
             Some(o) => {
                 counts.0 += 1;
-                Some(Extraction::from_output(
+                Some(Extraction::from_contract_output(
+                    self.inner.contract(),
+                    turns,
                     o.raw,
                     o.stopped,
                     o.prompt_tokens as usize,
@@ -78,10 +80,10 @@ impl<E: Extractor> CachedExtractor<E> {
     }
 
     /// Stores a fresh output under `key` (counted as a miss).
-    fn keep(&self, key: &str, fresh: &Extraction) -> Result<()> {
+    fn keep(&self, key: &str, turns: &[Turn], fresh: &Extraction) -> Result<()> {
         self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner).1 += 1;
         // A decode that stopped at the bound is flagged truncated whatever its text; keep that.
-        let stopped = fresh.truncated && super::parse(&fresh.raw_output).is_some();
+        let stopped = fresh.truncated && self.inner.contract().parse(&fresh.raw_output, turns).is_some();
         self.file.put(
             key,
             &fresh.raw_output,
@@ -106,11 +108,11 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
         cancel: &std::sync::atomic::AtomicBool,
     ) -> Result<Extraction> {
         let key = round_key(turns);
-        if let Some(hit) = self.lookup(&key)? {
+        if let Some(hit) = self.lookup(&key, turns)? {
             return Ok(hit);
         }
         let fresh = self.inner.extract_cancellable(turns, cancel)?;
-        self.keep(&key, &fresh)?;
+        self.keep(&key, turns, &fresh)?;
         Ok(fresh)
     }
 
@@ -124,7 +126,7 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
         let mut out: Vec<Option<Result<Extraction>>> = Vec::with_capacity(rounds.len());
         let mut missing = Vec::new();
         for (i, key) in keys.iter().enumerate() {
-            let hit = self.lookup(key)?;
+            let hit = self.lookup(key, rounds[i])?;
             if hit.is_none() {
                 missing.push(i);
             }
@@ -135,12 +137,16 @@ impl<E: Extractor> Extractor for CachedExtractor<E> {
             let fresh = self.inner.extract_batch(&turns, cancel)?;
             for (&i, outcome) in missing.iter().zip(fresh) {
                 if let Ok(extraction) = &outcome {
-                    self.keep(&keys[i], extraction)?;
+                    self.keep(&keys[i], rounds[i], extraction)?;
                 }
                 out[i] = Some(outcome);
             }
         }
         Ok(out.into_iter().map(|o| o.expect("every round answered")).collect())
+    }
+
+    fn contract(&self) -> super::Contract {
+        self.inner.contract()
     }
 
     fn batch_size(&self) -> usize {

@@ -11,6 +11,7 @@ mod cache;
 #[cfg(feature = "llama")]
 mod llama;
 mod scripted;
+pub mod slots;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,7 +21,9 @@ use crate::model::round::Turn;
 
 pub use cache::{round_key, CachedExtractor};
 #[cfg(feature = "llama")]
-pub use llama::{default_gguf, kernels, row_invariant, LlamaConfig, LlamaExtractor, Speed, RUNTIME};
+pub use llama::{
+    default_gguf, kernels, row_invariant, LlamaConfig, LlamaExtractor, Speed, DEFAULT_GGUF, RUNTIME,
+};
 pub use scripted::ScriptedExtractor;
 
 /// The output contract, as a JSON schema.
@@ -79,7 +82,20 @@ impl Extraction {
         prompt_tokens: usize,
         generated_tokens: usize,
     ) -> Self {
-        let facts = if stopped { None } else { parse(&raw_output) };
+        Self::from_contract_output(Contract::Open, &[], raw_output, stopped, prompt_tokens, generated_tokens)
+    }
+
+    /// [`from_output`](Extraction::from_output) under `contract`, for the round `turns` (the slots
+    /// contract reads its records against the round's candidate sentences).
+    pub fn from_contract_output(
+        contract: Contract,
+        turns: &[Turn],
+        raw_output: String,
+        stopped: bool,
+        prompt_tokens: usize,
+        generated_tokens: usize,
+    ) -> Self {
+        let facts = if stopped { None } else { contract.parse(&raw_output, turns) };
         Extraction {
             truncated: facts.is_none(),
             facts: facts.unwrap_or_default(),
@@ -145,6 +161,12 @@ pub trait Extractor: Send + Sync {
         Ok(out)
     }
 
+    /// The output contract its raw output is read under (a cache re-parses stored outputs with
+    /// it). The default is the open contract.
+    fn contract(&self) -> Contract {
+        Contract::Open
+    }
+
     /// How many rounds [`extract_batch`](Extractor::extract_batch) is best given at once. The
     /// default, 1, says more at once gain nothing.
     fn batch_size(&self) -> usize {
@@ -188,6 +210,9 @@ impl<X: Extractor + ?Sized> Extractor for std::sync::Arc<X> {
     ) -> Result<Vec<Result<Extraction>>> {
         (**self).extract_batch(rounds, cancel)
     }
+    fn contract(&self) -> Contract {
+        (**self).contract()
+    }
     fn batch_size(&self) -> usize {
         (**self).batch_size()
     }
@@ -211,6 +236,10 @@ pub enum Contract {
     /// assistant's turn (its `raw` must begin `assistant: `; a fact about the user, `user: `).
     /// The prompt names the vocabulary, and its examples follow it.
     Closed,
+    /// The model reads only the round's candidate sentences and fills one record per fact
+    /// (`n`, `entity`, `relation` from a closed vocabulary, `value`, `when`); the fact's text and
+    /// excerpt are the sentence itself ([`slots`]). A round without a candidate skips the model.
+    Slots,
 }
 
 impl Contract {
@@ -220,6 +249,7 @@ impl Contract {
         match self {
             Contract::Open => GRAMMAR.to_owned(),
             Contract::Closed => closed_grammar(),
+            Contract::Slots => slots::grammar(),
         }
     }
 
@@ -228,6 +258,7 @@ impl Contract {
     pub fn prompt(self) -> String {
         match self {
             Contract::Open => PROMPT.to_owned(),
+            Contract::Slots => slots::PROMPT.to_owned(),
             Contract::Closed => {
                 let list: Vec<String> =
                     super::normalize::closed_predicates().iter().map(|p| format!("\"{p}\"")).collect();
@@ -247,9 +278,30 @@ impl Contract {
     /// blake3 of the prompt, schema and grammar texts, in a fixed framing (the open contract's
     /// is [`prompt_blake3`]).
     pub fn prompt_blake3(self) -> String {
-        let framed =
-            serde_json::json!({ "prompt": self.prompt(), "schema": SCHEMA, "grammar": self.grammar() });
+        let framed = match self {
+            Contract::Slots => serde_json::json!({
+                "prompt": self.prompt(),
+                "grammar": self.grammar(),
+                "candidates": slots::rules_blake3(),
+            }),
+            _ => serde_json::json!({ "prompt": self.prompt(), "schema": SCHEMA, "grammar": self.grammar() }),
+        };
         blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
+    }
+
+    /// Parses a model's output for the round `turns` under this contract: the facts, or `None`
+    /// when the output is off contract.
+    pub fn parse(self, output: &str, turns: &[Turn]) -> Option<Vec<ExtractedFact>> {
+        match self {
+            Contract::Open | Contract::Closed => parse(output),
+            Contract::Slots => slots::parse(output, turns),
+        }
+    }
+
+    /// Whether a round goes to the model at all: under the slots contract only with a candidate
+    /// sentence; always under the others.
+    pub fn reads(self, turns: &[Turn]) -> bool {
+        self != Contract::Slots || !slots::candidates(turns).is_empty()
     }
 }
 
@@ -399,11 +451,14 @@ impl RepeatGuard {
                 b']' | b'}' => {
                     if self.depth == 2 {
                         let item: Option<Value> = serde_json::from_slice(&out[self.item_start..=i]).ok();
+                        // An item's content (the slots contract's items have none: the whole item).
                         let content = item
                             .as_ref()
                             .and_then(|v| v["content"].as_str())
                             .map(|c| c.trim().to_lowercase())
-                            .unwrap_or_default();
+                            .unwrap_or_else(|| {
+                                String::from_utf8_lossy(&out[self.item_start..=i]).into_owned()
+                            });
                         if self.seen.contains(&content) {
                             return Some(self.kept_until);
                         }

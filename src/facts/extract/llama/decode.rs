@@ -14,7 +14,7 @@ use llama_cpp_2::token::LlamaToken;
 
 use super::{llama, LlamaExtractor, Speed};
 use crate::error::{Error, Result};
-use crate::facts::extract::Extraction;
+use crate::facts::extract::{Contract, Extraction};
 use crate::model::round::Turn;
 
 /// Decodes `tokens[start..]` of sequence `seq` at their positions in batches of `n_batch`; logits
@@ -81,6 +81,18 @@ impl LlamaExtractor {
         let mut outcomes: Vec<Option<Result<Extraction>>> = Vec::with_capacity(rounds.len());
         let mut live: Vec<Sequence> = Vec::new();
         for (i, turns) in rounds.iter().enumerate() {
+            if !c.contract.reads(turns) {
+                // Nothing to read: the empty extraction, without the model.
+                outcomes.push(Some(Ok(Extraction::from_contract_output(
+                    c.contract,
+                    turns,
+                    "[]".to_owned(),
+                    false,
+                    0,
+                    0,
+                ))));
+                continue;
+            }
             let tokens = self.prompt(turns).map(|p| vocab.tokenize(p.as_bytes(), true, true));
             match tokens {
                 Ok(t) if t.len() + c.max_tokens > c.n_ctx as usize => {
@@ -196,7 +208,7 @@ impl LlamaExtractor {
         };
         for seq in live {
             let round = seq.round;
-            outcomes[round] = Some(Ok(seq.finish()));
+            outcomes[round] = Some(Ok(seq.finish(c.contract, rounds[round])));
         }
 
         Ok((outcomes.into_iter().map(|o| o.expect("settled")).collect(), speed))
@@ -282,10 +294,10 @@ impl Sequence {
         }
     }
 
-    fn finish(self) -> Extraction {
+    fn finish(self, contract: Contract, turns: &[Turn]) -> Extraction {
         let text = String::from_utf8(self.out)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Extraction::from_output(text, self.stopped, self.prompt_len, self.generated)
+        Extraction::from_contract_output(contract, turns, text, self.stopped, self.prompt_len, self.generated)
     }
 }
 

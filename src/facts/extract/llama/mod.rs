@@ -302,8 +302,13 @@ impl LlamaExtractor {
         Ok(round_text(&kept))
     }
 
+    /// The prompt for one round: its text within the input cap, or under the slots contract its
+    /// numbered candidate sentences.
     fn prompt(&self, turns: &[Turn]) -> Result<String> {
-        self.render(self.capped_round(turns)?)
+        match self.config.contract {
+            Contract::Slots => self.render(super::slots::input(&super::slots::candidates(turns))),
+            _ => self.render(self.capped_round(turns)?),
+        }
     }
 
     /// The chat-templated prompt for one round's text.
@@ -412,6 +417,10 @@ impl Extractor for LlamaExtractor {
         Ok(out)
     }
 
+    fn contract(&self) -> Contract {
+        self.config.contract
+    }
+
     fn batch_size(&self) -> usize {
         // Drafted rounds decoded together gave other bytes than alone on Qwen2.5-Coder-0.5B
         // (docs/DECISIONS.md, "drafts from the round itself"), so a drafting extractor decodes
@@ -423,6 +432,10 @@ impl Extractor for LlamaExtractor {
         }
     }
 }
+
+/// The default extractor's file name (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M), in the models
+/// folder's `gguf/` (`scripts/fetch-models.sh --qwen` fetches it); `--extractor default` names it.
+pub const DEFAULT_GGUF: &str = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf";
 
 /// Where the test and dev models land (see `scripts/fetch-models.sh`).
 pub fn default_gguf(name: &str) -> PathBuf {

@@ -1,0 +1,883 @@
+//! The slots contract: the model reads only a round's candidate sentences and fills one record
+//! per fact; the fact's sentence and excerpt are the speaker's own words.
+//!
+//! Under the open contract a small model writes each fact as prose, and on real conversations it
+//! wrote the prompt's worked example into unrelated rounds, ran sentences on into the user's next
+//! question, and gave free predicates whose keys never met, so nothing was ever superseded. Here:
+//!
+//! - [`candidates`] picks, deterministically, the first-person statements of a round that carry a
+//!   value: a digit or number word, a name, a time word, or a relation cue
+//!   (`lexicons/fact_cues.txt`). Questions and requests do not go; a question's leading statement
+//!   ("I'm changing my limit to two cups, do you think …?") does. A round without a candidate
+//!   skips the model.
+//! - The model reads the numbered candidates only and writes records `{n, entity, relation,
+//!   value}`, `relation` from a closed vocabulary ([`RELATIONS`]) that the grammar enforces.
+//! - [`parse`] keeps a record only when its value is copied from its sentence and its entity from
+//!   the sentence or the one before it (for "17 new ones"), so nothing can be invented; one per
+//!   sentence. The fact's text is the sentence in the third person, its excerpt the sentence
+//!   itself, its time mention the sentence's own as the date resolver reads it ([`mention`]), and
+//!   its triple `user's <entity head> | <relation> | <value>`: a later value of the same thing
+//!   meets the earlier one under one key, and the conflict rules can supersede it.
+//!
+//! Everything here is a pure function of the round and the model's output.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use chrono::NaiveDate;
+use serde_json::Value;
+
+use super::{ExtractedFact, MAX_FACTS};
+use crate::facts::normalize::entries;
+use crate::facts::prefilter::{contains_phrase, has_digit_or_name, normalize};
+use crate::facts::resolve::resolve;
+use crate::model::round::{Role, Turn};
+use crate::model::time::Timestamp;
+
+/// The prompt: instructions, then worked examples as chat turns.
+pub const PROMPT: &str = include_str!("../../../prompts/slots.md");
+const CUES: &str = include_str!("../../../lexicons/fact_cues.txt");
+const SLOT_CUES: &str = include_str!("../../../lexicons/slot_cues.txt");
+const NUMBER_WORDS: &str = include_str!("../../../lexicons/number_words.txt");
+/// Version of the rules that choose what the model reads ([`candidates`], [`input`]), hashed with
+/// the lexicons into the extractor's prompt pin: another version is another model input.
+const CANDIDATES_VERSION: &str = "slots-candidates-v1 at-most=6 words=3..60";
+/// Version of the rules that make facts of the model's records ([`facts`]): pinned in stores
+/// built with an extractor. A cache re-parses stored outputs, so these rules can change without
+/// a model call.
+pub const FACTS_VERSION: &str = "slots-facts-v2 one-per-sentence counted<=3 mention<=5 names";
+
+/// At most this many sentences of a round go to the model.
+pub const MAX_CANDIDATES: usize = 6;
+const MIN_WORDS: usize = 3;
+const MAX_WORDS: usize = 60;
+/// Longest entity and value the grammar lets the model write, in characters.
+const MAX_SPAN: usize = 60;
+
+/// The relations a record may name, and the predicate each fact gets. The first seven hold one
+/// value at a time for their entity (`lexicons/functional.txt`): a new value supersedes the old.
+/// `other` is a fact without a relation (no key, never superseded).
+pub const RELATIONS: [(&str, &str); 17] = [
+    ("count", "count"),
+    ("frequency", "frequency"),
+    ("duration", "duration"),
+    ("score", "score"),
+    ("goal", "goal"),
+    ("schedule", "schedule"),
+    ("place", "place"),
+    ("home", "lives in"),
+    ("workplace", "works at"),
+    ("job", "works as"),
+    ("name", "name is"),
+    ("owns", "owns"),
+    ("likes", "likes"),
+    ("dislikes", "dislikes"),
+    ("plans", "plans"),
+    ("did", "did"),
+    ("other", "other"),
+];
+
+/// Words that name the speaker as an entity.
+const SPEAKER: [&str; 8] = ["i", "me", "myself", "user", "the user", "we", "us", "ourselves"];
+/// First-person words (normalized: apostrophes removed).
+const FIRST_PERSON: [&str; 14] =
+    ["i", "im", "ive", "id", "ill", "me", "my", "mine", "myself", "we", "our", "ours", "us", "weve"];
+/// Words that point back to something the sentence before named.
+const POINTERS: [&str; 6] = ["ones", "it", "them", "they", "those", "these"];
+/// Leading words of an entity that are not its head.
+const DETERMINERS: [&str; 12] =
+    ["my", "our", "the", "a", "an", "his", "her", "their", "your", "this", "that", "some"];
+/// Words after which an entity's head has been named ("cups of coffee": cups).
+const PREPOSITIONS: [&str; 10] = ["of", "from", "at", "in", "on", "for", "with", "to", "per", "by"];
+
+struct Lexicon {
+    openers: Vec<Vec<String>>,
+    requests: Vec<Vec<String>>,
+    asks: Vec<Vec<String>>,
+    clauses: Vec<Vec<String>>,
+    cues: Vec<Vec<String>>,
+    times: HashSet<String>,
+    /// Number word → its digits.
+    numbers: std::collections::HashMap<String, String>,
+}
+
+static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
+    let group = |name: &str| -> Vec<Vec<String>> {
+        let mut g: Vec<Vec<String>> =
+            entries(CUES).into_iter().filter(|(g, _)| g == name).map(|(_, l)| normalize(&l)).collect();
+        // Longest first, so that "speaking of which" is taken whole.
+        g.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
+        g
+    };
+    Lexicon {
+        openers: group("openers"),
+        requests: group("requests"),
+        asks: group("asks"),
+        clauses: group("question clauses"),
+        cues: group("cues"),
+        times: entries(SLOT_CUES)
+            .into_iter()
+            .filter(|(g, _)| g == "dates and times")
+            .map(|(_, l)| l)
+            .collect(),
+        numbers: entries(NUMBER_WORDS)
+            .into_iter()
+            .filter_map(|(_, l)| {
+                l.split_once(" => ").map(|(w, d)| (w.trim().to_owned(), d.trim().to_owned()))
+            })
+            .filter(|(w, _)| !w.contains(' '))
+            .collect(),
+    }
+});
+
+/// blake3 over the candidate rules' version and the lexicons the candidates are chosen by.
+pub fn rules_blake3() -> String {
+    let framed = serde_json::json!([CANDIDATES_VERSION, CUES, SLOT_CUES, NUMBER_WORDS]);
+    blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
+}
+
+/// One sentence that goes to the model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Whose turn it is from.
+    pub role: Role,
+    /// The statement, as written (openers and a trailing question cut off).
+    pub text: String,
+    /// The sentence before it in its turn, when the statement points back ("ones", "it").
+    pub context: Option<String>,
+    /// Its turn's date, which time mentions are read against.
+    pub anchor: NaiveDate,
+}
+
+/// The sentences of a text: split at line ends, and after `.`, `!` or `?` followed by a space.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let chars: Vec<(usize, char)> = line.char_indices().collect();
+        let mut start = 0;
+        for (k, &(i, c)) in chars.iter().enumerate() {
+            let ends =
+                matches!(c, '.' | '!' | '?') && chars.get(k + 1).is_none_or(|(_, next)| next.is_whitespace());
+            if ends {
+                let end = i + c.len_utf8();
+                let s = line[start..end].trim();
+                if !s.is_empty() {
+                    out.push(s);
+                }
+                start = end;
+            }
+        }
+        let rest = line[start..].trim();
+        if !rest.is_empty() {
+            out.push(rest);
+        }
+    }
+    out
+}
+
+fn starts_with_any<'a>(words: &[String], phrases: &'a [Vec<String>]) -> Option<&'a Vec<String>> {
+    phrases.iter().find(|p| words.starts_with(p))
+}
+
+fn holds_any(words: &[String], phrases: &[Vec<String>]) -> bool {
+    phrases.iter().any(|p| {
+        let p: Vec<&str> = p.iter().map(String::as_str).collect();
+        contains_phrase(words, &p)
+    })
+}
+
+/// `sentence` without its leading openers ("By the way, I …", "So I …"), each cut only at whole
+/// words and only when a comma or a first-person word follows it ("So far I …" keeps its "So").
+fn strip_openers(sentence: &str) -> &str {
+    let mut rest = sentence;
+    while let Some(opener) = starts_with_any(&normalize(rest), &LEXICON.openers) {
+        // The written words that make up the opener's normalized words.
+        let (mut taken, mut end, mut comma) = (0, 0, false);
+        for w in rest.split_whitespace() {
+            if taken >= opener.len() {
+                break;
+            }
+            taken += normalize(w).len();
+            end = w.as_ptr() as usize - rest.as_ptr() as usize + w.len();
+            comma = w.ends_with([',', ';', ':']);
+        }
+        let next =
+            rest[end..].trim_start_matches(|c: char| c.is_whitespace() || matches!(c, ',' | '-' | '—' | '–'));
+        let first_person = normalize(next).first().is_some_and(|w| FIRST_PERSON.contains(&w.as_str()));
+        if taken != opener.len() || next.is_empty() || !(comma || first_person) {
+            break;
+        }
+        rest = next;
+    }
+    rest
+}
+
+/// The statement a sentence makes, if it makes one: openers cut off; a question only for the
+/// statement before its question clause; no requests.
+fn statement(sentence: &str) -> Option<String> {
+    let lex = &*LEXICON;
+    let s = strip_openers(sentence);
+    let s = if s.ends_with('?') {
+        // The first comma that opens a question clause ends the statement.
+        let cut = s.match_indices(", ").map(|(i, _)| i).find(|&i| {
+            let after = normalize(&s[i + 2..]);
+            starts_with_any(&after, &lex.clauses).is_some()
+        })?;
+        s[..cut].trim_end()
+    } else {
+        s
+    };
+    let words = normalize(s);
+    if starts_with_any(&words, &lex.requests).is_some() || holds_any(&words, &lex.asks) {
+        return None;
+    }
+    let mut text = s.to_owned();
+    if let Some(first) = text.chars().next() {
+        let upper: String = first.to_uppercase().collect();
+        text.replace_range(..first.len_utf8(), &upper);
+    }
+    Some(text)
+}
+
+/// How many kinds of value a statement carries (a number, a name, a time, a relation cue); 0 when
+/// it is not a first-person statement of a usable length.
+fn cues(text: &str) -> usize {
+    let lex = &*LEXICON;
+    let words = normalize(text);
+    if !(MIN_WORDS..=MAX_WORDS).contains(&words.len())
+        || !words.iter().any(|w| FIRST_PERSON.contains(&w.as_str()))
+    {
+        return 0;
+    }
+    let number =
+        text.chars().any(|c| c.is_ascii_digit()) || words.iter().any(|w| lex.numbers.contains_key(w));
+    // A digit would pass for a name: look without the digits.
+    let name = has_digit_or_name(&text.chars().filter(|c| !c.is_ascii_digit()).collect::<String>());
+    let time = words
+        .iter()
+        .any(|w| lex.times.contains(w) || w.strip_suffix('s').is_some_and(|b| lex.times.contains(b)));
+    let cue = holds_any(&words, &lex.cues);
+    [number, name, time, cue].into_iter().filter(|b| *b).count()
+}
+
+/// The candidate sentences of a round, in turn and sentence order: at most [`MAX_CANDIDATES`],
+/// those with the most kinds of value first when there are more. User turns always; an
+/// assistant turn only when it names its speaker (a person in a conversation between people,
+/// not a model).
+pub fn candidates(turns: &[Turn]) -> Vec<Candidate> {
+    let mut found: Vec<(usize, usize, Candidate)> = Vec::new();
+    for turn in turns.iter().filter(|t| t.role == Role::User || t.speaker.is_some()) {
+        // A stored turn's time always parses; the fallback only keeps this total.
+        let anchor = Timestamp::parse(&turn.ts)
+            .map_or(NaiveDate::from_ymd_opt(2000, 1, 1).expect("a valid date"), |t| t.date());
+        let mut before: Option<&str> = None;
+        for sentence in sentences(&turn.content) {
+            if let Some(text) = statement(sentence) {
+                let score = cues(&text);
+                if score > 0 {
+                    let points_back = normalize(&text).iter().any(|w| POINTERS.contains(&w.as_str()));
+                    let context = before.filter(|_| points_back).map(str::to_owned);
+                    found.push((score, found.len(), Candidate { role: turn.role, text, context, anchor }));
+                }
+            }
+            before = Some(sentence);
+        }
+    }
+    if found.len() > MAX_CANDIDATES {
+        found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        found.truncate(MAX_CANDIDATES);
+        found.sort_by_key(|c| c.1);
+    }
+    found.into_iter().map(|(_, _, c)| c).collect()
+}
+
+/// What the model reads: the candidates numbered from 1, each with the sentence before it in
+/// brackets when it points back.
+pub fn input(candidates: &[Candidate]) -> String {
+    candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match &c.context {
+            Some(before) => format!("{}. {} [before it: {}]", i + 1, c.text, before),
+            None => format!("{}. {}", i + 1, c.text),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The GBNF grammar: a compact JSON array of at most [`MAX_FACTS`] records.
+pub fn grammar() -> String {
+    let relations: Vec<String> = RELATIONS.iter().map(|(r, _)| format!(r#""\"{r}\"""#)).collect();
+    format!(
+        concat!(
+            r#"root ::= "[" (item ("," item){{0,{more}}})? "]""#,
+            "\n",
+            r#"item ::= "{{\"n\":" [1-{n}] ",\"entity\":" span ",\"relation\":" relation ",\"value\":" span "}}""#,
+            "\n",
+            r#"span ::= "\"" [^"\\\x7F\x00-\x1F]{{1,{span}}} "\"""#,
+            "\n",
+            "relation ::= {relations}\n",
+        ),
+        more = MAX_FACTS - 1,
+        n = MAX_CANDIDATES,
+        span = MAX_SPAN,
+        relations = relations.join(" | "),
+    )
+}
+
+/// One record as the model wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record {
+    /// The candidate's number, from 1.
+    pub n: usize,
+    /// What the fact is about.
+    pub entity: String,
+    /// One of [`RELATIONS`].
+    pub relation: String,
+    /// The value, copied from the sentence.
+    pub value: String,
+}
+
+const FIELDS: [&str; 4] = ["n", "entity", "relation", "value"];
+
+fn record(item: &Value) -> Option<Record> {
+    let object = item.as_object()?;
+    if object.len() != FIELDS.len() || !FIELDS.iter().all(|f| object.contains_key(*f)) {
+        return None;
+    }
+    let text = |k: &str| object[k].as_str().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+    let relation = text("relation")?;
+    if !RELATIONS.iter().any(|(r, _)| *r == relation) {
+        return None;
+    }
+    Some(Record {
+        n: usize::try_from(object["n"].as_u64()?).ok()?,
+        entity: text("entity")?,
+        relation,
+        value: text("value")?,
+    })
+}
+
+/// Parses the model's output for `turns`: a JSON array of at most [`MAX_FACTS`] records with
+/// exactly the four fields, else `None` (the whole output is off contract). Records are then
+/// checked against the candidates and made facts ([`facts`]).
+pub fn parse(output: &str, turns: &[Turn]) -> Option<Vec<ExtractedFact>> {
+    let value: Value = serde_json::from_str(output.trim()).ok()?;
+    let items = value.as_array()?;
+    if items.len() > MAX_FACTS {
+        return None;
+    }
+    let records: Vec<Record> = items.iter().map(record).collect::<Option<_>>()?;
+    Some(facts(&records, &candidates(turns)))
+}
+
+/// Words with number words as digits ("five" → "5"), so that a value copied as "five ounces"
+/// matches "5 ounces".
+fn valued(text: &str) -> Vec<String> {
+    normalize(text).into_iter().map(|w| LEXICON.numbers.get(&w).cloned().unwrap_or(w)).collect()
+}
+
+/// The words of `needle` occur in `hay`'s words, in order and together (number words and digits
+/// alike).
+fn copied(needle: &str, hay: &str) -> bool {
+    let (needle, hay) = (valued(needle), valued(hay));
+    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_slice())
+}
+
+/// Where `needle`'s words occur in `hay`'s words, in order and together: the index of the first.
+fn position(needle: &[String], hay: &[String]) -> Option<usize> {
+    (!needle.is_empty()).then(|| hay.windows(needle.len()).position(|w| w == needle)).flatten()
+}
+
+/// Words that cannot be a value on their own.
+const EMPTY_VALUES: [&str; 14] =
+    ["it", "them", "they", "this", "that", "these", "those", "one", "ones", "my", "me", "i", "there", "here"];
+
+/// Whether a record's value can be a value: more than pronouns, and for a home, a workplace or a
+/// name, a name as the sentence writes it (capitalized: "Lisbon", not "playtime").
+fn holds_value(r: &Record, c: &Candidate) -> bool {
+    let words = normalize(&r.value);
+    if words.iter().all(|w| EMPTY_VALUES.contains(&w.as_str())) {
+        return false;
+    }
+    if !matches!(r.relation.as_str(), "home" | "workplace" | "name") {
+        return true;
+    }
+    // The value's words as written in the sentence: one of them capitalized.
+    let written: Vec<&str> = c.text.split_whitespace().collect();
+    let forms: Vec<String> = written.iter().map(|w| normalize(w).join(" ")).collect();
+    (0..written.len()).any(|i| {
+        forms[i..].starts_with(&words)
+            && written[i..i + words.len()].iter().any(|w| {
+                w.trim_start_matches(|ch: char| !ch.is_alphanumeric()).starts_with(char::is_uppercase)
+            })
+    })
+}
+
+/// How well a record fits its sentence, for choosing one record per sentence: a relation, and a
+/// number value with its entity right after it ("25 new postcards": the postcards are counted).
+fn fit(r: &Record, c: &Candidate) -> usize {
+    let words = normalize(&c.text);
+    let (value, entity) = (normalize(&r.value), normalize(&r.entity));
+    let counted = position(&value, &words).is_some_and(|at| {
+        let after = at + value.len();
+        (after..words.len().min(after + 4)).any(|i| words[i..].starts_with(&entity))
+    });
+    usize::from(r.relation != "other") + 2 * usize::from(counted)
+}
+
+/// The facts of `records`: per candidate, of the records whose value is copied from the candidate
+/// and whose entity is copied from it or its context (or names the speaker), the one that fits
+/// best ([`fit`]; the first on a tie). Its time mention is the sentence's own ([`mention`]).
+pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact> {
+    let mut best: Vec<Option<(usize, &Record)>> = vec![None; candidates.len()];
+    for r in records {
+        let Some(i) = r.n.checked_sub(1).filter(|&i| i < candidates.len()) else { continue };
+        let c = &candidates[i];
+        let speaker = SPEAKER.contains(&normalize(&r.entity).join(" ").as_str());
+        let entity_ok = speaker
+            || copied(&r.entity, &c.text)
+            || c.context.as_deref().is_some_and(|before| copied(&r.entity, before));
+        if !entity_ok || !copied(&r.value, &c.text) || !holds_value(r, c) {
+            continue;
+        }
+        let score = fit(r, c);
+        if best[i].is_none_or(|(s, _)| score > s) {
+            best[i] = Some((score, r));
+        }
+    }
+    let mut out = Vec::new();
+    for (c, chosen) in candidates.iter().zip(best) {
+        let Some((_, r)) = chosen else { continue };
+        let counted = counted(&r.value, &c.text);
+        let entity = counted.as_deref().unwrap_or(&r.entity);
+        let speaker = SPEAKER.contains(&normalize(entity).join(" ").as_str());
+        let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
+        out.push(ExtractedFact {
+            content: third_person(&c.text, c.role),
+            raw: format!("{}: {}", c.role.as_str(), c.text),
+            when: mention(&c.text, c.anchor),
+            subject: Some(if speaker { "user".to_owned() } else { subject(entity) }),
+            predicate: predicate.map(str::to_owned),
+            object: Some(r.value.clone()),
+            salience: 1.0,
+        });
+    }
+    out
+}
+
+/// Words that end the noun phrase after a number ("25 new postcards to my collection").
+const PHRASE_ENDS: [&str; 24] = [
+    "and", "or", "but", "that", "which", "since", "so", "because", "i", "now", "already", "than", "to", "a",
+    "the", "my", "before", "after", "until", "during", "every", "each", "last", "next",
+];
+/// Most words of the counted thing after a number.
+const COUNTED_WORDS: usize = 3;
+
+/// For a value that starts with a number (digits or number words), the thing it counts: the
+/// value's own words after the number ("25 new postcards"), or for a bare number the words right
+/// after it in the sentence ("I've added 25 new postcards to my collection": "new postcards",
+/// where the model wrote "collection"). Up to [`COUNTED_WORDS`] words, ended by punctuation, a
+/// preposition or a joining word; none when it points back ("17 new ones") or measures something
+/// else ("1 tablespoon of coffee").
+fn counted(value: &str, sentence: &str) -> Option<String> {
+    // Number words as digits, in the value and in the sentence alike.
+    let number = |w: &String| w.chars().all(|c| c.is_ascii_digit());
+    let value_words = valued(value);
+    let digits = value_words.iter().take_while(|w| number(w)).count();
+    if digits == 0 {
+        return None;
+    }
+    if digits < value_words.len() {
+        // A number with its thing ("25 new postcards"): the thing, if it is one.
+        let thing = &value_words[digits..];
+        let head = thing.last().expect("not empty");
+        let unit = thing.len() > COUNTED_WORDS
+            || POINTERS.contains(&head.as_str())
+            || PREPOSITIONS.iter().chain(&PHRASE_ENDS).any(|w| thing.iter().any(|t| t == w));
+        return (!unit).then(|| thing.join(" "));
+    }
+    // Written words, each with its normalized form, so that punctuation ends the phrase.
+    let written: Vec<&str> = sentence.split_whitespace().collect();
+    let forms: Vec<String> = written.iter().map(|w| valued(w).join(" ")).collect();
+    let at = (0..written.len()).find(|&i| forms[i..].starts_with(&value_words))?;
+    let start = at + value_words.len();
+    // The number's own word must not end in punctuation ("25, and").
+    if written[start - 1].ends_with(|c: char| !c.is_alphanumeric()) {
+        return None;
+    }
+    let mut phrase = Vec::new();
+    for (w, form) in written.iter().zip(&forms).skip(start).take(COUNTED_WORDS) {
+        if form.is_empty() || PREPOSITIONS.contains(&form.as_str()) || PHRASE_ENDS.contains(&form.as_str()) {
+            break;
+        }
+        phrase.push(form.clone());
+        if w.ends_with(|c: char| !c.is_alphanumeric()) {
+            break;
+        }
+    }
+    let head = phrase.last()?;
+    (!POINTERS.contains(&head.as_str()) && head != "one" && head != "times").then(|| phrase.join(" "))
+}
+
+/// Words a time mention may start with (besides digits, number words, and capitalized month and
+/// day names).
+const TIME_STARTS: [&str; 12] =
+    ["last", "next", "this", "on", "in", "yesterday", "today", "tonight", "tomorrow", "the", "a", "an"];
+/// Longest time mention, in words.
+const MENTION_WORDS: usize = 5;
+
+/// The sentence's first time mention the date resolver reads, found without a model: from each
+/// word a mention may start with, the windows of up to [`MENTION_WORDS`] words; the shortest that
+/// resolves to what the longest resolving one does ("last Tuesday", not "Tuesday"; "on May 5th",
+/// not "on May").
+pub fn mention(sentence: &str, anchor: NaiveDate) -> Option<String> {
+    let lex = &*LEXICON;
+    let words: Vec<&str> = sentence.split_whitespace().collect();
+    for i in 0..words.len() {
+        let core = words[i].trim_matches(|c: char| !c.is_alphanumeric());
+        let lower = core.to_lowercase();
+        let first = core.chars().next();
+        let starts = TIME_STARTS.contains(&lower.as_str())
+            || first.is_some_and(|c| c.is_ascii_digit())
+            || lex.numbers.contains_key(&lower)
+            || first.is_some_and(char::is_uppercase) && lex.times.contains(&lower);
+        if !starts {
+            continue;
+        }
+        let read: Vec<Option<String>> = (1..=MENTION_WORDS.min(words.len() - i))
+            .map(|k| resolve(&words[i..i + k].join(" "), anchor, sentence))
+            .collect();
+        let Some(longest) = read.iter().rev().flatten().next() else { continue };
+        let k = read.iter().position(|r| r.as_ref() == Some(longest)).expect("found above") + 1;
+        let span = words[i..i + k].join(" ");
+        return Some(span.trim_matches(|c: char| !c.is_alphanumeric()).to_owned());
+    }
+    None
+}
+
+/// `user's <head>`: the entity's head noun (before a preposition, after determiners), singular.
+/// "my new postcards" and "postcards" give one subject, so their facts share a key.
+pub fn subject(entity: &str) -> String {
+    let words = normalize(entity);
+    let start = words.iter().take_while(|w| DETERMINERS.contains(&w.as_str())).count();
+    let end = words
+        .iter()
+        .enumerate()
+        .skip(start + 1)
+        .find(|(_, w)| PREPOSITIONS.contains(&w.as_str()))
+        .map_or(words.len(), |(i, _)| i);
+    match words.get(start..end).and_then(<[String]>::last) {
+        Some(head) => format!("user's {}", singular(head)),
+        None => "user".to_owned(),
+    }
+}
+
+/// An English plural's singular by its ending ("cups" → "cup", "classes" → "class", "stories"
+/// → "story"); other words as they are.
+fn singular(word: &str) -> String {
+    let n = word.len();
+    if n > 4 && word.ends_with("ies") {
+        format!("{}y", &word[..n - 3])
+    } else if n > 4 && ["sses", "shes", "ches", "xes", "zes"].iter().any(|e| word.ends_with(e)) {
+        word[..n - 2].to_owned()
+    } else if n > 3
+        && word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        word[..n - 1].to_owned()
+    } else {
+        word.to_owned()
+    }
+}
+
+/// Present-tense verbs that take an "s" after "the user" (any other word after "I" is kept:
+/// a past form, a modal, an adverb).
+const VERBS: [(&str, &str); 34] = [
+    ("am", "is"),
+    ("have", "has"),
+    ("do", "does"),
+    ("don't", "doesn't"),
+    ("haven't", "hasn't"),
+    ("go", "goes"),
+    ("love", "loves"),
+    ("like", "likes"),
+    ("live", "lives"),
+    ("work", "works"),
+    ("want", "wants"),
+    ("need", "needs"),
+    ("think", "thinks"),
+    ("hope", "hopes"),
+    ("plan", "plans"),
+    ("enjoy", "enjoys"),
+    ("prefer", "prefers"),
+    ("play", "plays"),
+    ("feel", "feels"),
+    ("know", "knows"),
+    ("try", "tries"),
+    ("run", "runs"),
+    ("use", "uses"),
+    ("own", "owns"),
+    ("hate", "hates"),
+    ("keep", "keeps"),
+    ("get", "gets"),
+    ("take", "takes"),
+    ("make", "makes"),
+    ("eat", "eats"),
+    ("drink", "drinks"),
+    ("train", "trains"),
+    ("study", "studies"),
+    ("teach", "teaches"),
+];
+/// Adverbs between "I" and its verb ("I usually go").
+const ADVERBS: [&str; 9] =
+    ["usually", "also", "really", "just", "still", "often", "always", "never", "actually"];
+
+/// The sentence in the third person: "I've" → "the user has", "my" → "the user's", "I love" →
+/// "the user loves"; for an assistant turn, "the assistant". Ends with a full stop.
+pub fn third_person(text: &str, role: Role) -> String {
+    let who = format!("the {}", role.as_str());
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let mut out: Vec<String> = Vec::with_capacity(words.len() + 4);
+    let mut agree = false;
+    for word in words {
+        let lead = word.len() - word.trim_start_matches(|c: char| !c.is_alphanumeric()).len();
+        let core_end = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’').len();
+        let (pre, core, post) = (&word[..lead], &word[lead..core_end.max(lead)], &word[core_end.max(lead)..]);
+        let key = core.to_lowercase().replace('’', "'");
+        let replaced = match key.as_str() {
+            "i" => {
+                agree = true;
+                Some(who.clone())
+            }
+            "i'm" => Some(format!("{who} is")),
+            "i've" => Some(format!("{who} has")),
+            "i'd" => Some(format!("{who} would")),
+            "i'll" => Some(format!("{who} will")),
+            "my" | "mine" => Some(format!("{who}'s")),
+            "me" | "myself" => Some(who.clone()),
+            _ if agree => {
+                let verb = VERBS.iter().find(|(v, _)| *v == key).map(|(_, s)| (*s).to_owned());
+                // An adverb between: agree with the word after it.
+                agree = ADVERBS.contains(&key.as_str());
+                verb
+            }
+            _ => None,
+        };
+        match replaced {
+            Some(r) => out.push(format!("{pre}{r}{post}")),
+            None => out.push(word.to_owned()),
+        }
+    }
+    let mut sentence = out.join(" ");
+    if let Some(first) = sentence.chars().next() {
+        let upper: String = first.to_uppercase().collect();
+        sentence.replace_range(..first.len_utf8(), &upper);
+    }
+    if !sentence.ends_with(['.', '!', '?']) {
+        sentence.push('.');
+    }
+    sentence
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn turn(role: Role, content: &str) -> Turn {
+        Turn { role, content: content.into(), ts: "2024-03-14".into(), id: None, speaker: None }
+    }
+
+    #[test]
+    fn candidates_are_first_person_statements_with_a_value() {
+        let user = "I didn't know there were so many online communities. By the way, speaking of my \
+                    collection, I was wondering if you could help me generate a list of my postcards? I've \
+                    added 17 new ones since I started collecting again, and I'd like to keep track of them.";
+        let c = candidates(&[turn(Role::User, user), turn(Role::Assistant, "I have 3 ideas for you.")]);
+        assert_eq!(c.len(), 1, "{c:?}");
+        assert_eq!(
+            c[0].text,
+            "I've added 17 new ones since I started collecting again, and I'd like to keep track of them."
+        );
+        assert!(c[0].context.as_deref().is_some_and(|b| b.contains("my postcards?")), "points back");
+        // A question's leading statement is kept; a request is not.
+        let c = candidates(&[turn(
+            Role::User,
+            "By the way, I'm thinking of changing my morning coffee limit to two cups, do you think that's a good idea? Can you recommend a coffee maker for 2 people?",
+        )]);
+        assert_eq!(
+            c.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(),
+            ["I'm thinking of changing my morning coffee limit to two cups"]
+        );
+        assert!(candidates(&[turn(Role::User, "What's the capital of Australia?")]).is_empty());
+        assert!(candidates(&[turn(Role::User, "That sounds great, thanks a lot.")]).is_empty());
+        // A named speaker's turn is a person's: its statements count.
+        let mut named = turn(Role::Assistant, "I moved to Lisbon in 2021.");
+        named.speaker = Some("Melanie".into());
+        assert_eq!(candidates(&[named])[0].role, Role::Assistant);
+    }
+
+    #[test]
+    fn at_most_six_candidates_the_richest_first_kept_in_order() {
+        let many: Vec<String> = (1..=9).map(|i| format!("I bought {i} apples.")).collect();
+        let mut text = many.join(" ");
+        text.push_str(" I moved to Porto last May with 2 cats.");
+        let c = candidates(&[turn(Role::User, &text)]);
+        assert_eq!(c.len(), MAX_CANDIDATES);
+        assert_eq!(c.last().unwrap().text, "I moved to Porto last May with 2 cats.");
+        assert_eq!(c[0].text, "I bought 1 apples.");
+    }
+
+    #[test]
+    fn records_become_facts_only_when_copied_from_their_sentence() {
+        let turns = [turn(
+            Role::User,
+            "Please help me plan. By the way, I've had my cat, Luna, for about 9 months now. I keep my old sneakers under my bed.",
+        )];
+        let c = candidates(&turns);
+        assert_eq!(c.len(), 2, "{c:?}");
+        let output = r#"[{"n":1,"entity":"cat","relation":"duration","value":"about 9 months"},{"n":1,"entity":"Luna","relation":"name","value":"Luna"},{"n":2,"entity":"sneakers","relation":"place","value":"under the bed"},{"n":3,"entity":"dog","relation":"owns","value":"dog"}]"#;
+        let facts = parse(output, &turns).expect("on contract");
+        assert_eq!(facts.len(), 1, "one record per sentence; a value not copied; no third sentence");
+        let f = &facts[0];
+        assert_eq!(f.content, "The user has had the user's cat, Luna, for about 9 months now.");
+        assert_eq!(f.raw, "user: I've had my cat, Luna, for about 9 months now.");
+        assert_eq!(
+            (f.subject.as_deref(), f.predicate.as_deref(), f.object.as_deref()),
+            (Some("user's cat"), Some("duration"), Some("about 9 months"))
+        );
+        assert_eq!(f.when, None, "no time mention in the sentence");
+        assert!(copied("nine months", "for about 9 months now"), "numbers as digits or words");
+        let output = r#"[{"n":2,"entity":"old sneakers","relation":"place","value":"under my bed"}]"#;
+        let facts = parse(output, &turns).unwrap();
+        assert_eq!(facts[0].subject.as_deref(), Some("user's sneaker"));
+        assert_eq!(facts[0].content, "The user keeps the user's old sneakers under the user's bed.");
+    }
+
+    #[test]
+    fn one_record_per_sentence_the_counted_thing_first() {
+        let turns = [turn(Role::User, "I've added 25 new postcards to my collection since last Tuesday.")];
+        let output = r#"[{"n":1,"entity":"collection","relation":"count","value":"25"},{"n":1,"entity":"postcards","relation":"count","value":"25"}]"#;
+        let facts = parse(output, &turns).unwrap();
+        assert_eq!(facts.len(), 1);
+        assert_eq!(facts[0].subject.as_deref(), Some("user's postcard"), "25 new postcards");
+        // A bare number names its thing itself, whatever entity the model wrote.
+        let output = r#"[{"n":1,"entity":"collection","relation":"count","value":"25"}]"#;
+        assert_eq!(parse(output, &turns).unwrap()[0].subject.as_deref(), Some("user's postcard"));
+        assert_eq!(counted("three", "I've already bought three tops from H&M.").as_deref(), Some("tops"));
+        assert_eq!(counted("17", "I've added 17 new ones since March."), None, "it points back");
+        assert_eq!(counted("100", "I want to reach level 100 before May."), None);
+        assert_eq!(counted("two cups", "I drink two cups a day.").as_deref(), Some("cups"));
+        assert_eq!(
+            counted("1 tablespoon of coffee", "I use 1 tablespoon of coffee."),
+            None,
+            "a measure of something"
+        );
+        assert_eq!(
+            counted("25 new postcards", "I've added 25 new postcards.").as_deref(),
+            Some("new postcards")
+        );
+        assert_eq!(facts[0].when.as_deref(), Some("last Tuesday"));
+    }
+
+    #[test]
+    fn the_time_mention_is_the_shortest_span_that_reads_as_the_longest() {
+        let anchor = NaiveDate::from_ymd_opt(2024, 3, 14).unwrap();
+        let m = |s: &str| mention(s, anchor);
+        assert_eq!(m("I moved to Porto last Tuesday with my cats.").as_deref(), Some("last Tuesday"));
+        assert_eq!(m("We met on May 5th, 2022 at a party.").as_deref(), Some("on May 5th, 2022"));
+        assert_eq!(
+            m("We met on May 5th, 2023 at a party.").as_deref(),
+            Some("on May 5th"),
+            "the year adds nothing"
+        );
+        assert_eq!(m("I started 3 weeks ago.").as_deref(), Some("3 weeks ago"));
+        assert_eq!(m("I may go to 2 concerts."), None, "a verb, not a month");
+        assert_eq!(m("I went there yesterday."), Some("yesterday".into()));
+    }
+
+    #[test]
+    fn a_value_is_more_than_a_pronoun_and_a_home_is_a_name() {
+        let turns =
+            [turn(Role::User, "I moved to Lisbon in May and I love it. I keep my playtime toys in it.")];
+        let facts = |out: &str| parse(out, &turns).unwrap();
+        assert_eq!(facts(r#"[{"n":1,"entity":"I","relation":"home","value":"Lisbon"}]"#).len(), 1);
+        assert!(facts(r#"[{"n":1,"entity":"I","relation":"likes","value":"it"}]"#).is_empty());
+        assert!(facts(r#"[{"n":2,"entity":"toys","relation":"home","value":"playtime"}]"#).is_empty());
+        assert_eq!(facts(r#"[{"n":2,"entity":"toys","relation":"place","value":"playtime toys"}]"#).len(), 1);
+    }
+
+    #[test]
+    fn an_entity_may_come_from_the_sentence_before_when_the_candidate_points_back() {
+        let turns = [turn(
+            Role::User,
+            "Could you help me list my postcards? I've added 25 new ones since I started collecting again.",
+        )];
+        let facts =
+            parse(r#"[{"n":1,"entity":"postcards","relation":"count","value":"25"}]"#, &turns).unwrap();
+        assert_eq!(facts[0].subject.as_deref(), Some("user's postcard"));
+        let other = [turn(Role::User, "I've added 25 new postcards to my collection.")];
+        let facts =
+            parse(r#"[{"n":1,"entity":"new postcards","relation":"count","value":"25"}]"#, &other).unwrap();
+        assert_eq!(facts[0].subject.as_deref(), Some("user's postcard"), "one key for both");
+    }
+
+    #[test]
+    fn off_contract_output_is_refused_whole() {
+        let turns = [turn(Role::User, "I have 2 cats.")];
+        for bad in [
+            "",
+            "[",
+            r#"[{"n":1,"entity":"cats","relation":"pets","value":"2"}]"#,
+            r#"[{"n":1,"entity":"cats","relation":"count","value":"2","when":null}]"#,
+            r#"[{"n":1,"entity":"cats","relation":"count"}]"#,
+            r#"[{"n":"1","entity":"cats","relation":"count","value":"2"}]"#,
+            r#"[{"n":1,"entity":"","relation":"count","value":"2"}]"#,
+        ] {
+            assert_eq!(parse(bad, &turns), None, "{bad}");
+        }
+        assert_eq!(parse("[]", &turns), Some(Vec::new()));
+    }
+
+    #[test]
+    fn subjects_take_the_head_noun_singular() {
+        assert_eq!(subject("cups of coffee"), "user's cup");
+        assert_eq!(subject("my yoga classes"), "user's class");
+        assert_eq!(subject("tops from H&M"), "user's top");
+        assert_eq!(subject("Emma's recipes"), "user's recipe");
+        assert_eq!(subject("my"), "user");
+        assert_eq!(singular("stories"), "story");
+        assert_eq!(singular("bus"), "bus");
+    }
+
+    #[test]
+    fn the_third_person_reads_as_a_sentence() {
+        assert_eq!(
+            third_person("I love hiking with my dog", Role::User),
+            "The user loves hiking with the user's dog."
+        );
+        assert_eq!(
+            third_person("I’m a nurse and I just bought a car.", Role::User),
+            "The user is a nurse and the user just bought a car."
+        );
+        assert_eq!(
+            third_person("I usually go to the gym at 6am!", Role::Assistant),
+            "The assistant usually goes to the gym at 6am!"
+        );
+    }
+
+    #[test]
+    fn the_grammar_names_every_relation_and_the_prompt_examples_parse() {
+        let g = grammar();
+        for (r, _) in RELATIONS {
+            assert!(g.contains(&format!("\"\\\"{r}\\\"\"")), "{r}");
+        }
+        for pair in super::super::prompt_messages_of(PROMPT)[1..].chunks(2) {
+            let value: Value = serde_json::from_str(&pair[1].1).expect("example answers are JSON");
+            assert!(value.as_array().unwrap().iter().all(|i| record(i).is_some()), "{}", pair[1].1);
+        }
+        assert_eq!(rules_blake3().len(), 64);
+    }
+}
