@@ -326,27 +326,22 @@ fn measure(
     let rounds = memory.rounds(&h.user)?;
     let facts = memory.facts(&h.user)?;
     let decisions = memory.decisions(&h.user)?;
-    let superseded: Vec<Fact> = decisions
-        .iter()
-        .filter(|d| d.kind == "fact.superseded")
-        .filter_map(|d| match memory.get(&d.record, &h.user) {
-            Ok(Record::Fact(f)) => Some(f),
-            _ => None,
-        })
-        .collect();
-    let sentence = |key: &str| match memory.get(key, &h.user) {
-        Ok(Record::Fact(f)) => f.content,
-        _ => String::new(),
+    // Each superseded fact, read once: for the checks, and with its successor for reading by hand.
+    let fact = |key: &str| match memory.get(key, &h.user) {
+        Ok(Record::Fact(f)) => Some(f),
+        _ => None,
     };
-    let supersessions: Vec<Supersession> = decisions
-        .iter()
-        .filter(|d| d.kind == "fact.superseded")
-        .map(|d| Supersession {
-            old: sentence(&d.record),
-            new: d.other.as_deref().map(sentence).unwrap_or_default(),
+    let mut superseded: Vec<Fact> = Vec::new();
+    let mut supersessions: Vec<Supersession> = Vec::new();
+    for d in decisions.iter().filter(|d| d.kind == "fact.superseded") {
+        let old = fact(&d.record);
+        supersessions.push(Supersession {
+            old: old.as_ref().map(|f| f.content.clone()).unwrap_or_default(),
+            new: d.other.as_deref().and_then(fact).map(|f| f.content).unwrap_or_default(),
             detail: d.detail.clone(),
-        })
-        .collect();
+        });
+        superseded.extend(old);
+    }
     let logged = |old: &str, new: &str| {
         decisions
             .iter()

@@ -226,6 +226,11 @@ static LEXICONS: LazyLock<Lexicons> = LazyLock::new(|| {
     lex
 });
 
+/// The value of a one-word number word ("five" → 5), from `lexicons/number_words.txt`.
+pub(crate) fn number_word(word: &str) -> Option<u64> {
+    LEXICONS.numbers.get(word).copied()
+}
+
 fn is_number(w: &str) -> bool {
     !w.is_empty()
         && w.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',')

@@ -297,12 +297,6 @@ impl Contract {
             Contract::Slots => slots::parse(output, turns),
         }
     }
-
-    /// Whether a round goes to the model at all: under the slots contract only with a candidate
-    /// sentence; always under the others.
-    pub fn reads(self, turns: &[Turn]) -> bool {
-        self != Contract::Slots || !slots::candidates(turns).is_empty()
-    }
 }
 
 /// [`GRAMMAR`] under the closed contract.

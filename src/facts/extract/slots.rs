@@ -28,7 +28,7 @@ use chrono::NaiveDate;
 use serde_json::Value;
 
 use super::{ExtractedFact, MAX_FACTS};
-use crate::facts::normalize::entries;
+use crate::facts::normalize::{entries, number_word};
 use crate::facts::prefilter::{contains_phrase, has_digit_or_name, normalize};
 use crate::facts::resolve::resolve;
 use crate::model::round::{Role, Turn};
@@ -38,6 +38,8 @@ use crate::model::time::Timestamp;
 pub const PROMPT: &str = include_str!("../../../prompts/slots.md");
 const CUES: &str = include_str!("../../../lexicons/fact_cues.txt");
 const SLOT_CUES: &str = include_str!("../../../lexicons/slot_cues.txt");
+/// Number words are read through the conflict normalizer's lexicon; the file is hashed here
+/// because the candidates depend on it.
 const NUMBER_WORDS: &str = include_str!("../../../lexicons/number_words.txt");
 /// Version of the rules that choose what the model reads ([`candidates`], [`input`]), hashed with
 /// the lexicons into the extractor's prompt pin: another version is another model input.
@@ -54,9 +56,9 @@ const MAX_WORDS: usize = 60;
 /// Longest entity and value the grammar lets the model write, in characters.
 const MAX_SPAN: usize = 60;
 
-/// The relations a record may name, and the predicate each fact gets. The first seven hold one
-/// value at a time for their entity (`lexicons/functional.txt`): a new value supersedes the old.
-/// `other` is a fact without a relation (no key, never superseded).
+/// The relations a record may name, and the predicate each fact gets. All from `count` to `name`
+/// hold one value at a time for their entity (`lexicons/functional.txt`): a new value supersedes
+/// the old. `other` is a fact without a relation (no key, never superseded).
 pub const RELATIONS: [(&str, &str); 17] = [
     ("count", "count"),
     ("frequency", "frequency"),
@@ -97,8 +99,6 @@ struct Lexicon {
     clauses: Vec<Vec<String>>,
     cues: Vec<Vec<String>>,
     times: HashSet<String>,
-    /// Number word → its digits.
-    numbers: std::collections::HashMap<String, String>,
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -119,13 +119,6 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
             .into_iter()
             .filter(|(g, _)| g == "dates and times")
             .map(|(_, l)| l)
-            .collect(),
-        numbers: entries(NUMBER_WORDS)
-            .into_iter()
-            .filter_map(|(_, l)| {
-                l.split_once(" => ").map(|(w, d)| (w.trim().to_owned(), d.trim().to_owned()))
-            })
-            .filter(|(w, _)| !w.contains(' '))
             .collect(),
     }
 });
@@ -231,12 +224,16 @@ fn statement(sentence: &str) -> Option<String> {
     if starts_with_any(&words, &lex.requests).is_some() || holds_any(&words, &lex.asks) {
         return None;
     }
-    let mut text = s.to_owned();
+    Some(capitalized(s.to_owned()))
+}
+
+/// `text` with its first letter upper case.
+fn capitalized(mut text: String) -> String {
     if let Some(first) = text.chars().next() {
         let upper: String = first.to_uppercase().collect();
         text.replace_range(..first.len_utf8(), &upper);
     }
-    Some(text)
+    text
 }
 
 /// How many kinds of value a statement carries (a number, a name, a time, a relation cue); 0 when
@@ -249,8 +246,7 @@ fn cues(text: &str) -> usize {
     {
         return 0;
     }
-    let number =
-        text.chars().any(|c| c.is_ascii_digit()) || words.iter().any(|w| lex.numbers.contains_key(w));
+    let number = text.chars().any(|c| c.is_ascii_digit()) || words.iter().any(|w| number_word(w).is_some());
     // A digit would pass for a name: look without the digits.
     let name = has_digit_or_name(&text.chars().filter(|c| !c.is_ascii_digit()).collect::<String>());
     let time = words
@@ -374,14 +370,18 @@ pub fn parse(output: &str, turns: &[Turn]) -> Option<Vec<ExtractedFact>> {
 /// Words with number words as digits ("five" → "5"), so that a value copied as "five ounces"
 /// matches "5 ounces".
 fn valued(text: &str) -> Vec<String> {
-    normalize(text).into_iter().map(|w| LEXICON.numbers.get(&w).cloned().unwrap_or(w)).collect()
+    normalize(text).into_iter().map(|w| number_word(&w).map_or(w, |n| n.to_string())).collect()
 }
 
 /// The words of `needle` occur in `hay`'s words, in order and together (number words and digits
 /// alike).
 fn copied(needle: &str, hay: &str) -> bool {
-    let (needle, hay) = (valued(needle), valued(hay));
-    !needle.is_empty() && hay.windows(needle.len()).any(|w| w == needle.as_slice())
+    position(&valued(needle), &valued(hay)).is_some()
+}
+
+/// Whether an entity names the speaker ("I", "me", "the user").
+fn names_speaker(entity: &str) -> bool {
+    SPEAKER.contains(&normalize(entity).join(" ").as_str())
 }
 
 /// Where `needle`'s words occur in `hay`'s words, in order and together: the index of the first.
@@ -434,8 +434,7 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
     for r in records {
         let Some(i) = r.n.checked_sub(1).filter(|&i| i < candidates.len()) else { continue };
         let c = &candidates[i];
-        let speaker = SPEAKER.contains(&normalize(&r.entity).join(" ").as_str());
-        let entity_ok = speaker
+        let entity_ok = names_speaker(&r.entity)
             || copied(&r.entity, &c.text)
             || c.context.as_deref().is_some_and(|before| copied(&r.entity, before));
         if !entity_ok || !copied(&r.value, &c.text) || !holds_value(r, c) {
@@ -451,13 +450,12 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
         let Some((_, r)) = chosen else { continue };
         let counted = counted(&r.value, &c.text);
         let entity = counted.as_deref().unwrap_or(&r.entity);
-        let speaker = SPEAKER.contains(&normalize(entity).join(" ").as_str());
         let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
         out.push(ExtractedFact {
             content: third_person(&c.text, c.role),
             raw: format!("{}: {}", c.role.as_str(), c.text),
             when: mention(&c.text, c.anchor),
-            subject: Some(if speaker { "user".to_owned() } else { subject(entity) }),
+            subject: Some(if names_speaker(entity) { "user".to_owned() } else { subject(entity) }),
             predicate: predicate.map(str::to_owned),
             object: Some(r.value.clone()),
             salience: 1.0,
@@ -540,7 +538,7 @@ pub fn mention(sentence: &str, anchor: NaiveDate) -> Option<String> {
         let first = core.chars().next();
         let starts = TIME_STARTS.contains(&lower.as_str())
             || first.is_some_and(|c| c.is_ascii_digit())
-            || lex.numbers.contains_key(&lower)
+            || number_word(&lower).is_some()
             || first.is_some_and(char::is_uppercase) && lex.times.contains(&lower);
         if !starts {
             continue;
@@ -671,11 +669,7 @@ pub fn third_person(text: &str, role: Role) -> String {
             None => out.push(word.to_owned()),
         }
     }
-    let mut sentence = out.join(" ");
-    if let Some(first) = sentence.chars().next() {
-        let upper: String = first.to_uppercase().collect();
-        sentence.replace_range(..first.len_utf8(), &upper);
-    }
+    let mut sentence = capitalized(out.join(" "));
     if !sentence.ends_with(['.', '!', '?']) {
         sentence.push('.');
     }

@@ -81,19 +81,16 @@ impl LlamaExtractor {
         let mut outcomes: Vec<Option<Result<Extraction>>> = Vec::with_capacity(rounds.len());
         let mut live: Vec<Sequence> = Vec::new();
         for (i, turns) in rounds.iter().enumerate() {
-            if !c.contract.reads(turns) {
-                // Nothing to read: the empty extraction, without the model.
-                outcomes.push(Some(Ok(Extraction::from_contract_output(
-                    c.contract,
-                    turns,
-                    "[]".to_owned(),
-                    false,
-                    0,
-                    0,
-                ))));
-                continue;
-            }
-            let tokens = self.prompt(turns).map(|p| vocab.tokenize(p.as_bytes(), true, true));
+            let tokens = match self.prompt(turns) {
+                Ok(Some(prompt)) => Ok(vocab.tokenize(prompt.as_bytes(), true, true)),
+                Ok(None) => {
+                    // Nothing to read: the empty extraction, without the model.
+                    let empty = Extraction::from_contract_output(c.contract, turns, "[]".into(), false, 0, 0);
+                    outcomes.push(Some(Ok(empty)));
+                    continue;
+                }
+                Err(e) => Err(e),
+            };
             match tokens {
                 Ok(t) if t.len() + c.max_tokens > c.n_ctx as usize => {
                     outcomes.push(Some(Err(Error::Extractor(format!(

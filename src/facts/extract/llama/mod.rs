@@ -303,11 +303,17 @@ impl LlamaExtractor {
     }
 
     /// The prompt for one round: its text within the input cap, or under the slots contract its
-    /// numbered candidate sentences.
-    fn prompt(&self, turns: &[Turn]) -> Result<String> {
+    /// numbered candidate sentences (none when it has none: nothing for the model to read).
+    fn prompt(&self, turns: &[Turn]) -> Result<Option<String>> {
         match self.config.contract {
-            Contract::Slots => self.render(super::slots::input(&super::slots::candidates(turns))),
-            _ => self.render(self.capped_round(turns)?),
+            Contract::Slots => {
+                let candidates = super::slots::candidates(turns);
+                if candidates.is_empty() {
+                    return Ok(None);
+                }
+                self.render(super::slots::input(&candidates)).map(Some)
+            }
+            _ => self.render(self.capped_round(turns)?).map(Some),
         }
     }
 
