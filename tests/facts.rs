@@ -471,6 +471,142 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     assert_eq!(open(&copy, &x, false).export("maya", ExportFormat::Markdown).unwrap(), md);
 }
 
+/// The facts of every round `recall` finds as of `ts`, and the rounds' keys.
+fn recalled_as_of(m: &Memory, user: &str, question: &str, ts: &str) -> (Vec<String>, Vec<String>) {
+    let recall = m.recall(Query::new(question).top_k(20).as_of(ts), user).unwrap();
+    let facts = recall.rounds.iter().flat_map(|r| &r.facts).map(|f| f.content.clone()).collect();
+    (facts, recall.rounds.into_iter().map(|r| r.ts).collect())
+}
+
+#[test]
+fn read_as_of_a_time_the_memory_holds_the_home_it_held_then() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&messages, "maya").unwrap();
+    let q = "Where does the user live?";
+
+    // Before the move: the old home is current, and nothing said later is there.
+    let (facts, rounds) = recalled_as_of(&m, "maya", q, "2024-03-01T00:00:00");
+    assert!(facts.contains(&"The user lives in Porto.".to_owned()), "{facts:?}");
+    assert!(facts.iter().all(|f| !f.contains("Lisbon") && !f.contains("dog")), "{facts:?}");
+    assert!(rounds.iter().all(|ts| ts.starts_with("2024-01-10")), "{rounds:?}");
+    let context = m.get_context(Query::new(q).as_of("2024-03-01T00:00:00"), "maya").unwrap();
+    assert!(context.text.contains("I live in Porto") && !context.text.contains("Lisbon"), "{}", context.text);
+    // The question is dated by the time it is read at.
+    assert_eq!(
+        m.recall(Query::new(q).as_of("2024-03-01T00:00:00"), "maya").unwrap().anchor.as_deref(),
+        Some("2024-03-01")
+    );
+
+    // From the move's own time on (inclusive): the new home, and the old one superseded.
+    let (facts, _) = recalled_as_of(&m, "maya", q, "2024-06-02T09:00:00");
+    assert!(facts.contains(&"The user moved to Lisbon.".to_owned()), "{facts:?}");
+    assert!(facts.iter().all(|f| !f.contains("Porto")), "{facts:?}");
+    // As of the latest time, everything: exactly the plain reads dated then.
+    let latest = "2024-06-02T09:00:00";
+    for question in [Query::new(q), Query::new(q).top_k(3), Query::new("a dog named Rex")] {
+        assert_eq!(
+            m.get_context(question.as_of(latest), "maya").unwrap(),
+            m.get_context(question.date(latest), "maya").unwrap()
+        );
+        assert_eq!(
+            m.recall(question.as_of(latest), "maya").unwrap(),
+            m.recall(question.date(latest), "maya").unwrap()
+        );
+    }
+    for format in [ExportFormat::Markdown, ExportFormat::Text] {
+        assert_eq!(m.export_as_of("maya", format, latest).unwrap(), m.export("maya", format).unwrap());
+    }
+
+    // The export then: the old home not struck through, no move, no supersession logged.
+    let md = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    assert!(md.contains("The user lives in Porto.") && !md.contains("~~") && !md.contains("Lisbon"), "{md}");
+    let text = m.export_as_of("maya", ExportFormat::Text, "2024-03-01T00:00:00").unwrap();
+    assert!(!text.contains(" fact.superseded ") && text.contains("\nfacts: 2\n"), "{text}");
+    // Before anything was said: nothing.
+    assert!(m.recall(Query::new(q).as_of("2023-01-01T00:00:00"), "maya").unwrap().rounds.is_empty());
+
+    // A bad time names its field; a dump is always the whole store.
+    for result in [
+        m.export_as_of("maya", ExportFormat::Markdown, "next week").map(drop),
+        m.recall(Query::new(q).as_of("next week"), "maya").map(drop),
+        m.get_context(Query::new(q).as_of(""), "maya").map(drop),
+        m.export_as_of("maya", ExportFormat::Jsonl, latest).map(drop),
+    ] {
+        match result {
+            Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "as_of"),
+            other => panic!("{other:?}"),
+        }
+    }
+    // The same bytes from another handle on the same file (the as-of view is never cached).
+    let again = open(&t.path, &x, false);
+    assert_eq!(again.export_as_of("maya", ExportFormat::Text, "2024-03-01T00:00:00").unwrap(), text);
+    assert_eq!(
+        recalled_as_of(&again, "maya", q, "2024-03-01T00:00:00"),
+        recalled_as_of(&m, "maya", q, "2024-03-01T00:00:00")
+    );
+}
+
+#[test]
+fn a_number_changed_twice_reads_as_each_value_in_turn() {
+    let mut outputs = HashMap::new();
+    let mut say = |turn: &str, raw: &str, content: &str, value: &str| {
+        let fact = triple(content, raw, "user's postcard", "count", value);
+        outputs.insert(turn.to_string(), format!("[{fact}]"));
+    };
+    say(
+        "I have 17 postcards in my collection.",
+        "user: I have 17 postcards",
+        "The user has 17 postcards.",
+        "17",
+    );
+    say(
+        "Eight more came, so 25 postcards now.",
+        "user: so 25 postcards now",
+        "The user has 25 postcards.",
+        "25",
+    );
+    say(
+        "The collection is up to 31 postcards.",
+        "user: up to 31 postcards",
+        "The user has 31 postcards.",
+        "31",
+    );
+    let x = Arc::new(Scripted { outputs, ..Arc::try_unwrap(scripted()).ok().expect("fresh") });
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    let said = [
+        ("I have 17 postcards in my collection.", "2024-01-05T10:00:00"),
+        ("Eight more came, so 25 postcards now.", "2024-02-05T10:00:00"),
+        ("The collection is up to 31 postcards.", "2024-03-05T10:00:00"),
+    ];
+    for (i, (text, ts)) in said.iter().enumerate() {
+        m.add(&[Message::user(*text, *ts).in_session(format!("s{i}"))], "ana").unwrap();
+    }
+    let superseded = m.decisions("ana").unwrap().into_iter().filter(|d| d.kind == "fact.superseded").count();
+    assert_eq!(superseded, 2);
+    let q = "How many postcards does the user have?";
+    for (ts, current) in [
+        ("2024-01-31T00:00:00", "The user has 17 postcards."),
+        ("2024-02-05T10:00:00", "The user has 25 postcards."),
+        ("2024-03-01T00:00:00", "The user has 25 postcards."),
+        ("2024-12-31T00:00:00", "The user has 31 postcards."),
+    ] {
+        let (facts, _) = recalled_as_of(&m, "ana", q, ts);
+        assert_eq!(facts, [current], "as of {ts}");
+        // A value that replaced another is a fact line of the context then.
+        let context = m.get_context(Query::new(q).as_of(ts), "ana").unwrap();
+        let lines: Vec<&str> =
+            context.text.lines().map(str::trim).filter(|l| l.starts_with("- The user has")).collect();
+        let expected = if current.contains("17") { vec![] } else { vec![format!("- {current}")] };
+        assert_eq!(lines, expected, "as of {ts}: {}", context.text);
+    }
+    let md = m.export_as_of("ana", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    assert_eq!(md.matches("~~").count(), 2, "17 struck through, 25 current: {md}");
+    assert!(!md.contains("31 postcards"), "{md}");
+}
+
 #[test]
 fn a_fact_about_an_older_state_is_stored_but_hidden_at_once() {
     let (x, messages) = moves();

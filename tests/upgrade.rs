@@ -309,3 +309,45 @@ fn deleting_a_reextracted_round_leaves_none_of_its_replaced_facts_in_the_log() {
     assert!(!quoted(&m, "Lisbon"), "{:#?}", m.decisions("maya").unwrap());
     assert!(quoted(&m, "The user lives in Porto."), "another round's replaced fact stays quoted");
 }
+
+#[test]
+fn a_fact_restored_by_a_reextraction_reads_as_current_at_every_time_after_its_round() {
+    let (v1, _) = scripts();
+    let t = temp_store();
+    open_with(&t.path, Some(&script("facts", &v1))).add(&history(), "maya").unwrap();
+    // The move's round re-extracted by an extractor that finds no move in it: Porto is restored.
+    let v3 = serde_json::json!({
+        "I live in Porto, near the river.": [{
+            "content": "The user lives in Porto.", "raw": "user: I live in Porto", "when": null,
+            "subject": "user", "predicate": "lives in", "object": "Porto", "salience": 1.0
+        }],
+    });
+    let homes = |m: &Memory, ts: &str| -> Vec<String> {
+        let recall =
+            m.recall(mnemon::Query::new("Where does the user live?").top_k(10).as_of(ts), "maya").unwrap();
+        recall
+            .rounds
+            .into_iter()
+            .flat_map(|r| r.facts)
+            .map(|f| f.content)
+            .filter(|c| c.contains("Porto") || c.contains("Lisbon"))
+            .collect()
+    };
+    let m = open_with(&t.path, Some(&script("facts", &v1)));
+    assert_eq!(homes(&m, "2024-03-01T00:00:00"), ["The user lives in Porto."]);
+    assert_eq!(homes(&m, "2024-06-30T00:00:00"), ["The user moved to Lisbon."]);
+    let before = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+
+    let m = open_with(&t.path, Some(&script("v3", &v3.to_string())));
+    let move_round = m.rounds("maya").unwrap()[1].key.clone();
+    let report = m.reextract(Some("maya"), Reextract::Rounds(&[move_round.as_str()])).unwrap();
+    assert_eq!((report.replaced, report.restored), (1, 1), "{report:?}");
+    // What the store holds now is what every time reads: Porto, before and after the move.
+    assert_eq!(homes(&m, "2024-03-01T00:00:00"), ["The user lives in Porto."]);
+    assert_eq!(homes(&m, "2024-06-30T00:00:00"), ["The user lives in Porto."]);
+    assert_eq!(homes(&m, "2025-01-01T00:00:00"), ["The user lives in Porto."]);
+    // Before the move nothing changed but the extractor named in the export.
+    let after = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    let body = |md: &str| md.lines().filter(|l| !l.contains("extractor")).collect::<Vec<_>>().join("\n");
+    assert_eq!(body(&after), body(&before));
+}

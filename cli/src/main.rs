@@ -49,9 +49,13 @@ fn run(command: Command) -> Result<ExitCode> {
         }
         Command::Context { query, budget, angles, json } => store::context(&query, budget, &angles, json)?,
         Command::Recall { query } => store::recall(&query)?,
-        Command::Export { store, user, agent, format, output } => {
-            store::export(&store, Scope::user(&user).with_agent(agent.as_deref()), format, output.as_deref())?
-        }
+        Command::Export { store, user, agent, format, as_of, output } => store::export(
+            &store,
+            Scope::user(&user).with_agent(agent.as_deref()),
+            format,
+            as_of.as_deref(),
+            output.as_deref(),
+        )?,
         Command::Import { store, file } => store::import(&store, &file)?,
         Command::Reextract { store, user, all, round, models } => {
             store::reextract(&store, user.as_deref(), all, &round, &models)?

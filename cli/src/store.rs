@@ -18,6 +18,7 @@ impl QueryArgs {
     fn query<'a>(&'a self, budget: Option<usize>, angles: &'a [&'a str]) -> Query<'a> {
         Query {
             date: self.date.as_deref(),
+            as_of: self.as_of.as_deref(),
             top_k: self.top_k,
             budget,
             angles,
@@ -60,8 +61,18 @@ pub fn recall(query: &QueryArgs) -> Result<()> {
 }
 
 /// `mnemon export`.
-pub fn export(store: &StoreArg, scope: Scope<'_>, format: OutputFormat, output: Option<&Path>) -> Result<()> {
-    let text = store.stored()?.export(scope, format.into())?;
+pub fn export(
+    store: &StoreArg,
+    scope: Scope<'_>,
+    format: OutputFormat,
+    as_of: Option<&str>,
+    output: Option<&Path>,
+) -> Result<()> {
+    let memory = store.stored()?;
+    let text = match as_of {
+        Some(t) => memory.export_as_of(scope, format.into(), t)?,
+        None => memory.export(scope, format.into())?,
+    };
     match output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
         None => print!("{text}"),

@@ -157,9 +157,14 @@ request! {
         /// Records considered per angle (1 to 1000, default 10).
         #[serde(default)]
         top_k: Option<usize>,
-        /// The question's date (anchors "last week"); default: the user's latest timestamp.
+        /// The question's date (anchors "last week"); default: the user's latest timestamp
+        /// (with `as_of`, that time).
         #[serde(default)]
         date: Option<String>,
+        /// Read the memory as it stood at this time: rounds and memories dated at or before it,
+        /// facts as they stood then (a fact superseded later still current).
+        #[serde(default)]
+        as_of: Option<String>,
     }
 }
 
@@ -411,6 +416,10 @@ request! {
         /// `markdown` (default) or `text`.
         #[serde(default)]
         format: FormatIn,
+        /// What the scope held at this time: rounds and memories dated at or before it, facts as
+        /// they stood then, the decisions logged by then.
+        #[serde(default)]
+        as_of: Option<String>,
     }
 }
 

@@ -554,7 +554,8 @@ async fn move_memories(
 
 /// Everything the scope holds, as Markdown (or text with `format=text`).
 #[utoipa::path(get, path = "/v1/export", tag = "memories",
-    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default) or `text`")),
+    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default) or `text`"),
+           ("as_of" = Option<String>, Query, description = "What the scope held at this time (facts as they stood then)")),
     responses((status = 200, content_type = "text/markdown", body = String), Errors))]
 async fn export_memories(
     State(s): State<AppState>,

@@ -260,6 +260,7 @@ impl Service {
         let query = Query {
             cancel: mnemon::Cancel(Some(&cancel)),
             date: req.date.as_deref(),
+            as_of: req.as_of.as_deref(),
             top_k: req.top_k,
             budget: req.budget,
             angles: &angles,
@@ -405,7 +406,13 @@ impl Service {
             FormatIn::Markdown => ExportFormat::Markdown,
             FormatIn::Text => ExportFormat::Text,
         };
-        Ok(Exported { text: self.memory(req.store.as_deref())?.export(Self::scope(&req.target()), format)? })
+        let memory = self.memory(req.store.as_deref())?;
+        let scope = Self::scope(&req.target());
+        let text = match req.as_of.as_deref() {
+            Some(t) => memory.export_as_of(scope, format, t)?,
+            None => memory.export(scope, format)?,
+        };
+        Ok(Exported { text })
     }
 
     /// `forget_user`: in one store, or in every store the server knows.

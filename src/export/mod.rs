@@ -14,7 +14,7 @@ pub(crate) use import::{check_dump, import};
 use crate::engine::{resolve, Engine};
 use crate::error::{Error, Result};
 use crate::model::scope::Scope;
-use crate::store::{DecisionRow, ExtractorRow, FactRow, NoteRow, RoundRow, Store, View};
+use crate::store::{AsOf, DecisionRow, ExtractorRow, FactRow, NoteRow, RoundRow, Store, View};
 
 /// Export formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,17 +84,38 @@ impl Records {
     }
 }
 
-/// Everything `scope` sees, in `format`: deterministic bytes.
-pub(crate) fn export(engine: &Engine, scope: Scope<'_>, format: ExportFormat) -> Result<String> {
+/// Everything `scope` sees, in `format`: deterministic bytes. With `as_of`, what it saw at that
+/// time (see [`AsOf`]): Markdown and text only, since a dump is the whole store.
+pub(crate) fn export(
+    engine: &Engine,
+    scope: Scope<'_>,
+    format: ExportFormat,
+    as_of: Option<&str>,
+) -> Result<String> {
     scope.check()?;
+    let time = AsOf::time(as_of)?;
+    if time.is_some() && format == ExportFormat::Jsonl {
+        return Err(Error::input(
+            "as_of",
+            "a dump holds the whole store; export Markdown or text as of a time",
+        ));
+    }
     let store = engine.lock_store();
     let (view, _) =
         resolve(&store, scope)?.ok_or_else(|| Error::input("user_id", "no such user in this store"))?;
-    let records = Records::read(&store, view, format == ExportFormat::Jsonl)?;
+    let mut records = Records::read(&store, view, format == ExportFormat::Jsonl)?;
     match format {
         ExportFormat::Jsonl => dump::export_dump(&store.pins, scope, &records),
         _ => {
-            let now = store.user_now(view.user)?.map(|(raw, _)| raw);
+            let now = match time {
+                Some(t) => {
+                    let then = AsOf::read(&store, view, t)?;
+                    let r = &mut records;
+                    then.records(&mut r.rounds, &mut r.facts, &mut r.notes, &mut r.decisions);
+                    Some(then.at.raw().to_owned())
+                }
+                None => store.user_now(view.user)?.map(|(raw, _)| raw),
+            };
             text::render(&store.pins, scope, now.as_deref(), &records, format)
         }
     }

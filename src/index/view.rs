@@ -18,7 +18,7 @@ use super::views::Question;
 use crate::error::Result;
 use crate::model::filter::NoteFilter;
 use crate::model::note::NoteKind;
-use crate::store::{NoteMeta, Store, View};
+use crate::store::{AsOf, NoteMeta, Store, View};
 
 /// Set in the owner of a note's entries; rounds are owned by their row id.
 pub(crate) const NOTE_BIT: i64 = 1 << 48;
@@ -64,25 +64,40 @@ pub(crate) struct CachedView {
 }
 
 impl CachedView {
-    /// Reads every record `view` sees from the store.
-    pub(super) fn load(
+    /// Reads every record `view` sees from the store; with `as_of`, only what was known then,
+    /// facts as they stood (a private view for one read, never cached).
+    pub(crate) fn load(
         store: &Store,
         view: View<'_>,
         version: i64,
         dim: usize,
         fusion: bool,
+        as_of: Option<&AsOf>,
     ) -> Result<CachedView> {
+        let known = |round: i64| as_of.is_none_or(|a| a.round(round));
         let mut words = fusion.then(Bm25::default);
         if let Some(w) = &mut words {
             // Facts rank through their vectors only: their words (an excerpt of the round and a
             // paraphrase of it) measured as a loss (docs/DECISIONS.md, "facts that cannot hurt").
             for (id, text) in store.user_texts(view)? {
-                w.push(id, &text);
+                if known(id) {
+                    w.push(id, &text);
+                }
             }
         }
-        let mut index = Index::new(store.user_vectors(view)?, dim);
-        index.extend(store.user_fact_vectors(view)?);
-        index.extend(store.user_part_vectors(view)?);
+        let (rounds, facts, parts) = match as_of {
+            None => {
+                (store.user_vectors(view)?, store.user_fact_vectors(view)?, store.user_part_vectors(view)?)
+            }
+            Some(a) => (
+                store.user_vectors(view)?.retain(dim, |_, round| known(round)),
+                a.fact_vectors(store, view)?,
+                store.user_part_vectors(view)?.retain(dim, |_, round| known(round)),
+            ),
+        };
+        let mut index = Index::new(rounds, dim);
+        index.extend(facts);
+        index.extend(parts);
         let mut cached = CachedView {
             version,
             entry_note: vec![NOT_A_NOTE; index.len()],
@@ -94,7 +109,9 @@ impl CachedView {
         };
         let (metas, data) = store.note_vectors(view)?;
         for (meta, vector) in metas.iter().zip(data.chunks_exact(dim)) {
-            cached.push_note(meta, vector);
+            if as_of.is_none_or(|a| a.note(meta.ts_unix)) {
+                cached.push_note(meta, vector);
+            }
         }
         Ok(cached)
     }
@@ -180,7 +197,7 @@ impl CachedView {
     /// The top `depth` owners among `among` for a question (`bare`, embedded as `vector`):
     /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind and,
     /// when the question names a time window, with the dense ranking of the rounds inside it.
-    pub(super) fn rank(&self, question: &Question<'_>) -> Vec<rank::Scored> {
+    pub(crate) fn rank(&self, question: &Question<'_>) -> Vec<rank::Scored> {
         let Question { bare, vector, shape, among, depth, rrf } = *question;
         let (entries, kept_notes) = self.masks(among);
         let entries = entries.as_deref();

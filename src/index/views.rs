@@ -238,7 +238,7 @@ impl Views {
             _ => {}
         }
         tracing::debug!(user = view.user, agent = view.agent, version, "loading the scope's records");
-        let fresh = CachedView::load(store, view, version, store.pins.dim()?, question.rrf.is_some())?;
+        let fresh = CachedView::load(store, view, version, store.pins.dim()?, question.rrf.is_some(), None)?;
         let ranked = fresh.rank(question);
         self.install(key, fresh);
         Ok(Some(ranked))

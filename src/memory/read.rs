@@ -183,7 +183,32 @@ impl Memory {
     /// ```
     pub fn export<'s>(&self, scope: impl Into<Scope<'s>>, format: ExportFormat) -> Result<String> {
         let engine = &self.shared.engine;
-        crate::export::export(engine, scope.into(), format).map_err(|e| engine.located(e))
+        crate::export::export(engine, scope.into(), format, None).map_err(|e| engine.located(e))
+    }
+
+    /// The export of what `scope` held at `as_of` (the conversation's time, inclusive): the
+    /// rounds and notes dated at or before it, and the facts as they stood then (a fact
+    /// superseded later shows as current), with the decisions logged by then. Markdown and text
+    /// only: a dump ([`ExportFormat::Jsonl`]) is always the whole store.
+    ///
+    /// ```
+    /// use mnemon::{ExportFormat, HashingEmbedder, Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-01T10:00:00")], "eve")?;
+    /// memory.add(&[Message::user("I moved to Lisbon.", "2026-03-01T10:00:00")], "eve")?;
+    /// let then = memory.export_as_of("eve", ExportFormat::Markdown, "2026-02-01T00:00:00")?;
+    /// assert!(then.contains("Porto") && !then.contains("Lisbon"));
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn export_as_of<'s>(
+        &self,
+        scope: impl Into<Scope<'s>>,
+        format: ExportFormat,
+        as_of: &str,
+    ) -> Result<String> {
+        let engine = &self.shared.engine;
+        crate::export::export(engine, scope.into(), format, Some(as_of)).map_err(|e| engine.located(e))
     }
 
     /// The `k` nearest rounds by the database's own KNN over the stored vectors (sqlite-vec's;

@@ -1,6 +1,8 @@
 //! A question made ready to rank: its date prefix split off, its text checked and embedded, its
 //! anchor and time window found, and the shape of its ranking.
 
+use std::cell::OnceCell;
+
 use chrono::NaiveDate;
 
 use super::types::Ranking;
@@ -8,10 +10,10 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::{Scored, Shape};
-use crate::index::view::Among;
+use crate::index::view::{Among, CachedView};
 use crate::index::views::Question;
 use crate::model::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
-use crate::store::{Store, View};
+use crate::store::{AsOf, Store, View};
 
 /// A question made ready to rank: its text without a date prefix, its vector, its date.
 pub(super) struct Asked<'q> {
@@ -27,8 +29,15 @@ pub(super) struct AskedRanking {
     pub scored: Vec<Scored>,
 }
 
-/// Splits the date prefix, checks the text, embeds it. `field` names the text in errors.
-pub(super) fn ask<'q>(engine: &Engine, text: &'q str, date: Option<&str>, field: &str) -> Result<Asked<'q>> {
+/// Splits the date prefix, checks the text, embeds it. `field` names the text in errors. A
+/// question with no date of its own is dated `as_of` when it has one.
+pub(super) fn ask<'q>(
+    engine: &Engine,
+    text: &'q str,
+    date: Option<&str>,
+    as_of: Option<&Timestamp>,
+    field: &str,
+) -> Result<Asked<'q>> {
     let embedder = engine.embedder("recall")?;
     let (prefix_date, bare) = split_date_prefix(text);
     if bare.is_empty() {
@@ -37,7 +46,8 @@ pub(super) fn ask<'q>(engine: &Engine, text: &'q str, date: Option<&str>, field:
     let explicit = date
         .map(|d| Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp"))))
         .transpose()?;
-    Ok(Asked { bare, vector: crate::embed::query(embedder, bare)?, date: explicit.or(prefix_date) })
+    let date = explicit.or(prefix_date).or_else(|| as_of.cloned());
+    Ok(Asked { bare, vector: crate::embed::query(embedder, bare)?, date })
 }
 
 /// A ranked score as a relevance in `0..=1`: the fused score over the best a record can get
@@ -60,12 +70,31 @@ pub(super) fn top_k(config: &Config, asked: Option<usize>) -> Result<usize> {
 }
 
 /// Where a ranking happens: a snapshot of a view, at the user's write counter `version`, on the
-/// read's `last_try` or not.
+/// read's `last_try` or not; for an as-of read, what was known then, in a view of its own
+/// (loaded at the first ranking, kept for the read's other angles).
 pub(super) struct At<'a, 's> {
     pub store: &'a Store,
     pub view: View<'s>,
     pub version: i64,
     pub last_try: bool,
+    pub as_of: Option<&'a AsOf>,
+    then: OnceCell<CachedView>,
+}
+
+impl<'a, 's> At<'a, 's> {
+    pub(super) fn new(
+        store: &'a Store,
+        (view, version): (View<'s>, i64),
+        last_try: bool,
+        as_of: Option<&'a AsOf>,
+    ) -> At<'a, 's> {
+        At { store, view, version, last_try, as_of, then: OnceCell::new() }
+    }
+}
+
+/// What was known at `time` in `view`, if the read is as of a time.
+pub(super) fn known_then(store: &Store, view: View<'_>, time: Option<&Timestamp>) -> Result<Option<AsOf>> {
+    time.map(|t| AsOf::read(store, view, t.clone())).transpose()
 }
 
 /// Ranks `asked` at `at` (see [`Engine::rank`]; `None`: try again on a newer snapshot).
@@ -86,7 +115,27 @@ pub(super) fn rank_asked(
         depth,
         rrf: engine.config.rrf_k,
     };
-    let ranked = engine.rank(at.store, at.view, at.version, &question, at.last_try)?;
+    let ranked = match at.as_of {
+        None => engine.rank(at.store, at.view, at.version, &question, at.last_try)?,
+        Some(as_of) => {
+            let then = match at.then.get() {
+                Some(then) => then,
+                None => {
+                    let dim = at.store.pins.dim()?;
+                    let loaded = CachedView::load(
+                        at.store,
+                        at.view,
+                        at.version,
+                        dim,
+                        question.rrf.is_some(),
+                        Some(as_of),
+                    )?;
+                    at.then.get_or_init(|| loaded)
+                }
+            };
+            Some(then.rank(&question))
+        }
+    };
     Ok(ranked.map(|scored| AskedRanking { anchor, window, scored }))
 }
 

@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::ask::{ask, rank_asked, relevance, top_k, At};
+use super::ask::{ask, known_then, rank_asked, relevance, top_k, At};
 use super::render::{self, Item, RenderNote, RenderRound};
 use super::types::{Context, Fact, Query, RecalledRound};
 use crate::engine::Engine;
@@ -15,7 +15,7 @@ use crate::model::filter::Relevance;
 use crate::model::note::Note;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{Store, View};
+use crate::store::{AsOf, Store, View};
 
 /// Most query angles one context may merge.
 const MAX_ANGLES: usize = 16;
@@ -32,17 +32,19 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
     }
     let k = top_k(&engine.config, query.top_k)?;
+    let time = AsOf::time(query.as_of)?;
     query.cancel.check()?;
-    let mut asked = vec![ask(engine, query.text, query.date, "query")?];
+    let mut asked = vec![ask(engine, query.text, query.date, time.as_ref(), "query")?];
     for (i, angle) in query.angles.iter().enumerate() {
         query.cancel.check()?;
-        asked.push(ask(engine, angle, query.date, &format!("angles[{i}]"))?);
+        asked.push(ask(engine, angle, query.date, time.as_ref(), &format!("angles[{i}]"))?);
     }
     let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {
         let Some((view, version)) = found else {
             return Ok(Some((Vec::new(), HashMap::new(), HashMap::new())));
         };
-        let at = At { store, view, version, last_try };
+        let as_of = known_then(store, view, time.as_ref())?;
+        let at = At::new(store, (view, version), last_try, as_of.as_ref());
         // Each record once, at its best score (ties: the earlier angle, then its rank there).
         let mut best: HashMap<i64, (usize, usize, Scored)> = HashMap::new();
         for (a, q) in asked.iter().enumerate() {
@@ -67,7 +69,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         let of_rounds: Vec<Scored> = scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
         let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
         let rounds: HashMap<i64, RecalledRound> =
-            recalled(store, view, &of_rounds)?.into_iter().map(|r| (r.id, r)).collect();
+            recalled(store, view, &of_rounds, as_of.as_ref())?.into_iter().map(|r| (r.id, r)).collect();
         let notes: HashMap<i64, Note> =
             store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
         Ok(Some((scored, rounds, notes)))
@@ -140,11 +142,17 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
     }
 }
 
-/// The rounds (with their active facts) of `scored`, in its order.
-pub(super) fn recalled(store: &Store, view: View<'_>, scored: &[Scored]) -> Result<Vec<RecalledRound>> {
+/// The rounds of `scored`, in its order, with their active facts (with `as_of`, those current
+/// then).
+pub(super) fn recalled(
+    store: &Store,
+    view: View<'_>,
+    scored: &[Scored],
+    as_of: Option<&AsOf>,
+) -> Result<Vec<RecalledRound>> {
     let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
     let rows = store.rounds_by_id(view, &ids)?;
-    let mut facts = store.active_facts_of(view, &ids)?;
+    let mut facts = store.current_facts_of(view, &ids, as_of)?;
     Ok(rows
         .into_iter()
         .zip(scored)

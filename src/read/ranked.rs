@@ -1,7 +1,7 @@
 //! `recall` (rounds) and `search` (notes): a question ranked in the scope's view, and the records
 //! it found read back at the same snapshot.
 
-use super::ask::{ask, rank_asked, relevance, top_k, window_strings, At};
+use super::ask::{ask, known_then, rank_asked, relevance, top_k, window_strings, At};
 use super::context::recalled;
 use super::types::{Found, Hit, Query, Recall, Search};
 use crate::engine::Engine;
@@ -11,26 +11,28 @@ use crate::index::view::{note_id, Among};
 use crate::model::filter::{NoteFilter, Relevance};
 use crate::model::note::Note;
 use crate::model::scope::{check_user, Scope};
-use crate::store::View;
+use crate::store::{AsOf, View};
 
 /// The `top_k` rounds `scope` sees that best answer `query`, best first.
 pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Result<Recall> {
     scope.check()?;
     query.ranking.validate()?;
     let k = top_k(&engine.config, query.top_k)?;
+    let time = AsOf::time(query.as_of)?;
     query.cancel.check()?;
-    let asked = ask(engine, query.text, query.date, "query")?;
+    let asked = ask(engine, query.text, query.date, time.as_ref(), "query")?;
     engine.read_view(scope, |store, found, last_try| {
         query.cancel.check()?;
         let Some((view, version)) = found else {
             return Ok(Some(Recall { rounds: Vec::new(), anchor: None, window: None }));
         };
-        let at = At { store, view, version, last_try };
+        let as_of = known_then(store, view, time.as_ref())?;
+        let at = At::new(store, (view, version), last_try, as_of.as_ref());
         let Some(ranked) = rank_asked(engine, &at, &asked, &query.ranking, Among::Rounds, k)? else {
             return Ok(None);
         };
         Ok(Some(Recall {
-            rounds: recalled(store, view, &ranked.scored)?,
+            rounds: recalled(store, view, &ranked.scored, as_of.as_ref())?,
             anchor: ranked.anchor.map(|a| a.to_string()),
             window: window_strings(ranked.window),
         }))
@@ -52,13 +54,13 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
     }
     let filter: NoteFilter = search.filter.resolve("filter")?;
     search.cancel.check()?;
-    let asked = ask(engine, search.text, search.date, "query")?;
+    let asked = ask(engine, search.text, search.date, None, "query")?;
     engine.read_view(scope, |store, found, last_try| {
         search.cancel.check()?;
         let Some((view, version)) = found else {
             return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
         };
-        let at = At { store, view, version, last_try };
+        let at = At::new(store, (view, version), last_try, None);
         let among = Among::Notes(&filter);
         let Some(ranked) = rank_asked(engine, &at, &asked, &search.ranking, among, search.limit)? else {
             return Ok(None);

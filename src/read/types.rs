@@ -74,6 +74,10 @@ pub struct Query<'a> {
     pub ranking: Ranking,
     /// A flag that gives the read up (none by default).
     pub cancel: Cancel<'a>,
+    /// Read the memory as it stood at this timestamp (the conversation's time, inclusive): only
+    /// rounds and notes dated at or before it, and facts as they stood then, a fact superseded
+    /// later still current. Anchors the question when it has no date of its own.
+    pub as_of: Option<&'a str>,
 }
 
 impl<'a> Query<'a> {
@@ -87,6 +91,7 @@ impl<'a> Query<'a> {
             angles: &[],
             ranking: Ranking::default(),
             cancel: Cancel::default(),
+            as_of: None,
         }
     }
     /// Adds query angles (see [`Query::angles`](Query#structfield.angles)).
@@ -108,6 +113,10 @@ impl<'a> Query<'a> {
     /// Sets the token budget.
     pub fn budget(self, tokens: usize) -> Query<'a> {
         Query { budget: Some(tokens), ..self }
+    }
+    /// Reads the memory as it stood at `ts` (see [`Query::as_of`](Query#structfield.as_of)).
+    pub fn as_of(self, ts: &'a str) -> Query<'a> {
+        Query { as_of: Some(ts), ..self }
     }
     /// Gives the read up when `flag` is set (see [`Cancel`]).
     pub fn cancel(self, flag: &'a AtomicBool) -> Query<'a> {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::db::{Db, Row};
 use super::rows::UserVectors;
-use super::{visible, Store, View};
+use super::{visible, AsOf, Store, View};
 use crate::error::Result;
 use mnemon_backend::p;
 
@@ -132,20 +132,26 @@ impl Store {
         self.db().row(&sql, p![view.user, view.agent, key], fact_from_row)
     }
 
-    /// The active facts of each of `rounds`, in id order.
-    pub(crate) fn active_facts_of(
+    /// The facts of each of `rounds`, in id order: the active ones, or with `as_of` those current
+    /// then (see [`AsOf`]).
+    pub(crate) fn current_facts_of(
         &self,
         view: View<'_>,
         rounds: &[i64],
+        as_of: Option<&AsOf>,
     ) -> Result<HashMap<i64, Vec<FactRow>>> {
+        // Superseded facts are read only for a time they may have been current at.
+        let active = if as_of.is_some() { "" } else { "AND salience > 0 " };
         let sql = format!(
-            "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?3 AND user_id = ?1 AND salience > 0 AND {} \
-             ORDER BY id",
+            "SELECT {FACT_COLUMNS} FROM facts WHERE round_id = ?3 AND user_id = ?1 {active}AND {} ORDER BY id",
             visible("agent", 2)
         );
         let mut out = HashMap::new();
         for id in rounds {
-            let facts = self.db().rows(&sql, p![view.user, view.agent, id], fact_from_row)?;
+            let mut facts = self.db().rows(&sql, p![view.user, view.agent, id], fact_from_row)?;
+            if let Some(a) = as_of {
+                facts = facts.into_iter().filter_map(|f| a.fact(f)).filter(AsOf::current).collect();
+            }
             if !facts.is_empty() {
                 out.insert(*id, facts);
             }

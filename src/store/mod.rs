@@ -9,6 +9,7 @@
 //! applies the visibility rule ([`View`]); no statement here can touch another user's rows.
 //! The store never embeds, ranks or renders.
 
+mod as_of;
 pub(crate) mod db;
 mod extractors;
 mod facts;
@@ -24,6 +25,7 @@ pub(crate) mod side;
 mod sqlite;
 mod users;
 
+pub(crate) use as_of::AsOf;
 pub(crate) use extractors::ExtractorRow;
 pub(crate) use facts::{ActiveFact, FactRow};
 pub(crate) use notes::{NoteMeta, NoteRow};

@@ -12,6 +12,24 @@ pub(crate) struct UserVectors {
     pub data: Vec<f32>,
 }
 
+impl UserVectors {
+    /// The entries `keep` keeps (it is given each entry's place and id), in order; `dim` is
+    /// the vectors' width.
+    pub(crate) fn retain(self, dim: usize, keep: impl Fn(usize, i64) -> bool) -> UserVectors {
+        let mut out =
+            UserVectors { ids: Vec::new(), days: Vec::new(), saliences: Vec::new(), data: Vec::new() };
+        for (i, v) in self.data.chunks_exact(dim).enumerate() {
+            if keep(i, self.ids[i]) {
+                out.ids.push(self.ids[i]);
+                out.days.push(self.days[i]);
+                out.saliences.push(self.saliences[i]);
+                out.data.extend_from_slice(v);
+            }
+        }
+        out
+    }
+}
+
 pub(crate) fn vector_blob(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }

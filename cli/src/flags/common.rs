@@ -316,6 +316,11 @@ pub struct QueryArgs {
     /// The question's date (anchors "last week" and the like).
     #[arg(long)]
     pub date: Option<String>,
+    /// Read the memory as it stood at this time: rounds and notes dated at or before it, facts
+    /// as they stood then (a fact superseded later still current). Dates the question when
+    /// `--date` is not given.
+    #[arg(long, value_name = "TS")]
+    pub as_of: Option<String>,
     /// Records to consider (per query angle).
     #[arg(long)]
     pub top_k: Option<usize>,

@@ -90,6 +90,11 @@ pub enum Command {
         agent: Option<String>,
         #[arg(long, value_enum, default_value_t = OutputFormat::Markdown)]
         format: OutputFormat,
+        /// What the memory held at this time: rounds and notes dated at or before it, facts as
+        /// they stood then, the decisions logged by then (markdown and text; a dump is always
+        /// the whole store).
+        #[arg(long, value_name = "TS")]
+        as_of: Option<String>,
         /// Write here instead of stdout.
         #[arg(short, long)]
         output: Option<PathBuf>,
