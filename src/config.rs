@@ -41,7 +41,14 @@ pub struct Config {
     /// PostgreSQL connection). A read that finds them all in use waits for one up to
     /// `busy_timeout_ms`, then fails with [`Error::Busy`]. Default 64, at least 1.
     pub max_readers: usize,
-    /// SQLite page cache of the write connection in KiB; each read connection gets an eighth.
+    /// Read connections a store file opens with the store and keeps (at most `max_readers`): a
+    /// server opens as many as it serves requests at once, so that its descriptors and memory
+    /// are what they will be from the start, not grown by the first burst. Idle connections are
+    /// taken in turn (the one idle longest first), so each stays warm. A PostgreSQL store opens
+    /// its connections as reads need them. Default 0.
+    pub min_readers: usize,
+    /// SQLite page cache of the write connection in KiB; each read connection gets a hundredth
+    /// (the views in memory, not the page cache, serve the ranking; a read fetches a few rows).
     /// Default 200 000 (about 200 MB at most).
     pub cache_kib: u32,
     /// The most bytes the store file may grow to (`None`: as far as the disk allows; SQLite's
@@ -139,6 +146,7 @@ impl Default for Config {
             busy_timeout_ms: 5_000,
             queue_poll_ms: Some(1_000),
             max_readers: 64,
+            min_readers: 0,
             cache_kib: 200_000,
             max_store_bytes: None,
             view_cache_bytes: 2 << 30,
@@ -200,6 +208,9 @@ impl Config {
         }
         if self.max_readers == 0 {
             return bad("max_readers", "must be at least 1");
+        }
+        if self.min_readers > self.max_readers {
+            return bad("min_readers", "must be at most max_readers");
         }
         Ok(())
     }

@@ -6,6 +6,7 @@
 //! (never queuing behind a write); errors are told which store they happened in. Must not hold
 //! a statement (those are in `store`), rank (`index`) or decide what a path does.
 
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
@@ -43,10 +44,11 @@ pub(crate) struct Engine {
 
 /// The read connections of a store: idle ones are reused, so that a busy server does not open
 /// (and parse the schema on) a connection per request (docs/DECISIONS.md, 2026-12-01), and no
-/// more than `Config::max_readers` are open at once.
+/// more than `Config::max_readers` are open at once. The one idle longest is taken first, so
+/// every open connection stays in use.
 #[derive(Default)]
 struct Pool {
-    idle: Vec<Store>,
+    idle: VecDeque<Store>,
     /// Open connections, idle or in use.
     open: usize,
 }
@@ -78,7 +80,7 @@ impl Drop for Reader<'_> {
             let ended = store.end_read().is_ok();
             let mut pool = self.engine.pool();
             if ended {
-                pool.idle.push(store);
+                pool.idle.push_back(store);
             } else {
                 pool.open -= 1;
             }
@@ -121,6 +123,21 @@ impl Engine {
             views: Views::new(config.view_cache_bytes, budget),
             config,
         }
+    }
+
+    /// Opens the `Config::min_readers` read connections of a store file (a PostgreSQL store
+    /// opens its connections as reads need them).
+    pub(crate) fn open_readers(&self) -> Result<()> {
+        if !matches!(self.place, Place::File(_)) {
+            return Ok(());
+        }
+        let mut pool = self.pool();
+        while pool.open < self.config.min_readers {
+            let store = Store::reader(&self.place, &self.pins, &self.config).map_err(|e| self.located(e))?;
+            pool.idle.push_back(store);
+            pool.open += 1;
+        }
+        Ok(())
     }
 
     // A panic inside a call cannot leave the store half-written (every write is a transaction
@@ -166,7 +183,7 @@ impl Engine {
         let wait = Duration::from_millis(u64::from(self.config.busy_timeout_ms));
         let mut pool = self.pool();
         let store = loop {
-            if let Some(store) = pool.idle.pop() {
+            if let Some(store) = pool.idle.pop_front() {
                 break store;
             }
             if pool.open < self.config.max_readers {

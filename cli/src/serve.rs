@@ -13,7 +13,9 @@ use mnemon_server::{HttpOptions, Principal, Service, Settings};
 use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs};
 
 impl ServerArgs {
-    fn service(&self) -> Result<Arc<Service>> {
+    /// The service over these stores; each store file opens `readers` read connections at once
+    /// (as many as the server serves requests at once).
+    fn service(&self, readers: usize) -> Result<Arc<Service>> {
         // Concurrent requests' texts embed in one batch (same vectors), timed for the metrics.
         let models =
             ModelArgs { embed_batch: Some(self.models.embed_batch.unwrap_or(32)), ..self.models.clone() };
@@ -26,7 +28,12 @@ impl ServerArgs {
             embedder,
             extractor: self.models.extractor()?,
             // A server renders contexts for prompts: cap them by default.
-            config: Config { context_budget: Some(4000), max_readers: self.max_readers, ..Config::default() },
+            config: Config {
+                context_budget: Some(4000),
+                max_readers: self.max_readers,
+                min_readers: readers.min(self.max_readers),
+                ..Config::default()
+            },
             memory_budget: Some(mnemon::MemoryBudget::new(self.memory_mib << 20)),
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| anyhow!(e.message))?))
@@ -42,7 +49,7 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
         None => Principal::Admin,
         Some(user) => Principal::user(user, args.agent.as_deref()).map_err(|e| anyhow!("--user: {e}"))?,
     };
-    let mcp = Mcp::new(args.stores.service()?)
+    let mcp = Mcp::new(args.stores.service(0)?)
         .for_principal(principal)
         .with_destructive_tools(args.stores.allow_destructive_tools);
     runtime()?.block_on(mnemon_server::serve_stdio(mcp)).map_err(|e| anyhow!("mcp: {e}"))
@@ -70,6 +77,6 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
     };
-    let service = args.stores.service()?;
+    let service = args.stores.service(args.max_in_flight)?;
     runtime()?.block_on(mnemon_server::serve(service, options)).map_err(|e| anyhow!(e.to_string()))
 }

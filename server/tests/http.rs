@@ -94,6 +94,18 @@ fn every_route_answers_over_real_http() {
     let context = r.body["context"].as_str().unwrap();
     assert!(context.contains("Toby") && context.contains("vegetarian"), "{context}");
     assert_eq!(r.body["rounds"], json!([round]));
+    // As of a time before the round and the second note: neither is there.
+    let r = s.call(
+        "POST",
+        "/v1/recall",
+        Some(json!({"user_id": "ana", "query": "what is my dog called?", "as_of": "2026-03-01T12:00:00"})),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let then = r.body["context"].as_str().unwrap();
+    assert!(then.contains("vegetarian") && !then.contains("Toby") && !then.contains("Fridays"), "{then}");
+    assert_eq!((r.body["rounds"].clone(), r.body["memories"].clone()), (json!([]), json!([veg])));
+    let r = s.call("POST", "/v1/recall", Some(json!({"user_id": "ana", "query": "x", "as_of": "soon"})));
+    assert_eq!((r.status, r.body["error"]["field"].as_str()), (400, Some("as_of")), "{}", r.body);
 
     let r = s.call(
         "POST",
@@ -150,6 +162,9 @@ fn every_route_answers_over_real_http() {
     let r = s.call("GET", "/v1/export?user_id=ana", None);
     assert_eq!(r.status, 200);
     assert!(r.body.as_str().unwrap().contains("Toby loves the beach"), "{}", r.body);
+    let r = s.call("GET", "/v1/export?user_id=ana&format=text&as_of=2026-03-02T12:00:00", None);
+    assert_eq!(r.status, 200);
+    assert!(!r.body.as_str().unwrap().contains("Toby loves the beach"), "{}", r.body);
 
     let r = s.call("DELETE", &format!("/v1/memories/{deploy}?user_id=ana"), None);
     assert_eq!((r.status, r.body["record"].as_str()), (200, Some("note")));

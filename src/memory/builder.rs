@@ -268,7 +268,9 @@ impl Builder {
                 other => other?,
             },
         };
-        Memory::start(Engine::new(store, None, config, budget), None)
+        let engine = Engine::new(store, None, config, budget);
+        engine.open_readers()?;
+        Memory::start(engine, None)
     }
 
     /// Loads a JSONL dump made by [`Memory::export`] with
@@ -311,7 +313,9 @@ fn open_with_models(
         }
         None => None,
     };
-    Memory::start(Engine::new(store, Some(embedder), config, budget), extractor)
+    let engine = Engine::new(store, Some(embedder), config, budget);
+    engine.open_readers()?;
+    Memory::start(engine, extractor)
 }
 
 /// The store's pins: what every record depends on, checked at every open. Whether the store

@@ -30,14 +30,14 @@ impl Store {
     /// Another connection to an open store's file, for reads only (`query_only`), with the pins
     /// the store was opened with. Reads on it run inside [`begin_read`](Store::begin_read) /
     /// [`end_read`](Store::end_read): one snapshot, unaffected by writes that commit meanwhile.
-    /// Its page cache is an eighth of the write connection's: a handle keeps many readers, and
+    /// Its page cache is a hundredth of the write connection's: a handle keeps many readers, and
     /// the views in memory, not the page cache, serve the ranking.
     pub(crate) fn open_reader(path: &Path, pins: &Pins, config: &Config) -> Result<Store> {
         register_sqlite_vec();
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(path, flags)?;
         conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
-        let cache_kib = (config.cache_kib / 8).max(1);
+        let cache_kib = (config.cache_kib / 100).max(1);
         conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{cache_kib};"))?;
         Ok(Store {
             conn: Conn::File(conn),

@@ -74,7 +74,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 30)]
     pub timeout: u64,
     /// Most requests under /v1 and /mcp served at once; past it a request waits up to
-    /// --queue-wait-ms for a place, then is answered `overloaded` (503, Retry-After).
+    /// --queue-wait-ms for a place, then is answered `overloaded` (503, Retry-After). Each store
+    /// file opens this many read connections (at most --max-readers) when the server opens it.
     #[arg(long, default_value_t = 24)]
     pub max_in_flight: usize,
     /// How long a request past --max-in-flight waits for a place, milliseconds.
