@@ -95,6 +95,12 @@ pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
     print!("{}", context.text);
     println!("\n== Markdown export\n");
     print!("{}", memory.export(USER, ExportFormat::Markdown)?);
+    let before = "2026-05-01T00:00:00";
+    println!("\n== the facts as of {before}, before the move (`--as-of`)\n");
+    let then = memory.recall(Query::new("Where does Maya live?").as_of(before).top_k(5), USER)?;
+    for fact in then.rounds.iter().flat_map(|r| &r.facts) {
+        println!("   {}", fact.content);
+    }
     println!("\n== decision log (facts)\n");
     for d in memory.decisions(USER)?.iter().filter(|d| d.kind.starts_with("fact.")) {
         println!("{} {} {} {}", d.kind, d.record, d.other.as_deref().unwrap_or("-"), d.detail);

@@ -179,6 +179,9 @@ fn demo_runs_end_to_end() {
     assert!(out.contains("~~The user lives in Porto.~~ (superseded by `"), "{out}");
     assert!(out.contains("The user moved to Lisbon."), "{out}");
     assert!(out.contains("fact.superseded"), "{out}");
+    // As of a time before the move, the old home is current and the new one unknown.
+    let then = &out[out.find("== the facts as of").unwrap()..out.find("== decision log").unwrap()];
+    assert!(then.contains("The user lives in Porto.") && !then.contains("Lisbon"), "{then}");
 }
 
 #[test]
