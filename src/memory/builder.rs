@@ -268,9 +268,7 @@ impl Builder {
                 other => other?,
             },
         };
-        let engine = Engine::new(store, None, config, budget);
-        engine.open_readers()?;
-        Memory::start(engine, None)
+        Memory::start(Engine::new(store, None, config, budget), None)
     }
 
     /// Loads a JSONL dump made by [`Memory::export`] with
@@ -313,9 +311,7 @@ fn open_with_models(
         }
         None => None,
     };
-    let engine = Engine::new(store, Some(embedder), config, budget);
-    engine.open_readers()?;
-    Memory::start(engine, extractor)
+    Memory::start(Engine::new(store, Some(embedder), config, budget), extractor)
 }
 
 /// The store's pins: what every record depends on, checked at every open. Whether the store
@@ -344,6 +340,7 @@ impl Memory {
     /// A handle on `engine`, with the background worker started when there is an extractor and
     /// [`Config::background_extraction`] is on.
     fn start(engine: Engine, extractor: Option<(Arc<dyn Extractor>, i64)>) -> Result<Memory> {
+        engine.open_readers()?;
         let background = extractor.is_some() && engine.config.background_extraction;
         let shared = Arc::new(Shared::new(engine, extractor));
         let background = if background {

@@ -107,12 +107,6 @@ impl AsOf {
         ts_unix <= self.unix
     }
 
-    /// Whether a decision logged at `at` (sortable form) was known.
-    fn decision(&self, at: &str) -> bool {
-        // The empty time (a decision logged before the user had a timestamp) sorts first.
-        at <= self.at.sortable().as_str()
-    }
-
     /// The vectors of the facts current at this time that `view` sees, in fact id order, each
     /// under its round's id with the fact's day and its salience then.
     pub(crate) fn fact_vectors(&self, store: &Store, view: View<'_>) -> Result<UserVectors> {
@@ -140,7 +134,10 @@ impl AsOf {
         rounds.retain(|r| self.round(r.id));
         *facts = std::mem::take(facts).into_iter().filter_map(|f| self.fact(f)).collect();
         notes.retain(|n| self.note(n.ts_unix));
-        decisions.retain(|d| self.decision(&d.at));
+        // Decisions are logged at a sortable time; the empty one (logged before the user had a
+        // timestamp) sorts first.
+        let until = self.at.sortable();
+        decisions.retain(|d| d.at.as_str() <= until.as_str());
     }
 }
 
