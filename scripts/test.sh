@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # A target dir outside the clone is reused across clones to save build time; nothing depends on it.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mnemon/target}"
 scripts/system-deps.sh
-scripts/fetch-models.sh
+scripts/fetch-models.sh --qwen
 cargo fmt --all --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 # PostgreSQL 18 + pgvector (from the Python registry) for the PostgreSQL store's tests; stopped at exit.

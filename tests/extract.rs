@@ -442,11 +442,11 @@ fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_t
     let misattributed = item("The assistant drives the Subaru Outback.", "other");
     let open = smollm();
     for (output, under_closed) in [(&keeps, true), (&free_predicate, false), (&misattributed, false)] {
-        assert!(open.grammar_allows(output).unwrap(), "open: {output}");
-        assert_eq!(m.grammar_allows(output).unwrap(), under_closed, "closed: {output}");
+        assert!(open.grammar_allows(&[], output).unwrap(), "open: {output}");
+        assert_eq!(m.grammar_allows(&[], output).unwrap(), under_closed, "closed: {output}");
     }
-    assert!(m.grammar_allows("[]").unwrap());
-    assert!(!m.grammar_allows(&keeps[..keeps.len() - 1]).unwrap(), "a cut array does not end");
+    assert!(m.grammar_allows(&[], "[]").unwrap());
+    assert!(!m.grammar_allows(&[], &keeps[..keeps.len() - 1]).unwrap(), "a cut array does not end");
 
     // And the model decodes under it: whatever it writes keeps to it.
     let round = [
@@ -457,7 +457,7 @@ fn the_closed_contract_keeps_predicates_in_its_vocabulary_and_facts_with_their_t
         turn(Role::Assistant, "Nice! The Outback is great in snow. I recommend winter tires."),
     ];
     let out = m.extract(&round).unwrap();
-    assert!(!out.truncated && m.grammar_allows(&out.raw_output).unwrap(), "{out:?}");
+    assert!(!out.truncated && m.grammar_allows(&round, &out.raw_output).unwrap(), "{out:?}");
     for f in &out.facts {
         if let Some(p) = &f.predicate {
             assert!(p == "other" || vocabulary.contains(p), "predicate {p:?} is outside the vocabulary");
@@ -480,15 +480,33 @@ fn the_slots_contract_reads_candidates_only_and_keeps_facts_to_their_sentences()
     let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     assert_ne!(m.pins().prompt, smollm().pins().prompt, "another contract is another prompt pin");
 
-    // What decoding enforces: records with a sentence number, a relation from the list, spans.
-    let record = |n: &str, relation: &str| {
-        format!(r#"[{{"n":{n},"entity":"postcards","relation":"{relation}","value":"25"}}]"#)
+    // What decoding enforces: records with a candidate's number, a relation from the list, and
+    // a value (and an entity) copied from that candidate's words.
+    let round = [
+        turn(
+            Role::User,
+            "Can you suggest a frame? By the way, I've added 25 new postcards to my collection since March.",
+        ),
+        turn(Role::Assistant, "A floating frame works well for postcards."),
+    ];
+    let record = |n: &str, entity: &str, relation: &str, value: &str| {
+        format!(r#"[{{"n":{n},"entity":"{entity}","relation":"{relation}","value":"{value}"}}]"#)
     };
-    assert!(m.grammar_allows(&record("1", "count")).unwrap());
-    assert!(m.grammar_allows("[]").unwrap());
-    assert!(!m.grammar_allows(&record("1", "number")).unwrap(), "a relation outside the list");
-    assert!(!m.grammar_allows(&record("7", "count")).unwrap(), "past the last candidate number");
-    assert!(!smollm().grammar_allows(&record("1", "count")).unwrap(), "not the open contract");
+    let allows = |output: &str| m.grammar_allows(&round, output).unwrap();
+    assert!(allows(&record("1", "postcards", "count", "25")));
+    assert!(allows(&record("1", "new postcards", "count", "25 new postcards")));
+    assert!(allows(&record("1", "I", "did", "added 25 new postcards")));
+    assert!(allows("[]"));
+    assert!(!allows(&record("1", "postcards", "number", "25")), "a relation outside the list");
+    assert!(!allows(&record("2", "postcards", "count", "25")), "past the last candidate number");
+    assert!(!allows(&record("1", "postcards", "count", "26")), "a value the sentence does not hold");
+    assert!(!allows(&record("1", "postcards", "count", "25 postcards")), "words not together");
+    assert!(!allows(&record("1", "stamps", "count", "25")), "an entity the sentence does not hold");
+    assert!(!allows(&record("1", "postcards", "count", "March.")), "punctuation is not copied");
+    assert!(
+        !smollm().grammar_allows(&round, &record("1", "postcards", "count", "25")).unwrap(),
+        "not the open contract"
+    );
 
     // A round without a candidate sentence does not reach the model.
     let idle = [turn(Role::User, "What's the capital of Australia?"), turn(Role::Assistant, "Canberra.")];
@@ -497,17 +515,10 @@ fn the_slots_contract_reads_candidates_only_and_keeps_facts_to_their_sentences()
 
     // A round with one: whatever the model writes keeps to the grammar, and every fact it keeps
     // is a candidate sentence, in the third person, with the same bytes on a second call.
-    let round = [
-        turn(
-            Role::User,
-            "Can you suggest a frame? By the way, I've added 25 new postcards to my collection since March.",
-        ),
-        turn(Role::Assistant, "A floating frame works well for postcards."),
-    ];
     let candidates = slots::candidates(&round);
     assert_eq!(candidates.len(), 1);
     let out = m.extract(&round).unwrap();
-    assert!(out.prompt_tokens > 0 && m.grammar_allows(&out.raw_output).unwrap(), "{out:?}");
+    assert!(out.prompt_tokens > 0 && m.grammar_allows(&round, &out.raw_output).unwrap(), "{out:?}");
     for f in &out.facts {
         assert_eq!(f.raw, format!("user: {}", candidates[0].text));
         assert!(f.content.starts_with("The user has added 25 new postcards"), "{f:?}");

@@ -1082,7 +1082,8 @@ fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
             .unwrap()
     };
     let x = Arc::new(
-        ScriptedExtractor::load(concat!(env!("CARGO_MANIFEST_DIR"), "/cli/src/demo.facts.json")).unwrap(),
+        ScriptedExtractor::load(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/demo.facts.json"))
+            .unwrap(),
     );
     let m = Memory::builder(&path).embedder(HashingEmbedder::default()).extractor(x).open().unwrap();
     assert_eq!(m.pins().unwrap()["schema_version"], "5");

@@ -4,17 +4,15 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use mnemon::extract::{Extractor, ScriptedExtractor};
+use mnemon::extract::{Contract, Extractor, LlamaConfig, LlamaExtractor};
 use mnemon::{Config, ExportFormat, Memory, Message, NewNote, Query, Scope, Search};
 
 use anyhow::{Context as _, Result};
 
 use crate::flags::ModelArgs;
+use crate::models::extractor_path;
 
 const CONVERSATION: &str = include_str!("demo.jsonl");
-/// The facts of the demo's rounds, as a model would write them: the demo runs anywhere, with no
-/// GGUF, and shows what extraction does (a move superseding the old home).
-const FACTS: &str = include_str!("demo.facts.json");
 const USER: &str = "maya";
 const QUESTION: &str = "Where does Maya live now, and what should I avoid when suggesting food?";
 const DATE: &str = "2026-06-25T08:00:00";
@@ -22,10 +20,19 @@ const DATE: &str = "2026-06-25T08:00:00";
 pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
     let temp = tempfile::tempdir().context("creating a temporary folder")?;
     let path = db.unwrap_or_else(|| temp.path().join("demo.db"));
-    let facts: Arc<dyn Extractor> = Arc::new(ScriptedExtractor::from_json("demo.facts.json", FACTS)?);
+    // The extractor the flags name, else the pinned default GGUF (scripts/fetch-models.sh --qwen)
+    // under the slots contract: the facts below are the model's.
+    let facts: Arc<dyn Extractor> = match models.extractor()? {
+        Some(given) => given,
+        None => {
+            let path = extractor_path(std::path::Path::new("default"), &models.models_dir());
+            let config = LlamaConfig { contract: Contract::Slots, ..models.extractor.decoding.llama() };
+            Arc::new(LlamaExtractor::load(path, config)?)
+        }
+    };
     let config = Config { background_extraction: false, ..Config::default() };
     let memory =
-        Memory::builder(&path).embedder(models.embedder()?).extractor(facts).config(config).open()?;
+        Memory::builder(&path).embedder(models.embedder()?).extractor(facts.clone()).config(config).open()?;
     let messages = CONVERSATION
         .lines()
         .enumerate()
@@ -45,7 +52,9 @@ pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
     );
     let superseded = memory.decisions(USER)?.iter().filter(|d| d.kind == "fact.superseded").count();
     println!(
-        "   facts (scripted, as a model would write them): {} active, {superseded} superseded",
+        "   facts made by {} from {} rounds: {} active, {superseded} superseded",
+        facts.pins().name,
+        report.stored.len(),
         memory.facts(USER)?.len(),
     );
     println!("   store: {}", path.display());

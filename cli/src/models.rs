@@ -50,7 +50,7 @@ impl Target {
 }
 
 impl ModelArgs {
-    fn models_dir(&self) -> PathBuf {
+    pub(crate) fn models_dir(&self) -> PathBuf {
         self.models.clone().unwrap_or_else(mnemon::model_files::default_dir)
     }
 

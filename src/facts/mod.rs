@@ -42,7 +42,7 @@ pub(crate) fn extractor_pins(x: &ExtractorPins, config: &Config) -> BTreeMap<Str
         ("extractor.prompt", x.prompt.clone()),
         ("extractor.prefilter", prefilter::prefilter_blake3()),
         ("facts.verify", verify::VERIFY_VERSION.to_owned()),
-        ("facts.slots", extract::slots::FACTS_VERSION.to_owned()),
+        ("facts.slots", extract::slots::facts_rules()),
         ("facts.resolver", resolve::RESOLVER_VERSION.to_owned()),
         ("facts.dedup_cosine", config.fact_dedup_cosine.to_string()),
         ("facts.conflict", conflict::CONFLICT_VERSION.to_owned()),

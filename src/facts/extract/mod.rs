@@ -243,13 +243,14 @@ pub enum Contract {
 }
 
 impl Contract {
-    /// The GBNF grammar: [`GRAMMAR`], or for `Closed` [`GRAMMAR`] with its predicate and its
-    /// content / raw pair replaced.
-    pub fn grammar(self) -> String {
+    /// The GBNF grammar for the round `turns`: [`GRAMMAR`]; for `Closed` [`GRAMMAR`] with its
+    /// predicate and its content / raw pair replaced; for `Slots` one made from the round's
+    /// candidates, whose values are spans of their sentences ([`slots::grammar`]).
+    pub fn grammar(self, turns: &[Turn]) -> String {
         match self {
             Contract::Open => GRAMMAR.to_owned(),
             Contract::Closed => closed_grammar(),
-            Contract::Slots => slots::grammar(),
+            Contract::Slots => slots::grammar(&slots::candidates(turns)),
         }
     }
 
@@ -281,10 +282,13 @@ impl Contract {
         let framed = match self {
             Contract::Slots => serde_json::json!({
                 "prompt": self.prompt(),
-                "grammar": self.grammar(),
+                "grammar": slots::GRAMMAR_VERSION,
+                "relations": slots::RELATIONS,
                 "candidates": slots::rules_blake3(),
             }),
-            _ => serde_json::json!({ "prompt": self.prompt(), "schema": SCHEMA, "grammar": self.grammar() }),
+            _ => {
+                serde_json::json!({ "prompt": self.prompt(), "schema": SCHEMA, "grammar": self.grammar(&[]) })
+            }
         };
         blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
     }
@@ -479,9 +483,9 @@ mod tests {
 
     #[test]
     fn the_open_contract_is_the_files_and_the_closed_one_names_every_predicate() {
-        assert_eq!(Contract::Open.grammar(), GRAMMAR);
+        assert_eq!(Contract::Open.grammar(&[]), GRAMMAR);
         assert_eq!(Contract::Open.prompt_blake3(), prompt_blake3());
-        let grammar = Contract::Closed.grammar();
+        let grammar = Contract::Closed.grammar(&[]);
         let prompt = Contract::Closed.prompt();
         for p in crate::facts::normalize::closed_predicates() {
             assert!(grammar.contains(&format!("\"{p}\"")), "{p}");

@@ -38,23 +38,29 @@ use crate::model::time::Timestamp;
 pub const PROMPT: &str = include_str!("../../../prompts/slots.md");
 const CUES: &str = include_str!("../../../lexicons/fact_cues.txt");
 const SLOT_CUES: &str = include_str!("../../../lexicons/slot_cues.txt");
+/// Relations read from the words before a value ([`cued`]); part of the facts rules.
+const SLOT_RELATIONS: &str = include_str!("../../../lexicons/slot_relations.txt");
 /// Number words are read through the conflict normalizer's lexicon; the file is hashed here
 /// because the candidates depend on it.
 const NUMBER_WORDS: &str = include_str!("../../../lexicons/number_words.txt");
 /// Version of the rules that choose what the model reads ([`candidates`], [`input`]), hashed with
 /// the lexicons into the extractor's prompt pin: another version is another model input.
-const CANDIDATES_VERSION: &str = "slots-candidates-v1 at-most=6 words=3..60";
-/// Version of the rules that make facts of the model's records ([`facts`]): pinned in stores
-/// built with an extractor. A cache re-parses stored outputs, so these rules can change without
-/// a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v2 one-per-sentence counted<=3 mention<=5 names";
+const CANDIDATES_VERSION: &str = "slots-candidates-v2 at-most=6 words=3..60 colon-lead-ins";
+/// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
+/// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
+/// outputs, so these rules can change without a model call.
+pub const FACTS_VERSION: &str =
+    "slots-facts-v3 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds";
+
+/// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation lexicon.
+pub fn facts_rules() -> String {
+    format!("{FACTS_VERSION} relations={}", &blake3::hash(SLOT_RELATIONS.as_bytes()).to_hex()[..16])
+}
 
 /// At most this many sentences of a round go to the model.
 pub const MAX_CANDIDATES: usize = 6;
 const MIN_WORDS: usize = 3;
 const MAX_WORDS: usize = 60;
-/// Longest entity and value the grammar lets the model write, in characters.
-const MAX_SPAN: usize = 60;
 
 /// The relations a record may name, and the predicate each fact gets. All from `count` to `name`
 /// hold one value at a time for their entity (`lexicons/functional.txt`): a new value supersedes
@@ -99,6 +105,8 @@ struct Lexicon {
     clauses: Vec<Vec<String>>,
     cues: Vec<Vec<String>>,
     times: HashSet<String>,
+    /// Per relation, the phrases that name it before a value.
+    relations: Vec<(String, Vec<Vec<String>>)>,
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -119,6 +127,17 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
             .into_iter()
             .filter(|(g, _)| g == "dates and times")
             .map(|(_, l)| l)
+            .collect(),
+        relations: ["home", "workplace", "job"]
+            .into_iter()
+            .map(|r| {
+                let phrases = entries(SLOT_RELATIONS)
+                    .into_iter()
+                    .filter(|(g, _)| g == r)
+                    .map(|(_, l)| normalize(&l))
+                    .collect();
+                (r.to_owned(), phrases)
+            })
             .collect(),
     }
 });
@@ -179,6 +198,20 @@ fn holds_any(words: &[String], phrases: &[Vec<String>]) -> bool {
     })
 }
 
+/// `sentence` without a lead-in of up to three words that ends in a colon ("Big news:",
+/// "Update:") when a first-person statement follows it.
+fn strip_lead_in(sentence: &str) -> &str {
+    for w in sentence.split_whitespace().take(3) {
+        if w.ends_with(':') {
+            let end = w.as_ptr() as usize - sentence.as_ptr() as usize + w.len();
+            let rest = sentence[end..].trim_start();
+            let first_person = normalize(rest).first().is_some_and(|f| FIRST_PERSON.contains(&f.as_str()));
+            return if first_person { rest } else { sentence };
+        }
+    }
+    sentence
+}
+
 /// `sentence` without its leading openers ("By the way, I …", "So I …"), each cut only at whole
 /// words and only when a comma or a first-person word follows it ("So far I …" keeps its "So").
 fn strip_openers(sentence: &str) -> &str {
@@ -209,7 +242,7 @@ fn strip_openers(sentence: &str) -> &str {
 /// statement before its question clause; no requests.
 fn statement(sentence: &str) -> Option<String> {
     let lex = &*LEXICON;
-    let s = strip_openers(sentence);
+    let s = strip_openers(strip_lead_in(sentence));
     let s = if s.ends_with('?') {
         // The first comma that opens a question clause ends the statement.
         let cut = s.match_indices(", ").map(|(i, _)| i).find(|&i| {
@@ -301,24 +334,77 @@ pub fn input(candidates: &[Candidate]) -> String {
         .join("\n")
 }
 
-/// The GBNF grammar: a compact JSON array of at most [`MAX_FACTS`] records.
-pub fn grammar() -> String {
+/// Version of the grammar's rules ([`grammar`]): hashed into the extractor's prompt pin, since
+/// the grammar is made per round from its candidates.
+pub const GRAMMAR_VERSION: &str = "slots-grammar-v2 copied spans";
+
+/// A sentence's words as a span may use them: split at white space, punctuation cut off either
+/// end (a currency sign kept before, a per cent sign after). `None` for a word that holds a quote,
+/// a backslash or a control character: no span crosses it, so a span is always a plain JSON
+/// string and a plain GBNF literal.
+fn span_words(text: &str) -> Vec<Option<&str>> {
+    text.split_whitespace()
+        .map(|w| {
+            let w = w.trim_start_matches(|c: char| !c.is_alphanumeric() && !matches!(c, '$' | '£' | '€'));
+            let w = w.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '%');
+            let plain = !w.is_empty() && !w.chars().any(|c| c == '"' || c == '\\' || c.is_control());
+            plain.then_some(w)
+        })
+        .collect()
+}
+
+/// GBNF rules for every span of `text`'s words: `name` is any run of consecutive words, joined
+/// by single spaces. Linear in the words: `name-i` is word `i` followed, optionally, by a span
+/// starting at word `i + 1`. `None` when the text has no word.
+fn span_rules(name: &str, text: &str, rules: &mut Vec<String>) -> Option<()> {
+    let words = span_words(text);
+    let mut starts = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        let Some(w) = w else { continue };
+        let next = words.get(i + 1).copied().flatten().map(|_| format!(r#" (" " {name}-{})?"#, i + 1));
+        rules.push(format!(r#"{name}-{i} ::= "{w}"{}"#, next.unwrap_or_default()));
+        starts.push(format!("{name}-{i}"));
+    }
+    (!starts.is_empty()).then(|| rules.push(format!("{name} ::= {}", starts.join(" | "))))
+}
+
+/// The GBNF grammar for a round's candidates: a compact JSON array of at most [`MAX_FACTS`]
+/// records, each naming a candidate by its number, with a value that is a span of that
+/// candidate's words and an entity that is a span of them, of the sentence before it, or "I".
+/// The model cannot write a value its sentence does not hold ("Lisboa" for "Lisbon"): the
+/// record is copied, or it is not written.
+pub fn grammar(candidates: &[Candidate]) -> String {
     let relations: Vec<String> = RELATIONS.iter().map(|(r, _)| format!(r#""\"{r}\"""#)).collect();
-    format!(
-        concat!(
-            r#"root ::= "[" (item ("," item){{0,{more}}})? "]""#,
-            "\n",
-            r#"item ::= "{{\"n\":" [1-{n}] ",\"entity\":" span ",\"relation\":" relation ",\"value\":" span "}}""#,
-            "\n",
-            r#"span ::= "\"" [^"\\\x7F\x00-\x1F]{{1,{span}}} "\"""#,
-            "\n",
-            "relation ::= {relations}\n",
-        ),
-        more = MAX_FACTS - 1,
-        n = MAX_CANDIDATES,
-        span = MAX_SPAN,
-        relations = relations.join(" | "),
-    )
+    let mut rules = vec![
+        format!(r#"root ::= "[" (item ("," item){{0,{}}})? "]""#, MAX_FACTS - 1),
+        format!("relation ::= {}", relations.join(" | ")),
+    ];
+    let mut items = Vec::new();
+    for (i, c) in candidates.iter().enumerate().take(MAX_CANDIDATES) {
+        let n = i + 1;
+        if span_rules(&format!("v{n}"), &c.text, &mut rules).is_none() {
+            continue;
+        }
+        let mut entity = vec![format!("v{n}"), r#""I""#.to_owned()];
+        if c.context
+            .as_deref()
+            .is_some_and(|before| span_rules(&format!("x{n}"), before, &mut rules).is_some())
+        {
+            entity.push(format!("x{n}"));
+        }
+        rules.push(format!("e{n} ::= {}", entity.join(" | ")));
+        rules.push(format!(
+            r#"c{n} ::= "{{\"n\":{n},\"entity\":\"" e{n} "\",\"relation\":" relation ",\"value\":\"" v{n} "\"}}""#
+        ));
+        items.push(format!("c{n}"));
+    }
+    // With no candidate (the model is not called then) the grammar allows only `[]`.
+    if items.is_empty() {
+        rules[0] = r#"root ::= "[]""#.to_owned();
+    } else {
+        rules.push(format!("item ::= {}", items.join(" | ")));
+    }
+    rules.join("\n") + "\n"
 }
 
 /// One record as the model wrote it.
@@ -393,25 +479,116 @@ fn position(needle: &[String], hay: &[String]) -> Option<usize> {
 const EMPTY_VALUES: [&str; 14] =
     ["it", "them", "they", "this", "that", "these", "those", "one", "ones", "my", "me", "i", "there", "here"];
 
-/// Whether a record's value can be a value: more than pronouns, and for a home, a workplace or a
-/// name, a name as the sentence writes it (capitalized: "Lisbon", not "playtime").
-fn holds_value(r: &Record, c: &Candidate) -> bool {
-    let words = normalize(&r.value);
-    if words.iter().all(|w| EMPTY_VALUES.contains(&w.as_str())) {
-        return false;
-    }
-    if !matches!(r.relation.as_str(), "home" | "workplace" | "name") {
+/// Ordinal words: a count or a score may be one ("my fourth marathon").
+const ORDINALS: [&str; 12] = [
+    "first",
+    "second",
+    "third",
+    "fourth",
+    "fifth",
+    "sixth",
+    "seventh",
+    "eighth",
+    "ninth",
+    "tenth",
+    "twelfth",
+    "twentieth",
+];
+/// Units of time: a duration holds one or a number ("a month", "3 weeks").
+const TIME_UNITS: [&str; 10] =
+    ["second", "minute", "hour", "day", "night", "week", "weekend", "month", "year", "decade"];
+/// Words that state how often without a number ("every Sunday", "daily").
+const FREQUENCIES: [&str; 20] = [
+    "every",
+    "each",
+    "per",
+    "daily",
+    "weekly",
+    "monthly",
+    "yearly",
+    "annually",
+    "nightly",
+    "hourly",
+    "once",
+    "twice",
+    "thrice",
+    "times",
+    "always",
+    "usually",
+    "often",
+    "sometimes",
+    "rarely",
+    "never",
+];
+
+/// Words that put a thing or an activity somewhere.
+const LOCATIVES: [&str; 19] = [
+    "in", "at", "on", "under", "near", "to", "from", "inside", "behind", "beside", "by", "above", "below",
+    "outside", "into", "onto", "over", "around", "between",
+];
+
+/// Whether a place is one: its value opens with a locative ("under my bed"), follows one (articles
+/// and possessives skipped: "on the shoe rack"), or is a name as the sentence writes it ("The
+/// Vault"). "playtime" and "recipes" are not places.
+fn located(r: &Record, c: &Candidate) -> bool {
+    let words = normalize(&c.text);
+    let value = normalize(&r.value);
+    if value.first().is_some_and(|w| LOCATIVES.contains(&w.as_str())) {
         return true;
     }
-    // The value's words as written in the sentence: one of them capitalized.
-    let written: Vec<&str> = c.text.split_whitespace().collect();
+    let after_locative = position(&value, &words).is_some_and(|at| {
+        let mut end = at;
+        while end > 0 && DETERMINERS.contains(&words[end - 1].as_str()) {
+            end -= 1;
+        }
+        end > 0 && LOCATIVES.contains(&words[end - 1].as_str())
+    });
+    after_locative || capitalized_in(&value, &c.text)
+}
+
+/// Whether `value`'s words occur in `text` with one of them capitalized as written.
+fn capitalized_in(value: &[String], text: &str) -> bool {
+    let written: Vec<&str> = text.split_whitespace().collect();
     let forms: Vec<String> = written.iter().map(|w| normalize(w).join(" ")).collect();
     (0..written.len()).any(|i| {
-        forms[i..].starts_with(&words)
-            && written[i..i + words.len()].iter().any(|w| {
-                w.trim_start_matches(|ch: char| !ch.is_alphanumeric()).starts_with(char::is_uppercase)
+        forms[i..].starts_with(value)
+            && written[i..i + value.len()].iter().any(|w| {
+                let core = w.trim_start_matches(|ch: char| !ch.is_alphanumeric());
+                core.starts_with(char::is_uppercase)
             })
     })
+}
+
+/// Whether a record's value can be a value: more than pronouns; for a count or a score a number
+/// (digits, a number word or an ordinal), for a duration a number or a unit of time, for a
+/// frequency a number or a word of frequency; and for a home, a workplace or a name, a name as
+/// the sentence writes it (capitalized: "Lisbon", not "playtime"). With the value copied from
+/// the sentence by the grammar, these keep the model from filing any words of it under a
+/// relation that holds one value ("postcards" as a count would supersede "17").
+fn holds_value(r: &Record, c: &Candidate) -> bool {
+    let words = normalize(&r.value);
+    let empty = |w: &String| {
+        [&EMPTY_VALUES[..], &LOCATIVES[..], &DETERMINERS[..]].iter().any(|list| list.contains(&w.as_str()))
+    };
+    if words.iter().all(empty) {
+        return false;
+    }
+    let number = valued(&r.value)
+        .iter()
+        .any(|w| w.chars().any(|ch| ch.is_ascii_digit()) || ORDINALS.contains(&w.as_str()));
+    let unit = words.iter().any(|w| TIME_UNITS.contains(&singular(w).as_str()));
+    let often = words.iter().any(|w| FREQUENCIES.contains(&w.as_str()));
+    let measured = match r.relation.as_str() {
+        "count" | "score" => number,
+        "duration" => number || unit,
+        "frequency" => number || often,
+        "place" => located(r, c),
+        _ => true,
+    };
+    if !measured {
+        return false;
+    }
+    !matches!(r.relation.as_str(), "home" | "workplace" | "name") || capitalized_in(&words, &c.text)
 }
 
 /// How well a record fits its sentence, for choosing one record per sentence: a relation, and a
@@ -426,14 +603,43 @@ fn fit(r: &Record, c: &Candidate) -> usize {
     usize::from(r.relation != "other") + 2 * usize::from(counted)
 }
 
+/// The record with its relation as the sentence states it: a home, a workplace or a job when the
+/// words right before the value name one (`lexicons/slot_relations.txt`: "moved to Lisbon" is a
+/// home whatever relation the model wrote), else a home or a workplace without those words is a
+/// place; a count whose value says how often ("twice a week") is a frequency.
+fn cued(r: &Record, c: &Candidate) -> Record {
+    let words = normalize(&c.text);
+    let value = normalize(&r.value);
+    let mut relation = r.relation.clone();
+    if let Some(at) = position(&value, &words) {
+        let mut end = at;
+        while end > 0 && DETERMINERS.contains(&words[end - 1].as_str()) {
+            end -= 1;
+        }
+        let before = &words[..end];
+        let named = LEXICON.relations.iter().find(|(_, phrases)| phrases.iter().any(|p| before.ends_with(p)));
+        match named {
+            Some((name, _)) => relation = name.clone(),
+            None if matches!(relation.as_str(), "home" | "workplace") => relation = "place".to_owned(),
+            None => {}
+        }
+    }
+    let often = value.iter().any(|w| FREQUENCIES.contains(&w.as_str()));
+    if relation == "count" && often {
+        relation = "frequency".to_owned();
+    }
+    Record { relation, ..r.clone() }
+}
+
 /// The facts of `records`: per candidate, of the records whose value is copied from the candidate
 /// and whose entity is copied from it or its context (or names the speaker), the one that fits
 /// best ([`fit`]; the first on a tie). Its time mention is the sentence's own ([`mention`]).
 pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact> {
-    let mut best: Vec<Option<(usize, &Record)>> = vec![None; candidates.len()];
+    let mut best: Vec<Option<(usize, Record)>> = vec![None; candidates.len()];
     for r in records {
         let Some(i) = r.n.checked_sub(1).filter(|&i| i < candidates.len()) else { continue };
         let c = &candidates[i];
+        let r = &cued(r, c);
         let entity_ok = names_speaker(&r.entity)
             || copied(&r.entity, &c.text)
             || c.context.as_deref().is_some_and(|before| copied(&r.entity, before));
@@ -441,13 +647,13 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
             continue;
         }
         let score = fit(r, c);
-        if best[i].is_none_or(|(s, _)| score > s) {
-            best[i] = Some((score, r));
+        if best[i].as_ref().is_none_or(|(s, _)| score > *s) {
+            best[i] = Some((score, r.clone()));
         }
     }
     let mut out = Vec::new();
     for (c, chosen) in candidates.iter().zip(best) {
-        let Some((_, r)) = chosen else { continue };
+        let Some((_, r)) = &chosen else { continue };
         let counted = counted(&r.value, &c.text);
         let entity = counted.as_deref().unwrap_or(&r.entity);
         let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
@@ -455,13 +661,51 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
             content: third_person(&c.text, c.role),
             raw: format!("{}: {}", c.role.as_str(), c.text),
             when: mention(&c.text, c.anchor),
-            subject: Some(if names_speaker(entity) { "user".to_owned() } else { subject(entity) }),
+            subject: Some(if names_speaker(entity) || holder_is_speaker(r, c) {
+                "user".to_owned()
+            } else {
+                subject(entity)
+            }),
             predicate: predicate.map(str::to_owned),
             object: Some(r.value.clone()),
             salience: 1.0,
         });
     }
     out
+}
+
+/// First-person subject words (normalized).
+const SPEAKER_SUBJECTS: [&str; 7] = ["i", "im", "ive", "id", "ill", "we", "weve"];
+
+/// Whether a home, a workplace, a job or a name is the speaker's whatever entity the model wrote:
+/// the speaker is the sentence's last subject before the value, after any mention of the entity
+/// ("I live in Porto with my beagle": the user lives in Porto, not the beagle; "I think my
+/// brother lives in Austin": the brother).
+fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
+    if !matches!(r.relation.as_str(), "home" | "workplace" | "job" | "name") {
+        return false;
+    }
+    let words = valued(&c.text);
+    let Some(at) = position(&valued(&r.value), &words) else { return false };
+    let before = &words[..at];
+    let speaker = before.iter().rposition(|w| SPEAKER_SUBJECTS.contains(&w.as_str()));
+    // The entity holds the value only where the sentence names it as someone: after a
+    // possessive or an article ("my brother"), or as a name ("Tom"); "I moved to Lisbon" with
+    // the entity "moved" is the speaker's move.
+    let written: Vec<&str> = c.text.split_whitespace().collect();
+    let named = |w: &str| {
+        written.iter().any(|x| {
+            normalize(x).first().is_some_and(|n| n == w)
+                && x.trim_start_matches(|ch: char| !ch.is_alphanumeric()).starts_with(char::is_uppercase)
+        })
+    };
+    let entity = valued(&r.entity).pop().and_then(|h| {
+        (0..before.len()).rev().find(|&i| {
+            let same = before[i] == h || singular(&before[i]) == singular(&h);
+            same && (i > 0 && DETERMINERS.contains(&before[i - 1].as_str()) || named(&before[i]))
+        })
+    });
+    speaker.is_some_and(|s| entity.is_none_or(|e| s > e))
 }
 
 /// Words that end the noun phrase after a number ("25 new postcards to my collection").
@@ -593,8 +837,9 @@ fn singular(word: &str) -> String {
 
 /// Present-tense verbs that take an "s" after "the user" (any other word after "I" is kept:
 /// a past form, a modal, an adverb).
-const VERBS: [(&str, &str); 34] = [
+const VERBS: [(&str, &str); 35] = [
     ("am", "is"),
+    ("ask", "asks"),
     ("have", "has"),
     ("do", "does"),
     ("don't", "doesn't"),
@@ -706,6 +951,14 @@ mod tests {
             ["I'm thinking of changing my morning coffee limit to two cups"]
         );
         assert!(candidates(&[turn(Role::User, "What's the capital of Australia?")]).is_empty());
+        // A short lead-in with a colon goes; a colon later in the sentence stays.
+        let c = candidates(&[turn(
+            Role::User,
+            "Big news: I moved to Lisbon last week! Note: Porto was 2 hours away.",
+        )]);
+        assert_eq!(c.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), ["I moved to Lisbon last week!"]);
+        let c = candidates(&[turn(Role::User, "I have 3 goals this year: run, read, rest.")]);
+        assert_eq!(c[0].text, "I have 3 goals this year: run, read, rest.");
         assert!(candidates(&[turn(Role::User, "That sounds great, thanks a lot.")]).is_empty());
         // A named speaker's turn is a person's: its statements count.
         let mut named = turn(Role::Assistant, "I moved to Lisbon in 2021.");
@@ -793,14 +1046,111 @@ mod tests {
     }
 
     #[test]
+    fn a_home_is_the_speakers_when_the_speaker_is_its_subject() {
+        let facts = |text: &str, out: &str| parse(out, &[turn(Role::User, text)]).unwrap();
+        let subject = |text: &str, out: &str| facts(text, out)[0].subject.clone().unwrap();
+        let porto = "I live in Porto with my beagle, Toby.";
+        assert_eq!(
+            subject(porto, r#"[{"n":1,"entity":"beagle","relation":"home","value":"Porto"}]"#),
+            "user"
+        );
+        assert_eq!(
+            subject(porto, r#"[{"n":1,"entity":"beagle","relation":"owns","value":"beagle"}]"#),
+            "user's beagle",
+            "only a home, a workplace, a job or a name"
+        );
+        let brother = "I think my brother lives in Austin now.";
+        assert_eq!(
+            subject(brother, r#"[{"n":1,"entity":"brother","relation":"home","value":"Austin"}]"#),
+            "user's brother"
+        );
+        let tom = "My brother Tom moved to Austin in March.";
+        assert_eq!(
+            subject(tom, r#"[{"n":1,"entity":"Tom","relation":"home","value":"Austin"}]"#),
+            "user's tom"
+        );
+        let maya = "Hi, I'm Maya and I work at Northwind.";
+        assert_eq!(
+            subject(maya, r#"[{"n":1,"entity":"Maya","relation":"workplace","value":"Northwind"}]"#),
+            "user"
+        );
+    }
+
+    #[test]
+    fn the_words_before_a_value_name_its_relation() {
+        let read = |text: &str, out: &str| {
+            let f = parse(out, &[turn(Role::User, text)]).unwrap().remove(0);
+            (f.subject.unwrap(), f.predicate.unwrap(), f.object.unwrap())
+        };
+        let lisbon = "I moved to Lisbon last week!";
+        assert_eq!(
+            read(lisbon, r#"[{"n":1,"entity":"moved","relation":"place","value":"Lisbon"}]"#),
+            ("user".into(), "lives in".into(), "Lisbon".into()),
+            "a move is a home, and the mover the speaker"
+        );
+        let maya = "I just started as a data engineer at Northwind, so I'm learning their Airflow setup.";
+        assert_eq!(
+            read(maya, r#"[{"n":1,"entity":"I","relation":"other","value":"Northwind"}]"#).1,
+            "other",
+            "\"engineer at\" names no workplace"
+        );
+        assert_eq!(
+            read(maya, r#"[{"n":1,"entity":"I","relation":"other","value":"data engineer"}]"#).1,
+            "works as"
+        );
+        assert_eq!(
+            read(maya, r#"[{"n":1,"entity":"Northwind","relation":"home","value":"Airflow"}]"#).1,
+            "place",
+            "a home without words that name one"
+        );
+        let yoga = "I've been doing yoga twice a week.";
+        assert_eq!(
+            read(yoga, r#"[{"n":1,"entity":"yoga","relation":"count","value":"twice a week"}]"#).1,
+            "frequency"
+        );
+    }
+
+    #[test]
     fn a_value_is_more_than_a_pronoun_and_a_home_is_a_name() {
         let turns =
             [turn(Role::User, "I moved to Lisbon in May and I love it. I keep my playtime toys in it.")];
         let facts = |out: &str| parse(out, &turns).unwrap();
         assert_eq!(facts(r#"[{"n":1,"entity":"I","relation":"home","value":"Lisbon"}]"#).len(), 1);
         assert!(facts(r#"[{"n":1,"entity":"I","relation":"likes","value":"it"}]"#).is_empty());
+        // A count, a duration or a frequency is measured.
+        let measured =
+            [turn(Role::User, "I've added 25 new postcards since May, about twice a week for 3 months.")];
+        let kept = |out: &str| parse(out, &measured).unwrap().len();
+        assert_eq!(kept(r#"[{"n":1,"entity":"postcards","relation":"count","value":"postcards"}]"#), 0);
+        assert_eq!(
+            kept(r#"[{"n":1,"entity":"postcards","relation":"count","value":"25 new postcards"}]"#),
+            1
+        );
+        assert_eq!(kept(r#"[{"n":1,"entity":"postcards","relation":"frequency","value":"since May"}]"#), 0);
+        assert_eq!(
+            kept(r#"[{"n":1,"entity":"postcards","relation":"frequency","value":"twice a week"}]"#),
+            1
+        );
+        assert_eq!(kept(r#"[{"n":1,"entity":"postcards","relation":"duration","value":"months"}]"#), 1);
+        assert_eq!(
+            kept(r#"[{"n":1,"entity":"postcards","relation":"duration","value":"new postcards"}]"#),
+            0
+        );
+        // A home without words that name one is read as a place, and a place is somewhere.
         assert!(facts(r#"[{"n":2,"entity":"toys","relation":"home","value":"playtime"}]"#).is_empty());
-        assert_eq!(facts(r#"[{"n":2,"entity":"toys","relation":"place","value":"playtime toys"}]"#).len(), 1);
+        let toys = facts(r#"[{"n":2,"entity":"toys","relation":"place","value":"in it"}]"#);
+        assert!(toys.is_empty(), "a pronoun");
+        let turns = [turn(Role::User, "I keep my old sneakers on the shoe rack at The Vault.")];
+        let place = |v: &str| {
+            parse(&format!(r#"[{{"n":1,"entity":"sneakers","relation":"place","value":"{v}"}}]"#), &turns)
+                .unwrap()
+                .len()
+        };
+        assert_eq!(
+            (place("shoe rack"), place("on the shoe rack"), place("The Vault"), place("old sneakers")),
+            (1, 1, 1, 0)
+        );
+        assert!(facts(r#"[{"n":2,"entity":"toys","relation":"place","value":"playtime toys"}]"#).is_empty());
     }
 
     #[test]
@@ -864,7 +1214,20 @@ mod tests {
 
     #[test]
     fn the_grammar_names_every_relation_and_the_prompt_examples_parse() {
-        let g = grammar();
+        let turns = [turn(Role::User, "I moved to Lisbon last week, with my 2 cats.")];
+        let g = grammar(&candidates(&turns));
+        // Every span of the words: word i, then optionally a span from word i + 1.
+        assert!(g.contains("v1-0 ::= \"I\" (\" \" v1-1)?\n"), "{g}");
+        assert!(g.contains("v1-4 ::= \"last\" (\" \" v1-5)?\n"), "{g}");
+        assert!(g.contains("v1-5 ::= \"week\" (\" \" v1-6)?\n"), "the comma is not copied: {g}");
+        assert!(g.contains("v1-9 ::= \"cats\"\n"), "{g}");
+        assert!(g.contains("e1 ::= v1 | \"I\"\n"), "{g}");
+        // A word with a quote or a backslash breaks the spans; punctuation at its ends is cut.
+        assert_eq!(
+            span_words(r#"(Lisbon), a\b $20 5% "ok""#),
+            [Some("Lisbon"), None, Some("$20"), Some("5%"), Some("ok")]
+        );
+        assert!(grammar(&[]).starts_with("root ::= \"[]\"\n"));
         for (r, _) in RELATIONS {
             assert!(g.contains(&format!("\"\\\"{r}\\\"\"")), "{r}");
         }

@@ -102,8 +102,7 @@ impl LlamaExtractor {
                 }
                 Ok(tokens) => {
                     outcomes.push(None);
-                    let grammar = LlamaSampler::grammar(&self.model, &self.grammar, "root")
-                        .map_err(|e| llama("grammar", e))?;
+                    let grammar = self.sampler(turns)?;
                     live.push(Sequence::new(i, live.len() as i32, tokens, grammar));
                 }
                 Err(e) => outcomes.push(Some(Err(e))),

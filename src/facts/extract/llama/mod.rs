@@ -147,7 +147,8 @@ pub struct LlamaExtractor {
     model: LlamaModel,
     config: LlamaConfig,
     pins: ExtractorPins,
-    /// The contract's grammar and prompt text.
+    /// The contract's grammar (empty under `Slots`, whose grammar is made per round) and prompt
+    /// text.
     grammar: String,
     prompt: String,
     /// The prompt's fixed head and its decoded state, made on first use for each number of
@@ -232,7 +233,11 @@ impl LlamaExtractor {
             decode,
             prompt: config.contract.prompt_blake3(),
         };
-        let (grammar, prompt) = (config.contract.grammar(), config.contract.prompt());
+        let grammar = match config.contract {
+            Contract::Slots => String::new(),
+            other => other.grammar(&[]),
+        };
+        let prompt = config.contract.prompt();
         Ok(LlamaExtractor { model, config, pins, grammar, prompt, heads: Mutex::default() })
     }
 
@@ -249,10 +254,9 @@ impl LlamaExtractor {
     /// Whether this extractor's grammar (its contract's) lets the model write `output`, token by
     /// token as the model's tokenizer splits it, and then end. A check of the contract as decoding
     /// enforces it, for outputs a small model would not write on its own.
-    pub fn grammar_allows(&self, output: &str) -> Result<bool> {
+    pub fn grammar_allows(&self, turns: &[Turn], output: &str) -> Result<bool> {
         let vocab = self.model.vocab();
-        let mut grammar = LlamaSampler::grammar(&self.model, &self.grammar, "root")
-            .map_err(|e| Error::Extractor(format!("grammar: {e}")))?;
+        let mut grammar = self.sampler(turns)?;
         let allowed = |grammar: &mut LlamaSampler, token: LlamaToken| {
             let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
             grammar.apply(&mut one);
@@ -265,6 +269,21 @@ impl LlamaExtractor {
             grammar.accept(token);
         }
         Ok(allowed(&mut grammar, vocab.eos()))
+    }
+
+    /// A grammar sampler for the round `turns`: the contract's grammar, made for the round under
+    /// `Slots`.
+    pub(super) fn sampler(&self, turns: &[Turn]) -> Result<LlamaSampler> {
+        let made;
+        let grammar = match self.config.contract {
+            Contract::Slots => {
+                made = self.config.contract.grammar(turns);
+                &made
+            }
+            _ => &self.grammar,
+        };
+        LlamaSampler::grammar(&self.model, grammar, "root")
+            .map_err(|e| Error::Extractor(format!("grammar: {e}")))
     }
 
     /// The round text within the input cap: the user turn first, then what fits of the rest.
