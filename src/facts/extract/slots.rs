@@ -50,7 +50,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v2 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v3 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds";
+    "slots-facts-v3 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation lexicon.
 pub fn facts_rules() -> String {
@@ -809,11 +809,34 @@ pub fn subject(entity: &str) -> String {
         .skip(start + 1)
         .find(|(_, w)| PREPOSITIONS.contains(&w.as_str()))
         .map_or(words.len(), |(i, _)| i);
-    match words.get(start..end).and_then(<[String]>::last) {
+    let phrase = words.get(start..end).unwrap_or_default();
+    // A generic head names its thing by the word before it: "yoga classes" is yoga, as "yoga" is.
+    let head = match phrase {
+        [.., thing, last] if GENERIC_HEADS.contains(&singular(last).as_str()) => Some(thing),
+        [.., last] => Some(last),
+        [] => None,
+    };
+    match head {
         Some(head) => format!("user's {}", singular(head)),
         None => "user".to_owned(),
     }
 }
+
+/// Head nouns that say what kind of thing, not which: the word before them names it.
+const GENERIC_HEADS: [&str; 12] = [
+    "class",
+    "lesson",
+    "session",
+    "course",
+    "practice",
+    "routine",
+    "habit",
+    "collection",
+    "activity",
+    "hobby",
+    "stuff",
+    "thing",
+];
 
 /// An English plural's singular by its ending ("cups" → "cup", "classes" → "class", "stories"
 /// → "story"); other words as they are.
@@ -1188,10 +1211,13 @@ mod tests {
     #[test]
     fn subjects_take_the_head_noun_singular() {
         assert_eq!(subject("cups of coffee"), "user's cup");
-        assert_eq!(subject("my yoga classes"), "user's class");
+        assert_eq!(subject("my yoga classes"), "user's yoga");
         assert_eq!(subject("tops from H&M"), "user's top");
         assert_eq!(subject("Emma's recipes"), "user's recipe");
         assert_eq!(subject("my"), "user");
+        assert_eq!(subject("yoga classes"), subject("yoga"), "a generic head");
+        assert_eq!(subject("my postcard collection"), subject("postcards"));
+        assert_eq!(subject("classes"), "user's class");
         assert_eq!(singular("stories"), "story");
         assert_eq!(singular("bus"), "bus");
     }
