@@ -128,17 +128,13 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
             .filter(|(g, _)| g == "dates and times")
             .map(|(_, l)| l)
             .collect(),
-        relations: ["home", "workplace", "job"]
-            .into_iter()
-            .map(|r| {
-                let phrases = entries(SLOT_RELATIONS)
-                    .into_iter()
-                    .filter(|(g, _)| g == r)
-                    .map(|(_, l)| normalize(&l))
-                    .collect();
-                (r.to_owned(), phrases)
-            })
-            .collect(),
+        relations: entries(SLOT_RELATIONS).into_iter().fold(Vec::new(), |mut groups, (group, line)| {
+            match groups.last_mut() {
+                Some((name, phrases)) if *name == group => phrases.push(normalize(&line)),
+                _ => groups.push((group, vec![normalize(&line)])),
+            }
+            groups
+        }),
     }
 });
 
@@ -527,6 +523,22 @@ const LOCATIVES: [&str; 19] = [
     "outside", "into", "onto", "over", "around", "between",
 ];
 
+/// The sentence's words before `value`'s first occurrence in them, articles and possessives
+/// right before it left out ("moved to" in "moved to the Lisbon flat"); `None` when the value is
+/// not in the sentence.
+fn lead_up<'a>(value: &[String], words: &'a [String]) -> Option<&'a [String]> {
+    let mut end = position(value, words)?;
+    while end > 0 && DETERMINERS.contains(&words[end - 1].as_str()) {
+        end -= 1;
+    }
+    Some(&words[..end])
+}
+
+/// Whether words say how often ("twice", "every").
+fn says_how_often(words: &[String]) -> bool {
+    words.iter().any(|w| FREQUENCIES.contains(&w.as_str()))
+}
+
 /// Whether a place is one: its value opens with a locative ("under my bed"), follows one (articles
 /// and possessives skipped: "on the shoe rack"), or is a name as the sentence writes it ("The
 /// Vault"). "playtime" and "recipes" are not places.
@@ -536,13 +548,8 @@ fn located(r: &Record, c: &Candidate) -> bool {
     if value.first().is_some_and(|w| LOCATIVES.contains(&w.as_str())) {
         return true;
     }
-    let after_locative = position(&value, &words).is_some_and(|at| {
-        let mut end = at;
-        while end > 0 && DETERMINERS.contains(&words[end - 1].as_str()) {
-            end -= 1;
-        }
-        end > 0 && LOCATIVES.contains(&words[end - 1].as_str())
-    });
+    let after_locative =
+        lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| LOCATIVES.contains(&w.as_str()));
     after_locative || capitalized_in(&value, &c.text)
 }
 
@@ -577,7 +584,7 @@ fn holds_value(r: &Record, c: &Candidate) -> bool {
         .iter()
         .any(|w| w.chars().any(|ch| ch.is_ascii_digit()) || ORDINALS.contains(&w.as_str()));
     let unit = words.iter().any(|w| TIME_UNITS.contains(&singular(w).as_str()));
-    let often = words.iter().any(|w| FREQUENCIES.contains(&w.as_str()));
+    let often = says_how_often(&words);
     let measured = match r.relation.as_str() {
         "count" | "score" => number,
         "duration" => number || unit,
@@ -611,12 +618,7 @@ fn cued(r: &Record, c: &Candidate) -> Record {
     let words = normalize(&c.text);
     let value = normalize(&r.value);
     let mut relation = r.relation.clone();
-    if let Some(at) = position(&value, &words) {
-        let mut end = at;
-        while end > 0 && DETERMINERS.contains(&words[end - 1].as_str()) {
-            end -= 1;
-        }
-        let before = &words[..end];
+    if let Some(before) = lead_up(&value, &words) {
         let named = LEXICON.relations.iter().find(|(_, phrases)| phrases.iter().any(|p| before.ends_with(p)));
         match named {
             Some((name, _)) => relation = name.clone(),
@@ -624,8 +626,7 @@ fn cued(r: &Record, c: &Candidate) -> Record {
             None => {}
         }
     }
-    let often = value.iter().any(|w| FREQUENCIES.contains(&w.as_str()));
-    if relation == "count" && often {
+    if relation == "count" && says_how_often(&value) {
         relation = "frequency".to_owned();
     }
     Record { relation, ..r.clone() }
@@ -692,13 +693,7 @@ fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
     // The entity holds the value only where the sentence names it as someone: after a
     // possessive or an article ("my brother"), or as a name ("Tom"); "I moved to Lisbon" with
     // the entity "moved" is the speaker's move.
-    let written: Vec<&str> = c.text.split_whitespace().collect();
-    let named = |w: &str| {
-        written.iter().any(|x| {
-            normalize(x).first().is_some_and(|n| n == w)
-                && x.trim_start_matches(|ch: char| !ch.is_alphanumeric()).starts_with(char::is_uppercase)
-        })
-    };
+    let named = |w: &String| capitalized_in(std::slice::from_ref(w), &c.text);
     let entity = valued(&r.entity).pop().and_then(|h| {
         (0..before.len()).rev().find(|&i| {
             let same = before[i] == h || singular(&before[i]) == singular(&h);

@@ -82,7 +82,7 @@ impl LlamaExtractor {
         let mut live: Vec<Sequence> = Vec::new();
         for (i, turns) in rounds.iter().enumerate() {
             let tokens = match self.prompt(turns) {
-                Ok(Some(prompt)) => Ok(vocab.tokenize(prompt.as_bytes(), true, true)),
+                Ok(Some((prompt, grammar))) => Ok((vocab.tokenize(prompt.as_bytes(), true, true), grammar)),
                 Ok(None) => {
                     // Nothing to read: the empty extraction, without the model.
                     let empty = Extraction::from_contract_output(c.contract, turns, "[]".into(), false, 0, 0);
@@ -92,7 +92,7 @@ impl LlamaExtractor {
                 Err(e) => Err(e),
             };
             match tokens {
-                Ok(t) if t.len() + c.max_tokens > c.n_ctx as usize => {
+                Ok((t, _)) if t.len() + c.max_tokens > c.n_ctx as usize => {
                     outcomes.push(Some(Err(Error::Extractor(format!(
                         "prompt of {} tokens + {} generated exceeds the context of {}",
                         t.len(),
@@ -100,9 +100,9 @@ impl LlamaExtractor {
                         c.n_ctx
                     )))))
                 }
-                Ok(tokens) => {
+                Ok((tokens, grammar)) => {
                     outcomes.push(None);
-                    let grammar = self.sampler(turns)?;
+                    let grammar = self.sampler(&grammar)?;
                     live.push(Sequence::new(i, live.len() as i32, tokens, grammar));
                 }
                 Err(e) => outcomes.push(Some(Err(e))),

@@ -24,6 +24,7 @@
 
 mod decode;
 
+use std::borrow::Cow;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -147,9 +148,9 @@ pub struct LlamaExtractor {
     model: LlamaModel,
     config: LlamaConfig,
     pins: ExtractorPins,
-    /// The contract's grammar (empty under `Slots`, whose grammar is made per round) and prompt
+    /// The contract's grammar (none under `Slots`, whose grammar is made per round) and prompt
     /// text.
-    grammar: String,
+    grammar: Option<String>,
     prompt: String,
     /// The prompt's fixed head and its decoded state, made on first use for each number of
     /// sequences per context (a state restores only into a context of the same shape).
@@ -233,10 +234,7 @@ impl LlamaExtractor {
             decode,
             prompt: config.contract.prompt_blake3(),
         };
-        let grammar = match config.contract {
-            Contract::Slots => String::new(),
-            other => other.grammar(&[]),
-        };
+        let grammar = (config.contract != Contract::Slots).then(|| config.contract.grammar(&[]));
         let prompt = config.contract.prompt();
         Ok(LlamaExtractor { model, config, pins, grammar, prompt, heads: Mutex::default() })
     }
@@ -256,7 +254,11 @@ impl LlamaExtractor {
     /// enforces it, for outputs a small model would not write on its own.
     pub fn grammar_allows(&self, turns: &[Turn], output: &str) -> Result<bool> {
         let vocab = self.model.vocab();
-        let mut grammar = self.sampler(turns)?;
+        let grammar = match &self.grammar {
+            Some(fixed) => Cow::Borrowed(fixed.as_str()),
+            None => Cow::Owned(self.config.contract.grammar(turns)),
+        };
+        let mut grammar = self.sampler(&grammar)?;
         let allowed = |grammar: &mut LlamaSampler, token: LlamaToken| {
             let mut one = LlamaTokenDataArray::new(vec![LlamaTokenData::new(token, 0.0, 0.0)], false);
             grammar.apply(&mut one);
@@ -271,17 +273,8 @@ impl LlamaExtractor {
         Ok(allowed(&mut grammar, vocab.eos()))
     }
 
-    /// A grammar sampler for the round `turns`: the contract's grammar, made for the round under
-    /// `Slots`.
-    pub(super) fn sampler(&self, turns: &[Turn]) -> Result<LlamaSampler> {
-        let made;
-        let grammar = match self.config.contract {
-            Contract::Slots => {
-                made = self.config.contract.grammar(turns);
-                &made
-            }
-            _ => &self.grammar,
-        };
+    /// A grammar sampler for the GBNF text `grammar`.
+    pub(super) fn sampler(&self, grammar: &str) -> Result<LlamaSampler> {
         LlamaSampler::grammar(&self.model, grammar, "root")
             .map_err(|e| Error::Extractor(format!("grammar: {e}")))
     }
@@ -321,18 +314,22 @@ impl LlamaExtractor {
         Ok(round_text(&kept))
     }
 
-    /// The prompt for one round: its text within the input cap, or under the slots contract its
-    /// numbered candidate sentences (none when it has none: nothing for the model to read).
-    fn prompt(&self, turns: &[Turn]) -> Result<Option<String>> {
-        match self.config.contract {
-            Contract::Slots => {
+    /// The prompt for one round and the grammar it decodes under: its text within the input cap
+    /// and the contract's grammar, or under the slots contract its numbered candidate sentences
+    /// and the grammar made from them (none when it has none: nothing for the model to read).
+    fn prompt(&self, turns: &[Turn]) -> Result<Option<(String, Cow<'_, str>)>> {
+        match &self.grammar {
+            None => {
                 let candidates = super::slots::candidates(turns);
                 if candidates.is_empty() {
                     return Ok(None);
                 }
-                self.render(super::slots::input(&candidates)).map(Some)
+                let grammar = Cow::Owned(super::slots::grammar(&candidates));
+                Ok(Some((self.render(super::slots::input(&candidates))?, grammar)))
             }
-            _ => self.render(self.capped_round(turns)?).map(Some),
+            Some(grammar) => {
+                Ok(Some((self.render(self.capped_round(turns)?)?, Cow::Borrowed(grammar.as_str()))))
+            }
         }
     }
 
