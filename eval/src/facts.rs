@@ -463,8 +463,8 @@ fn check_update(
     superseded: &[Fact],
     logged: &dyn Fn(&str, &str) -> bool,
 ) -> Result<UpdateCheck> {
-    let value = Gold::of(&q.answer);
     let asks_previous = previous_question(&q.question);
+    let value = Gold::of(if asks_previous { &q.answer } else { current_part(&q.answer) });
     let mut check = UpdateCheck {
         question: q.id.clone(),
         answer: q.answer.clone(),
@@ -490,6 +490,19 @@ fn check_update(
     let context = memory.get_context(Query { date: q.date.as_deref(), ..Query::new(&q.question) }, user)?;
     check.in_context = current.iter().any(|f| f.in_context() && context.text.contains(&f.line()));
     Ok(check)
+}
+
+/// The part of a gold answer that states the current value: for an answer that tells the change
+/// ("You increased the limit (from one cup to two cups)"), what follows its last "to" after
+/// "from"; else the whole answer. The old value is the superseded fact's to state.
+fn current_part(answer: &str) -> &str {
+    let lower = answer.to_lowercase();
+    let Some(from) = lower.find("from ") else { return answer };
+    match lower[from..].rfind(" to ") {
+        // Byte offsets of the lowercase text hold for the answer when lowercasing kept lengths.
+        Some(to) if lower.len() == answer.len() => &answer[from + to + 4..],
+        _ => answer,
+    }
 }
 
 /// Whether a question asks for the value before an update.
@@ -822,7 +835,16 @@ impl std::fmt::Display for GoldDate {
 /// The date a LoCoMo temporal answer names, or none (a duration, "a few years ago").
 /// `session` (the evidence round's timestamp) gives the year an answer like "13 August" leaves out.
 pub fn gold_date(answer: &str, session: Option<&str>) -> Option<GoldDate> {
-    let words = tokens(answer);
+    // "23January" (as some answers write it): the day and the month are two words.
+    let words: Vec<String> = tokens(answer)
+        .into_iter()
+        .flat_map(|w| match w.find(|c: char| !c.is_ascii_digit()) {
+            Some(at) if at > 0 && month_number(&w[at..]).is_some() => {
+                vec![w[..at].to_owned(), w[at..].to_owned()]
+            }
+            _ => vec![w],
+        })
+        .collect();
     let month_at = |i: usize| words.get(i).and_then(|w| month_number(w));
     let year_at =
         |i: usize| words.get(i).and_then(|w| w.parse::<i32>().ok()).filter(|y| (1900..2100).contains(y));
@@ -994,6 +1016,10 @@ mod tests {
         assert_eq!(gold_date("The sunday before 25 May 2023", None), Some(GoldDate::Day(day(2023, 5, 21))));
         assert_eq!(gold_date("The Friday before 15 July 2023", None), Some(GoldDate::Day(day(2023, 7, 14))));
         assert_eq!(
+            gold_date("The Friday before 23January, 2022", None),
+            Some(GoldDate::Day(day(2022, 1, 21)))
+        );
+        assert_eq!(
             gold_date("The week before 9 June 2023", None),
             Some(GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8)))
         );
@@ -1025,6 +1051,17 @@ mod tests {
         assert!(falls_on("2022-11-02", &GoldDate::Year(2022)));
         assert!(falls_on("2023-06-05", &GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8))));
         assert!(!falls_on("2023-06-09", &GoldDate::Range(day(2023, 6, 2), day(2023, 6, 8))));
+    }
+
+    #[test]
+    fn a_change_is_scored_on_its_new_value() {
+        let answer = "You increased the limit (from one cup to two cups)";
+        assert_eq!(current_part(answer), "two cups)");
+        let gold = Gold::of(current_part(answer)).unwrap();
+        assert!(gold.stated_by("the user has increased the limit to two cups"));
+        assert!(!gold.stated_by("the user cut back to just one cup"));
+        assert_eq!(current_part("Three times a week."), "Three times a week.");
+        assert_eq!(current_part("from Porto"), "from Porto");
     }
 
     #[test]
