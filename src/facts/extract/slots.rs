@@ -50,7 +50,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v2 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v3 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads";
+    "slots-facts-v4 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere increments";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation lexicon.
 pub fn facts_rules() -> String {
@@ -450,9 +450,17 @@ pub fn parse(output: &str, turns: &[Turn]) -> Option<Vec<ExtractedFact>> {
 }
 
 /// Words with number words as digits ("five" → "5"), so that a value copied as "five ounces"
-/// matches "5 ounces".
+/// matches "5 ounces". "single" counts one here ("a single free night's stay", later "two free
+/// night's stays"), though not in the conflict screens, where "I'm single" is no number.
 fn valued(text: &str) -> Vec<String> {
-    normalize(text).into_iter().map(|w| number_word(&w).map_or(w, |n| n.to_string())).collect()
+    normalize(text)
+        .into_iter()
+        .map(|w| match number_word(&w) {
+            Some(n) => n.to_string(),
+            None if w == "single" => "1".to_owned(),
+            None => w,
+        })
+        .collect()
 }
 
 /// The words of `needle` occur in `hay`'s words, in order and together (number words and digits
@@ -534,6 +542,35 @@ fn lead_up<'a>(value: &[String], words: &'a [String]) -> Option<&'a [String]> {
     Some(&words[..end])
 }
 
+/// Words after a number that make it an increment ("8 more", "two extra", "3 additional").
+const INCREMENTS: [&str; 4] = ["more", "extra", "additional", "another"];
+
+/// Whether a count's number adds to an earlier count rather than states it: "more", "extra" or
+/// "additional" right after the number, in the value or in the sentence, or "another" before it.
+fn increment(r: &Record, c: &Candidate) -> bool {
+    let words = valued(&c.text);
+    let value = valued(&r.value);
+    let Some(at) = position(&value, &words) else { return false };
+    let number = (at..at + value.len()).find(|&i| words[i].chars().all(|ch| ch.is_ascii_digit()));
+    number.is_some_and(|i| {
+        words.get(i + 1).is_some_and(|w| INCREMENTS[..3].contains(&w.as_str()))
+            || i.checked_sub(1).is_some_and(|j| words[j] == INCREMENTS[3])
+    })
+}
+
+/// Whether a value holds a number: digits, a number word or an ordinal.
+fn numbered(value: &str) -> bool {
+    valued(value).iter().any(|w| w.chars().any(|ch| ch.is_ascii_digit()) || ORDINALS.contains(&w.as_str()))
+}
+
+/// Whether a value counts units of time: a number right before one ("6 months", "about three
+/// weeks"; not "two cups a day").
+fn counts_time(value: &str) -> bool {
+    valued(value)
+        .windows(2)
+        .any(|w| w[0].chars().all(|c| c.is_ascii_digit()) && TIME_UNITS.contains(&singular(&w[1]).as_str()))
+}
+
 /// Whether words say how often ("twice", "every").
 fn says_how_often(words: &[String]) -> bool {
     words.iter().any(|w| FREQUENCIES.contains(&w.as_str()))
@@ -551,6 +588,12 @@ fn located(r: &Record, c: &Candidate) -> bool {
     let after_locative =
         lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| LOCATIVES.contains(&w.as_str()));
     after_locative || capitalized_in(&value, &c.text)
+}
+
+/// Whether a record's value names its own entity (its head word, singular or not).
+fn names_entity(r: &Record) -> bool {
+    let value: Vec<String> = normalize(&r.value).iter().map(|w| singular(w)).collect();
+    normalize(&r.entity).last().is_some_and(|head| value.contains(&singular(head)))
 }
 
 /// Whether `value`'s words occur in `text` with one of them capitalized as written.
@@ -580,16 +623,17 @@ fn holds_value(r: &Record, c: &Candidate) -> bool {
     if words.iter().all(empty) {
         return false;
     }
-    let number = valued(&r.value)
-        .iter()
-        .any(|w| w.chars().any(|ch| ch.is_ascii_digit()) || ORDINALS.contains(&w.as_str()));
+    let number = numbered(&r.value);
     let unit = words.iter().any(|w| TIME_UNITS.contains(&singular(w).as_str()));
     let often = says_how_often(&words);
     let measured = match r.relation.as_str() {
-        "count" | "score" => number,
+        // "8 more postcards" adds to a count; it is not the count.
+        "count" => number && !increment(r, c),
+        "score" => number,
         "duration" => number || unit,
         "frequency" => number || often,
-        "place" => located(r, c),
+        // A place other than the thing itself ("the store once" is not where the store is).
+        "place" => located(r, c) && !names_entity(r),
         _ => true,
     };
     if !measured {
@@ -613,7 +657,8 @@ fn fit(r: &Record, c: &Candidate) -> usize {
 /// The record with its relation as the sentence states it: a home, a workplace or a job when the
 /// words right before the value name one (`lexicons/slot_relations.txt`: "moved to Lisbon" is a
 /// home whatever relation the model wrote), else a home or a workplace without those words is a
-/// place; a count whose value says how often ("twice a week") is a frequency.
+/// place; a count whose value says how often ("twice a week") is a frequency, and one in units of
+/// time ("6 months") a duration.
 fn cued(r: &Record, c: &Candidate) -> Record {
     let words = normalize(&c.text);
     let value = normalize(&r.value);
@@ -628,6 +673,13 @@ fn cued(r: &Record, c: &Candidate) -> Record {
     }
     if relation == "count" && says_how_often(&value) {
         relation = "frequency".to_owned();
+    } else if relation == "count" && counts_time(&r.value) {
+        // "for about 6 months": how long, not how many.
+        relation = "duration".to_owned();
+    } else if relation == "goal" && !numbered(&r.value) {
+        // A target is a number ("reach level 100"); "level up faster" or "plan out my week" is a
+        // plan, and plans coexist.
+        relation = "plans".to_owned();
     }
     Record { relation, ..r.clone() }
 }
@@ -654,18 +706,35 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
     }
     let mut out = Vec::new();
     for (c, chosen) in candidates.iter().zip(best) {
-        let Some((_, r)) = &chosen else { continue };
+        let when = mention(&c.text, c.anchor);
+        let owner = c.role.as_str();
+        let Some((_, r)) = &chosen else {
+            // No record holds, but the sentence dates what it says ("I ran a charity race last
+            // Saturday"): a dated statement, with no key, so it supersedes nothing.
+            if when.as_deref().is_some_and(|w| resolve(w, c.anchor, &c.text).is_some()) {
+                out.push(ExtractedFact {
+                    content: third_person(&c.text, c.role),
+                    raw: format!("{owner}: {}", c.text),
+                    when,
+                    subject: Some(owner.to_owned()),
+                    predicate: Some("other".to_owned()),
+                    object: None,
+                    salience: 1.0,
+                });
+            }
+            continue;
+        };
         let counted = counted(&r.value, &c.text);
         let entity = counted.as_deref().unwrap_or(&r.entity);
         let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
         out.push(ExtractedFact {
             content: third_person(&c.text, c.role),
-            raw: format!("{}: {}", c.role.as_str(), c.text),
-            when: mention(&c.text, c.anchor),
+            raw: format!("{owner}: {}", c.text),
+            when,
             subject: Some(if names_speaker(entity) || holder_is_speaker(r, c) {
-                "user".to_owned()
+                owner.to_owned()
             } else {
-                subject(entity)
+                subject(entity, c.role)
             }),
             predicate: predicate.map(str::to_owned),
             object: Some(r.value.clone()),
@@ -731,6 +800,7 @@ fn counted(value: &str, sentence: &str) -> Option<String> {
         let head = thing.last().expect("not empty");
         let unit = thing.len() > COUNTED_WORDS
             || POINTERS.contains(&head.as_str())
+            || TIME_UNITS.contains(&singular(head).as_str())
             || PREPOSITIONS.iter().chain(&PHRASE_ENDS).any(|w| thing.iter().any(|t| t == w));
         return (!unit).then(|| thing.join(" "));
     }
@@ -754,7 +824,9 @@ fn counted(value: &str, sentence: &str) -> Option<String> {
         }
     }
     let head = phrase.last()?;
-    (!POINTERS.contains(&head.as_str()) && head != "one" && head != "times").then(|| phrase.join(" "))
+    let measure = TIME_UNITS.contains(&singular(head).as_str());
+    (!POINTERS.contains(&head.as_str()) && head != "one" && head != "times" && !measure)
+        .then(|| phrase.join(" "))
 }
 
 /// Words a time mention may start with (besides digits, number words, and capitalized month and
@@ -793,9 +865,10 @@ pub fn mention(sentence: &str, anchor: NaiveDate) -> Option<String> {
     None
 }
 
-/// `user's <head>`: the entity's head noun (before a preposition, after determiners), singular.
-/// "my new postcards" and "postcards" give one subject, so their facts share a key.
-pub fn subject(entity: &str) -> String {
+/// `user's <head>` (`assistant's <head>` for the other speaker's sentence): the entity's head
+/// noun (before a preposition, after determiners), singular. "my new postcards" and "postcards"
+/// give one subject, so their facts share a key; two speakers' homes do not.
+pub fn subject(entity: &str, role: Role) -> String {
     let words = normalize(entity);
     let start = words.iter().take_while(|w| DETERMINERS.contains(&w.as_str())).count();
     let end = words
@@ -811,9 +884,10 @@ pub fn subject(entity: &str) -> String {
         [.., last] => Some(last),
         [] => None,
     };
+    let owner = role.as_str();
     match head {
-        Some(head) => format!("user's {}", singular(head)),
-        None => "user".to_owned(),
+        Some(head) => format!("{owner}'s {}", singular(head)),
+        None => owner.to_owned(),
     }
 }
 
@@ -1022,6 +1096,78 @@ mod tests {
     }
 
     #[test]
+    fn a_dated_sentence_without_a_record_is_a_dated_statement_with_no_key() {
+        let turns =
+            [turn(Role::User, "I ran a charity race for mental health last Saturday. I like 3 colours.")];
+        // The model's record is refused (a count needs a number): the sentence still dates its event.
+        let facts =
+            parse(r#"[{"n":1,"entity":"charity race","relation":"count","value":"mental health"}]"#, &turns)
+                .unwrap();
+        assert_eq!(facts.len(), 1, "the undated sentence without a record gives nothing: {facts:?}");
+        let f = &facts[0];
+        assert_eq!(f.content, "The user ran a charity race for mental health last Saturday.");
+        assert_eq!(f.when.as_deref(), Some("last Saturday"));
+        assert_eq!(
+            (f.subject.as_deref(), f.predicate.as_deref(), f.object.as_deref()),
+            (Some("user"), Some("other"), None)
+        );
+        let named =
+            Turn { speaker: Some("Melanie".into()), ..turn(Role::Assistant, "I went camping yesterday.") };
+        let facts = parse("[]", &[named]).unwrap();
+        assert_eq!(facts[0].subject.as_deref(), Some("assistant"), "the other speaker's");
+        assert_eq!(facts[0].raw, "assistant: I went camping yesterday.");
+    }
+
+    #[test]
+    fn a_count_of_units_of_time_is_a_duration() {
+        let turns = [turn(Role::User, "I've had Luna for about 6 months now. I drink two cups a day.")];
+        let out = r#"[{"n":1,"entity":"Luna","relation":"count","value":"about 6 months"},{"n":2,"entity":"cups","relation":"count","value":"two cups a day"}]"#;
+        let facts = parse(out, &turns).unwrap();
+        assert_eq!(facts.len(), 2, "{facts:?}");
+        assert_eq!(facts[0].predicate.as_deref(), Some("duration"));
+        assert_eq!(facts[0].subject.as_deref(), Some("user's luna"), "months are not the thing counted");
+        assert_eq!(facts[1].predicate.as_deref(), Some("count"));
+    }
+
+    #[test]
+    fn a_goal_is_a_number_and_a_place_is_elsewhere() {
+        let turns = [turn(
+            Role::User,
+            "I want to reach level 100 before the end of the year. In June I will level up faster with 2 challenges. I've already been to the store once.",
+        )];
+        let out = r#"[{"n":1,"entity":"level","relation":"goal","value":"100"},{"n":2,"entity":"level","relation":"goal","value":"level up faster"},{"n":3,"entity":"store","relation":"place","value":"store once"}]"#;
+        let facts = parse(out, &turns).unwrap();
+        let relations: Vec<_> = facts.iter().map(|f| f.predicate.as_deref()).collect();
+        assert_eq!(relations, [Some("goal"), Some("plans")], "{facts:?}");
+    }
+
+    #[test]
+    fn more_of_a_thing_is_not_its_count() {
+        let turns = [turn(Role::User, "I've got 8 more postcards from the fair. Now I have 25 postcards.")];
+        let out = r#"[{"n":1,"entity":"postcards","relation":"count","value":"8"},{"n":2,"entity":"postcards","relation":"count","value":"25"}]"#;
+        let facts = parse(out, &turns).unwrap();
+        assert_eq!(facts.len(), 1, "{facts:?}");
+        assert_eq!(facts[0].object.as_deref(), Some("25"));
+    }
+
+    #[test]
+    fn a_single_thing_is_counted_as_one() {
+        let old = [turn(
+            Role::User,
+            "I've accumulated enough points for a single free night's stay at any Hilton property.",
+        )];
+        let new = [turn(
+            Role::User,
+            "I've accumulated enough points for two free night's stays at any Hilton property.",
+        )];
+        let f =
+            &parse(r#"[{"n":1,"entity":"points","relation":"count","value":"single"}]"#, &old).unwrap()[0];
+        let g = &parse(r#"[{"n":1,"entity":"points","relation":"count","value":"two"}]"#, &new).unwrap()[0];
+        assert_eq!(f.subject, g.subject, "both count the stays: {f:?} {g:?}");
+        assert_eq!(f.predicate.as_deref(), Some("count"));
+    }
+
+    #[test]
     fn one_record_per_sentence_the_counted_thing_first() {
         let turns = [turn(Role::User, "I've added 25 new postcards to my collection since last Tuesday.")];
         let output = r#"[{"n":1,"entity":"collection","relation":"count","value":"25"},{"n":1,"entity":"postcards","relation":"count","value":"25"}]"#;
@@ -1132,13 +1278,23 @@ mod tests {
     fn a_value_is_more_than_a_pronoun_and_a_home_is_a_name() {
         let turns =
             [turn(Role::User, "I moved to Lisbon in May and I love it. I keep my playtime toys in it.")];
-        let facts = |out: &str| parse(out, &turns).unwrap();
+        // Facts with a relation ("in May" dates the first sentence when no record holds for it:
+        // a statement with no relation, left out here).
+        let facts = |out: &str| {
+            let all = parse(out, &turns).unwrap();
+            all.into_iter().filter(|f| f.predicate.as_deref() != Some("other")).collect::<Vec<_>>()
+        };
         assert_eq!(facts(r#"[{"n":1,"entity":"I","relation":"home","value":"Lisbon"}]"#).len(), 1);
         assert!(facts(r#"[{"n":1,"entity":"I","relation":"likes","value":"it"}]"#).is_empty());
+        let dated = parse(r#"[{"n":1,"entity":"I","relation":"likes","value":"it"}]"#, &turns).unwrap();
+        assert_eq!(dated.iter().map(|f| f.when.as_deref()).collect::<Vec<_>>(), [Some("in May")]);
         // A count, a duration or a frequency is measured.
         let measured =
             [turn(Role::User, "I've added 25 new postcards since May, about twice a week for 3 months.")];
-        let kept = |out: &str| parse(out, &measured).unwrap().len();
+        // Records kept ("since May" dates a refused one's sentence as a statement, not counted).
+        let kept = |out: &str| {
+            parse(out, &measured).unwrap().iter().filter(|f| f.predicate.as_deref() != Some("other")).count()
+        };
         assert_eq!(kept(r#"[{"n":1,"entity":"postcards","relation":"count","value":"postcards"}]"#), 0);
         assert_eq!(
             kept(r#"[{"n":1,"entity":"postcards","relation":"count","value":"25 new postcards"}]"#),
@@ -1205,14 +1361,19 @@ mod tests {
 
     #[test]
     fn subjects_take_the_head_noun_singular() {
-        assert_eq!(subject("cups of coffee"), "user's cup");
-        assert_eq!(subject("my yoga classes"), "user's yoga");
-        assert_eq!(subject("tops from H&M"), "user's top");
-        assert_eq!(subject("Emma's recipes"), "user's recipe");
-        assert_eq!(subject("my"), "user");
-        assert_eq!(subject("yoga classes"), subject("yoga"), "a generic head");
-        assert_eq!(subject("my postcard collection"), subject("postcards"));
-        assert_eq!(subject("classes"), "user's class");
+        assert_eq!(subject("cups of coffee", Role::User), "user's cup");
+        assert_eq!(subject("my yoga classes", Role::User), "user's yoga");
+        assert_eq!(subject("tops from H&M", Role::User), "user's top");
+        assert_eq!(subject("Emma's recipes", Role::User), "user's recipe");
+        assert_eq!(subject("my", Role::User), "user");
+        assert_eq!(subject("yoga classes", Role::User), subject("yoga", Role::User), "a generic head");
+        assert_eq!(subject("my postcard collection", Role::User), subject("postcards", Role::User));
+        assert_eq!(subject("classes", Role::User), "user's class");
+        assert_eq!(
+            subject("my new postcards", Role::Assistant),
+            "assistant's postcard",
+            "the other speaker's"
+        );
         assert_eq!(singular("stories"), "story");
         assert_eq!(singular("bus"), "bus");
     }
