@@ -50,7 +50,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v2 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v4 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere increments";
+    "slots-facts-v4 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation lexicon.
 pub fn facts_rules() -> String {
@@ -590,6 +590,14 @@ fn located(r: &Record, c: &Candidate) -> bool {
     after_locative || capitalized_in(&value, &c.text)
 }
 
+/// Whether a word names a time: a unit of time or a word of the time lexicon (a month, a day),
+/// but not "last", "next" or "ago" ("next to the window" is a place).
+fn names_time(word: &str) -> bool {
+    let unit = singular(word);
+    let named = |w: &str| LEXICON.times.contains(w) && !matches!(w, "last" | "next" | "ago");
+    TIME_UNITS.contains(&unit.as_str()) || named(word) || named(&unit)
+}
+
 /// Whether a record's value names its own entity (its head word, singular or not).
 fn names_entity(r: &Record) -> bool {
     let value: Vec<String> = normalize(&r.value).iter().map(|w| singular(w)).collect();
@@ -633,7 +641,8 @@ fn holds_value(r: &Record, c: &Candidate) -> bool {
         "duration" => number || unit,
         "frequency" => number || often,
         // A place other than the thing itself ("the store once" is not where the store is).
-        "place" => located(r, c) && !names_entity(r),
+        // Nor a time ("in the next few months").
+        "place" => located(r, c) && !names_entity(r) && !words.iter().any(|w| names_time(w)),
         _ => true,
     };
     if !measured {
@@ -1139,6 +1148,12 @@ mod tests {
         let facts = parse(out, &turns).unwrap();
         let relations: Vec<_> = facts.iter().map(|f| f.predicate.as_deref()).collect();
         assert_eq!(relations, [Some("goal"), Some("plans")], "{facts:?}");
+        let turns = [turn(Role::User, "I'm looking for charity events in the next few months.")];
+        let out = r#"[{"n":1,"entity":"charity events","relation":"place","value":"next few months"}]"#;
+        assert!(
+            parse(out, &turns).unwrap().iter().all(|f| f.predicate.as_deref() != Some("place")),
+            "a time"
+        );
     }
 
     #[test]
