@@ -45,7 +45,7 @@ const SLOT_RELATIONS: &str = include_str!("../../../lexicons/slot_relations.txt"
 const NUMBER_WORDS: &str = include_str!("../../../lexicons/number_words.txt");
 /// Version of the rules that choose what the model reads ([`candidates`], [`input`]), hashed with
 /// the lexicons into the extractor's prompt pin: another version is another model input.
-const CANDIDATES_VERSION: &str = "slots-candidates-v2 at-most=6 words=3..60 colon-lead-ins";
+const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colon-lead-ins we-contractions";
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
@@ -271,7 +271,7 @@ fn cues(text: &str) -> usize {
     let lex = &*LEXICON;
     let words = normalize(text);
     if !(MIN_WORDS..=MAX_WORDS).contains(&words.len())
-        || !words.iter().any(|w| FIRST_PERSON.contains(&w.as_str()))
+        || !(words.iter().any(|w| FIRST_PERSON.contains(&w.as_str())) || we_contracted(text))
     {
         return 0;
     }
@@ -283,6 +283,15 @@ fn cues(text: &str) -> usize {
         .any(|w| lex.times.contains(w) || w.strip_suffix('s').is_some_and(|b| lex.times.contains(b)));
     let cue = holds_any(&words, &lex.cues);
     [number, name, time, cue].into_iter().filter(|b| *b).count()
+}
+
+/// Whether a text holds "we're", "we'd" or "we'll" as written: normalized, they read "were",
+/// "wed", "well", which are not first person.
+fn we_contracted(text: &str) -> bool {
+    text.to_lowercase()
+        .replace('\u{2019}', "'")
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .any(|w| matches!(w, "we're" | "we'd" | "we'll"))
 }
 
 /// The candidate sentences of a round, in turn and sentence order: at most [`MAX_CANDIDATES`],
@@ -1065,6 +1074,16 @@ mod tests {
         let mut named = turn(Role::Assistant, "I moved to Lisbon in 2021.");
         named.speaker = Some("Melanie".into());
         assert_eq!(candidates(&[named])[0].role, Role::Assistant);
+    }
+
+    #[test]
+    fn we_re_is_first_person_and_they_were_is_not() {
+        let c = candidates(&[turn(
+            Role::User,
+            "We’re thinking about going camping next month. They were there last week.",
+        )]);
+        let texts: Vec<&str> = c.iter().map(|c| c.text.as_str()).collect();
+        assert_eq!(texts, ["We’re thinking about going camping next month."]);
     }
 
     #[test]
