@@ -724,38 +724,33 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
     }
     let mut out = Vec::new();
     for (c, chosen) in candidates.iter().zip(best) {
+        // `mention` gives only a span that resolves to a date.
         let when = mention(&c.text, c.anchor);
         let owner = c.role.as_str();
-        let Some((_, r)) = &chosen else {
+        let (subject, predicate, object) = match &chosen {
+            Some((_, r)) => {
+                let counted = counted(&r.value, &c.text);
+                let entity = counted.as_deref().unwrap_or(&r.entity);
+                let holder = if names_speaker(entity) || holder_is_speaker(r, c) {
+                    owner.to_owned()
+                } else {
+                    subject(entity, c.role)
+                };
+                let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
+                (holder, predicate, Some(r.value.clone()))
+            }
             // No record holds, but the sentence dates what it says ("I ran a charity race last
             // Saturday"): a dated statement, with no key, so it supersedes nothing.
-            if when.as_deref().is_some_and(|w| resolve(w, c.anchor, &c.text).is_some()) {
-                out.push(ExtractedFact {
-                    content: third_person(&c.text, c.role),
-                    raw: format!("{owner}: {}", c.text),
-                    when,
-                    subject: Some(owner.to_owned()),
-                    predicate: Some("other".to_owned()),
-                    object: None,
-                    salience: 1.0,
-                });
-            }
-            continue;
+            None if when.is_some() => (owner.to_owned(), Some("other"), None),
+            None => continue,
         };
-        let counted = counted(&r.value, &c.text);
-        let entity = counted.as_deref().unwrap_or(&r.entity);
-        let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
         out.push(ExtractedFact {
             content: third_person(&c.text, c.role),
             raw: format!("{owner}: {}", c.text),
             when,
-            subject: Some(if names_speaker(entity) || holder_is_speaker(r, c) {
-                owner.to_owned()
-            } else {
-                subject(entity, c.role)
-            }),
+            subject: Some(subject),
             predicate: predicate.map(str::to_owned),
-            object: Some(r.value.clone()),
+            object,
             salience: 1.0,
         });
     }
