@@ -18,6 +18,10 @@
 //!   itself, its time mention the sentence's own as the date resolver reads it ([`mention`]), and
 //!   its triple `user's <entity head> | <relation> | <value>`: a later value of the same thing
 //!   meets the earlier one under one key, and the conflict rules can supersede it.
+//! - A first-person statement no record holds is still a fact, with no key: dated when it holds a
+//!   time mention that resolves ("I ran a charity race last Saturday"), else a description of its
+//!   speaker when it says something of substance ([`describes`]: "I'm doing kickboxing at the
+//!   local gym"). Descriptions cost no decode: the model reads only the candidates.
 //!
 //! Everything here is a pure function of the round and the model's output.
 
@@ -43,6 +47,8 @@ const SLOT_RELATIONS: &str = include_str!("../../../lexicons/slot_relations.txt"
 /// Number words are read through the conflict normalizer's lexicon; the file is hashed here
 /// because the candidates depend on it.
 const NUMBER_WORDS: &str = include_str!("../../../lexicons/number_words.txt");
+/// What a description is ([`describes`]): social talk and function words; part of the facts rules.
+const DESCRIPTIONS: &str = include_str!("../../../lexicons/slot_descriptions.txt");
 /// Version of the rules that choose what the model reads ([`candidates`], [`input`]), hashed with
 /// the lexicons into the extractor's prompt pin: another version is another model input.
 const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colon-lead-ins we-contractions";
@@ -50,11 +56,13 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v4 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions";
 
-/// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation lexicon.
+/// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
+/// lexicons.
 pub fn facts_rules() -> String {
-    format!("{FACTS_VERSION} relations={}", &blake3::hash(SLOT_RELATIONS.as_bytes()).to_hex()[..16])
+    let hash = |text: &str| blake3::hash(text.as_bytes()).to_hex()[..16].to_owned();
+    format!("{FACTS_VERSION} relations={} descriptions={}", hash(SLOT_RELATIONS), hash(DESCRIPTIONS))
 }
 
 /// At most this many sentences of a round go to the model.
@@ -107,6 +115,8 @@ struct Lexicon {
     times: HashSet<String>,
     /// Per relation, the phrases that name it before a value.
     relations: Vec<(String, Vec<Vec<String>>)>,
+    social: Vec<Vec<String>>,
+    function_words: HashSet<String>,
 }
 
 static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
@@ -135,6 +145,16 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
             }
             groups
         }),
+        social: entries(DESCRIPTIONS)
+            .into_iter()
+            .filter(|(g, _)| g == "social")
+            .map(|(_, l)| normalize(&l))
+            .collect(),
+        function_words: entries(DESCRIPTIONS)
+            .into_iter()
+            .filter(|(g, _)| g == "function words")
+            .map(|(_, l)| l)
+            .collect(),
     }
 });
 
@@ -265,16 +285,18 @@ fn capitalized(mut text: String) -> String {
     text
 }
 
-/// How many kinds of value a statement carries (a number, a name, a time, a relation cue); 0 when
-/// it is not a first-person statement of a usable length.
+/// Whether a statement is a first-person one of a usable length.
+fn usable(text: &str) -> bool {
+    let words = normalize(text);
+    (MIN_WORDS..=MAX_WORDS).contains(&words.len())
+        && (words.iter().any(|w| FIRST_PERSON.contains(&w.as_str())) || we_contracted(text))
+}
+
+/// How many kinds of value a usable statement carries (a number, a name, a time, a relation
+/// cue).
 fn cues(text: &str) -> usize {
     let lex = &*LEXICON;
     let words = normalize(text);
-    if !(MIN_WORDS..=MAX_WORDS).contains(&words.len())
-        || !(words.iter().any(|w| FIRST_PERSON.contains(&w.as_str())) || we_contracted(text))
-    {
-        return 0;
-    }
     let number = text.chars().any(|c| c.is_ascii_digit()) || words.iter().any(|w| number_word(w).is_some());
     // A digit would pass for a name: look without the digits.
     let name = has_digit_or_name(&text.chars().filter(|c| !c.is_ascii_digit()).collect::<String>());
@@ -294,35 +316,76 @@ fn we_contracted(text: &str) -> bool {
         .any(|w| matches!(w, "we're" | "we'd" | "we'll"))
 }
 
-/// The candidate sentences of a round, in turn and sentence order: at most [`MAX_CANDIDATES`],
-/// those with the most kinds of value first when there are more. User turns always; an
-/// assistant turn only when it names its speaker (a person in a conversation between people,
-/// not a model).
-pub fn candidates(turns: &[Turn]) -> Vec<Candidate> {
-    let mut found: Vec<(usize, usize, Candidate)> = Vec::new();
+/// The first-person statements of a round of a usable length, in turn and sentence order, each
+/// with how many kinds of value it carries ([`cues`]). User turns always; an assistant turn only
+/// when it names its speaker (a person in a conversation between people, not a model).
+fn statements(turns: &[Turn]) -> Vec<(usize, Candidate)> {
+    let mut found = Vec::new();
     for turn in turns.iter().filter(|t| t.role == Role::User || t.speaker.is_some()) {
         // A stored turn's time always parses; the fallback only keeps this total.
         let anchor = Timestamp::parse(&turn.ts)
             .map_or(NaiveDate::from_ymd_opt(2000, 1, 1).expect("a valid date"), |t| t.date());
         let mut before: Option<&str> = None;
         for sentence in sentences(&turn.content) {
-            if let Some(text) = statement(sentence) {
-                let score = cues(&text);
-                if score > 0 {
-                    let points_back = normalize(&text).iter().any(|w| POINTERS.contains(&w.as_str()));
-                    let context = before.filter(|_| points_back).map(str::to_owned);
-                    found.push((score, found.len(), Candidate { role: turn.role, text, context, anchor }));
-                }
+            if let Some(text) = statement(sentence).filter(|text| usable(text)) {
+                let points_back = normalize(&text).iter().any(|w| POINTERS.contains(&w.as_str()));
+                let context = before.filter(|_| points_back).map(str::to_owned);
+                found.push((cues(&text), Candidate { role: turn.role, text, context, anchor }));
             }
             before = Some(sentence);
         }
     }
+    found
+}
+
+/// Which of `statements` go to the model, as indices in order: those that carry a value, at most
+/// [`MAX_CANDIDATES`], those with the most kinds of value first when there are more.
+fn chosen(statements: &[(usize, Candidate)]) -> Vec<usize> {
+    let mut found: Vec<(usize, usize)> = statements
+        .iter()
+        .enumerate()
+        .filter(|(_, (score, _))| *score > 0)
+        .map(|(i, (s, _))| (*s, i))
+        .collect();
     if found.len() > MAX_CANDIDATES {
         found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         found.truncate(MAX_CANDIDATES);
         found.sort_by_key(|c| c.1);
     }
-    found.into_iter().map(|(_, _, c)| c).collect()
+    found.into_iter().map(|(_, i)| i).collect()
+}
+
+/// The candidate sentences of a round, the ones the model reads, in turn and sentence order:
+/// its first-person statements that carry a value, at most [`MAX_CANDIDATES`].
+pub fn candidates(turns: &[Turn]) -> Vec<Candidate> {
+    let all = statements(turns);
+    chosen(&all).into_iter().map(|i| all[i].1.clone()).collect()
+}
+
+/// Words that open a sentence about something said before (normalized: "it's" is "its").
+const OPENING_POINTERS: [&str; 16] = [
+    "it", "its", "they", "theyre", "theyve", "theyll", "them", "their", "those", "these", "this", "that",
+    "thats", "there", "theres", "ones",
+];
+/// Fewest content words a description holds ([`describes`]).
+const DESCRIPTION_WORDS: usize = 4;
+
+/// Whether a statement with no record and no date is kept as a description of its speaker
+/// (`lexicons/slot_descriptions.txt`): it holds at least [`DESCRIPTION_WORDS`] content words
+/// (four letters or more, not function words), does not open with a word that points back
+/// ("It's special to me" names nothing), and is not social talk (it speaks to the listener,
+/// thanks, agrees or invites).
+fn describes(text: &str) -> bool {
+    let lex = &*LEXICON;
+    let words = normalize(text);
+    let content = words
+        .iter()
+        .filter(|w| {
+            w.chars().count() >= 4 && !lex.function_words.contains(*w) && !FIRST_PERSON.contains(&w.as_str())
+        })
+        .count();
+    let points_back = words.first().is_some_and(|w| OPENING_POINTERS.contains(&w.as_str()));
+    content >= DESCRIPTION_WORDS && !points_back && !holds_any(&words, &lex.social)
 }
 
 /// What the model reads: the candidates numbered from 1, each with the sentence before it in
@@ -455,7 +518,7 @@ pub fn parse(output: &str, turns: &[Turn]) -> Option<Vec<ExtractedFact>> {
         return None;
     }
     let records: Vec<Record> = items.iter().map(record).collect::<Option<_>>()?;
-    Some(facts(&records, &candidates(turns)))
+    Some(facts(&records, turns))
 }
 
 /// Words with number words as digits ("five" → "5"), so that a value copied as "five ounces"
@@ -702,14 +765,21 @@ fn cued(r: &Record, c: &Candidate) -> Record {
     Record { relation, ..r.clone() }
 }
 
-/// The facts of `records`: per candidate, of the records whose value is copied from the candidate
-/// and whose entity is copied from it or its context (or names the speaker), the one that fits
-/// best ([`fit`]; the first on a tie). Its time mention is the sentence's own ([`mention`]).
-pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact> {
-    let mut best: Vec<Option<(usize, Record)>> = vec![None; candidates.len()];
+/// The facts of a round's `records`, one per first-person statement at most, in sentence order:
+/// - a candidate gets, of the records whose value is copied from it and whose entity is copied
+///   from it or its context (or names the speaker), the one that fits best ([`fit`]; the first on
+///   a tie), keyed by its entity and relation;
+/// - a statement with no record that holds but a time mention that resolves ([`mention`]) is a
+///   dated statement ("I ran a charity race last Saturday"): no key, so it supersedes nothing;
+/// - any other statement is a plain description of its speaker ("I'm doing kickboxing"), no key
+///   and no date, when it says something of substance ([`describes`]).
+pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
+    let all = statements(turns);
+    let numbered = chosen(&all);
+    let mut best: Vec<Option<(usize, Record)>> = vec![None; all.len()];
     for r in records {
-        let Some(i) = r.n.checked_sub(1).filter(|&i| i < candidates.len()) else { continue };
-        let c = &candidates[i];
+        let Some(&at) = r.n.checked_sub(1).and_then(|i| numbered.get(i)) else { continue };
+        let c = &all[at].1;
         let r = &cued(r, c);
         let entity_ok = names_speaker(&r.entity)
             || copied(&r.entity, &c.text)
@@ -718,12 +788,12 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
             continue;
         }
         let score = fit(r, c);
-        if best[i].as_ref().is_none_or(|(s, _)| score > *s) {
-            best[i] = Some((score, r.clone()));
+        if best[at].as_ref().is_none_or(|(s, _)| score > *s) {
+            best[at] = Some((score, r.clone()));
         }
     }
     let mut out = Vec::new();
-    for (c, chosen) in candidates.iter().zip(best) {
+    for ((_, c), chosen) in all.iter().zip(best) {
         // `mention` gives only a span that resolves to a date.
         let when = mention(&c.text, c.anchor);
         let owner = c.role.as_str();
@@ -739,9 +809,7 @@ pub fn facts(records: &[Record], candidates: &[Candidate]) -> Vec<ExtractedFact>
                 let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
                 (holder, predicate, Some(r.value.clone()))
             }
-            // No record holds, but the sentence dates what it says ("I ran a charity race last
-            // Saturday"): a dated statement, with no key, so it supersedes nothing.
-            None if when.is_some() => (owner.to_owned(), Some("other"), None),
+            None if when.is_some() || describes(&c.text) => (owner.to_owned(), Some("other"), None),
             None => continue,
         };
         out.push(ExtractedFact {
@@ -1142,6 +1210,41 @@ mod tests {
     }
 
     #[test]
+    fn a_statement_of_substance_without_a_record_or_a_date_is_a_description() {
+        let turns = [
+            turn(
+                Role::User,
+                "I'm doing kickboxing at the local gym and it's giving me energy. We got this! It's special to me \
+                 because my grandmother painted it. Thanks, I really appreciate your support with the \
+                 studio. I rehearsed with a small group of dancers after work. Painting relaxes me.",
+            ),
+            Turn {
+                speaker: Some("Melanie".into()),
+                ..turn(Role::Assistant, "I'm lucky to have my husband and kids; they keep me motivated.")
+            },
+        ];
+        let facts = parse("[]", &turns).unwrap();
+        let content: Vec<&str> = facts.iter().map(|f| f.content.as_str()).collect();
+        assert_eq!(
+            content,
+            [
+                "The user is doing kickboxing at the local gym and it's giving the user energy.",
+                "The user rehearsed with a small group of dancers after work.",
+                "The assistant is lucky to have the assistant's husband and kids; they keep the assistant motivated.",
+            ],
+            "not cheering, not a sentence about something said before, not social talk, not under four \
+             content words"
+        );
+        for f in &facts {
+            assert_eq!(
+                (f.predicate.as_deref(), f.object.as_deref(), f.when.as_deref()),
+                (Some("other"), None, None)
+            );
+        }
+        assert_eq!(facts[2].subject.as_deref(), Some("assistant"));
+    }
+
+    #[test]
     fn a_count_of_units_of_time_is_a_duration() {
         let turns = [turn(Role::User, "I've had Luna for about 6 months now. I drink two cups a day.")];
         let out = r#"[{"n":1,"entity":"Luna","relation":"count","value":"about 6 months"},{"n":2,"entity":"cups","relation":"count","value":"two cups a day"}]"#;
@@ -1345,9 +1448,8 @@ mod tests {
         assert!(toys.is_empty(), "a pronoun");
         let turns = [turn(Role::User, "I keep my old sneakers on the shoe rack at The Vault.")];
         let place = |v: &str| {
-            parse(&format!(r#"[{{"n":1,"entity":"sneakers","relation":"place","value":"{v}"}}]"#), &turns)
-                .unwrap()
-                .len()
+            let out = format!(r#"[{{"n":1,"entity":"sneakers","relation":"place","value":"{v}"}}]"#);
+            parse(&out, &turns).unwrap().iter().filter(|f| f.object.is_some()).count()
         };
         assert_eq!(
             (place("shoe rack"), place("on the shoe rack"), place("The Vault"), place("old sneakers")),
