@@ -23,7 +23,7 @@ bin="$CARGO_TARGET_DIR/release/mnemon"
 data=../shared/data/longmemeval_s.dev.json.gz
 model="${MNEMON_MODELS:-$cache/models}/gguf/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 scripts/fetch-models.sh --qwen > /dev/null
-"$bin" eval extract --dataset "$data" --extractor "$model" --evidence "$rounds" --other 0 --extract-batch 1 --extract-draft "$draft" \
+"$bin" eval extract --dataset "$data" --extractor "$model" --extract-contract open --evidence "$rounds" --other 0 --extract-batch 1 --extract-draft "$draft" \
   --out "$runs/id-alone-d$draft-$rounds"
-"$bin" eval extract --dataset "$data" --extractor "$model" --evidence "$rounds" --other 0 --extract-batch "$group" \
+"$bin" eval extract --dataset "$data" --extractor "$model" --extract-contract open --evidence "$rounds" --other 0 --extract-batch "$group" \
   --extract-draft "$draft" --out "$runs/id-b$group-d$draft-$rounds" --same-as "$runs/id-alone-d$draft-$rounds"

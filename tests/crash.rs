@@ -101,8 +101,13 @@ fn extractor() -> Arc<dyn Extractor> {
     match std::env::var("MNEMON_CRASH_EXTRACTOR").as_deref() {
         #[cfg(feature = "llama")]
         Ok("smollm") => {
-            use mnemon::extract::{default_gguf, LlamaConfig, LlamaExtractor};
-            let config = LlamaConfig { threads: 2, max_tokens: 160, ..LlamaConfig::default() };
+            use mnemon::extract::{default_gguf, Contract, LlamaConfig, LlamaExtractor};
+            let config = LlamaConfig {
+                threads: 2,
+                max_tokens: 160,
+                contract: Contract::Open,
+                ..LlamaConfig::default()
+            };
             Arc::new(LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap())
         }
         Ok(other) => panic!("MNEMON_CRASH_EXTRACTOR={other}: only smollm (with the llama feature)"),

@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use mnemon::extract::{default_gguf, Extractor, LlamaConfig, LlamaExtractor};
+use mnemon::extract::{default_gguf, Contract, Extractor, LlamaConfig, LlamaExtractor};
 use mnemon::internals::extract::{GRAMMAR, SCHEMA};
 use mnemon::{Error, Role, Turn};
 
@@ -22,7 +22,8 @@ fn one_decode_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 fn smollm() -> &'static LlamaExtractor {
     static MODEL: OnceLock<LlamaExtractor> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let config = LlamaConfig { threads: 2, max_tokens: 160, ..LlamaConfig::default() };
+        let config =
+            LlamaConfig { threads: 2, max_tokens: 160, contract: Contract::Open, ..LlamaConfig::default() };
         LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap()
     })
 }
@@ -77,7 +78,7 @@ fn the_same_round_gives_the_same_bytes_every_time() {
     assert_eq!(mnemon::internals::extract::parse(&first.raw_output).as_ref(), Some(&first.facts));
     // ...while a decode cut at the bound is flagged, and none of its half-written facts kept.
     let bound = first.generated_tokens - 1;
-    let config = LlamaConfig { max_tokens: bound, ..LlamaConfig::default() };
+    let config = LlamaConfig { max_tokens: bound, contract: Contract::Open, ..LlamaConfig::default() };
     let cut = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     let cut = cut.extract(&round).unwrap();
     assert!(cut.truncated && cut.facts.is_empty() && cut.generated_tokens == bound, "{cut:?}");
@@ -109,7 +110,8 @@ fn a_round_gives_the_same_bytes_first_or_after_others() {
 #[test]
 fn the_input_cap_keeps_the_user_turn_and_cuts_the_reply() {
     let _decoding = one_decode_at_a_time();
-    let config = LlamaConfig { input_cap: 24, max_tokens: 8, ..LlamaConfig::default() };
+    let config =
+        LlamaConfig { input_cap: 24, max_tokens: 8, contract: Contract::Open, ..LlamaConfig::default() };
     let m = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     let long_reply = "word ".repeat(400);
     let short = m.extract(&[turn(Role::User, "I live in Porto."), turn(Role::Assistant, "Nice.")]).unwrap();
@@ -263,7 +265,8 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     use mnemon::{Config, ExportFormat, HashingEmbedder, Memory};
 
     let dir = tempfile::tempdir().unwrap();
-    let config = LlamaConfig { threads: 2, max_tokens: 128, ..LlamaConfig::default() };
+    let config =
+        LlamaConfig { threads: 2, max_tokens: 128, contract: Contract::Open, ..LlamaConfig::default() };
     // Each store its own cache: both runs go through the model (the worker several rounds at a
     // time, as it finds them queued; the inline path one round per call).
     let cached = |name: &str| {
@@ -384,7 +387,13 @@ fn drafted_tokens_keep_a_round_s_bytes_in_any_group_in_fewer_decodes() {
     let drafted = smollm();
     assert_eq!(drafted.config().draft, 8, "drafts are on by default");
     assert_eq!(drafted.batch_size(), 1, "a drafting extractor decodes one round at a time");
-    let config = LlamaConfig { threads: 2, max_tokens: 160, draft: 0, ..LlamaConfig::default() };
+    let config = LlamaConfig {
+        threads: 2,
+        max_tokens: 160,
+        draft: 0,
+        contract: Contract::Open,
+        ..LlamaConfig::default()
+    };
     let plain = LlamaExtractor::load(default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf"), config).unwrap();
     assert_ne!(plain.pins().decode, drafted.pins().decode, "the draft length is pinned");
     let rounds = conversation_rounds();

@@ -89,7 +89,7 @@ pub struct DecodingArgs {
     #[arg(long = "extract-threads", default_value_t = 2)]
     pub extract_threads: i32,
     /// The extractor's output contract.
-    #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Open)]
+    #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Slots)]
     pub extract_contract: ContractArg,
     /// Rounds the extractor decodes together (each gives the bytes it gives alone): only with a
     /// row-invariant llama.cpp build and `--extract-draft 0`; otherwise one at a time.
@@ -122,9 +122,9 @@ pub enum ContractArg {
     /// Predicates from the lexicons' relations or `other`; assistant facts only from the
     /// assistant's turn.
     Closed,
-    /// The model reads only the round's candidate sentences (first-person statements with a
-    /// value) and fills slots: entity, relation from a closed list, value, time. Facts are the
-    /// speaker's sentences; rounds without a candidate skip the model.
+    /// The default. The model reads only the round's candidate sentences (first-person
+    /// statements with a value) and fills slots: entity, relation from a closed list, value.
+    /// Facts are the speakers' sentences; rounds without a candidate skip the model.
     Slots,
 }
 

@@ -90,7 +90,7 @@ pub enum EvalCommand {
         #[arg(long = "extract-batch", alias = "batch", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
         extract_batch: u16,
         /// The output contract.
-        #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Open)]
+        #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Slots)]
         extract_contract: ContractArg,
         /// Most tokens drafted per generation step from the round's own prompt and output
         /// (prompt lookup; 0: none).

@@ -114,7 +114,7 @@ pub struct ExtractArgs {
     #[arg(long = "extract-input-cap", alias = "input-cap", default_value_t = LlamaConfig::default().input_cap)]
     pub extract_input_cap: usize,
     /// The output contract.
-    #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Open)]
+    #[arg(long = "extract-contract", alias = "contract", value_enum, default_value_t = ContractArg::Slots)]
     pub extract_contract: ContractArg,
     /// Most tokens drafted per decode from the round's own prompt and output (0: none).
     #[arg(long = "extract-draft", alias = "draft", default_value_t = LlamaConfig::default().draft)]

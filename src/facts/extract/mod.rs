@@ -229,7 +229,6 @@ impl<X: Extractor + ?Sized> Extractor for std::sync::Arc<X> {
 #[serde(rename_all = "snake_case")]
 pub enum Contract {
     /// [`SCHEMA`] and [`GRAMMAR`] as they are: `predicate` is free text.
-    #[default]
     Open,
     /// `predicate` from a closed vocabulary ([`crate::facts::normalize::closed_predicates`], the relations
     /// the conflict rules act on, or `other`), and a fact about the assistant only from the
@@ -237,8 +236,11 @@ pub enum Contract {
     /// The prompt names the vocabulary, and its examples follow it.
     Closed,
     /// The model reads only the round's candidate sentences and fills one record per fact
-    /// (`n`, `entity`, `relation` from a closed vocabulary, `value`, `when`); the fact's text and
+    /// (`n`, `entity`, `relation` from a closed vocabulary, `value`); the fact's text and
     /// excerpt are the sentence itself ([`slots`]). A round without a candidate skips the model.
+    /// The default: it beats the open contract on every measured figure (docs/DECISIONS.md,
+    /// "Slots facts v5: descriptions").
+    #[default]
     Slots,
 }
 

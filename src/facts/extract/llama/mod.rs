@@ -119,7 +119,7 @@ impl Default for LlamaConfig {
             input_cap: 1536,
             max_tokens: 768,
             draft: 8,
-            contract: Contract::Open,
+            contract: Contract::Slots,
         }
     }
 }
