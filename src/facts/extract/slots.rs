@@ -56,7 +56,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -798,6 +798,10 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
         let when = mention(&c.text, c.anchor);
         let owner = c.role.as_str();
         let (subject, predicate, object) = match &chosen {
+            Some((_, r)) if ratio(r, c).is_some() => {
+                let (things, value) = ratio(r, c).expect("matched above");
+                (format!("{owner}'s {things} ratio"), Some("ratio"), Some(value))
+            }
             Some((_, r)) => {
                 let counted = counted(&r.value, &c.text);
                 let entity = counted.as_deref().unwrap_or(&r.entity);
@@ -823,6 +827,74 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
         });
     }
     out
+}
+
+/// Words that join the two sides of a ratio ("1 tablespoon of coffee for every 6 ounces of
+/// water", "3 scoops per cup"), normalized.
+const RATIO_JOINS: [&[&str]; 4] = [&["for", "every"], &["for", "each"], &["to", "every"], &["per"]];
+/// Most words of a ratio's side after its number.
+const RATIO_SIDE: usize = 3;
+
+/// For a record whose value lies in a ratio of its sentence ("I found that 1 tablespoon of
+/// coffee for every 6 ounces of water is the perfect ratio": the value "1 tablespoon"), what the
+/// ratio relates and the ratio as written: ("tablespoon to water", "1 tablespoon of coffee for
+/// every 6 ounces of water"). A ratio is a number, up to [`RATIO_SIDE`] words, a join
+/// ([`RATIO_JOINS`]) and a number or a thing right after it ("3 scoops per cup"; "3 times per
+/// week" says how often, no ratio). Each
+/// side's thing is the word after its "of", else its unit (the word after its number), so
+/// "… 5 ounces of water" later meets the earlier ratio under one key, and its other number
+/// supersedes it.
+fn ratio(r: &Record, c: &Candidate) -> Option<(String, String)> {
+    // Written words, each with its normalized form (number words as digits).
+    let written: Vec<&str> = c.text.split_whitespace().collect();
+    let forms: Vec<String> = written.iter().map(|w| valued(w).join(" ")).collect();
+    let number =
+        |i: usize| forms.get(i).is_some_and(|f| !f.is_empty() && f.chars().all(|ch| ch.is_ascii_digit()));
+    let join = (0..written.len()).find_map(|i| {
+        RATIO_JOINS
+            .iter()
+            .find(|j| forms[i..].starts_with(&j.iter().map(|w| (*w).to_owned()).collect::<Vec<_>>()))
+            .map(|j| (i, j.len()))
+    })?;
+    let (at, len) = join;
+    // The right side's number, or a thing alone ("per cup") that is no unit of time ("per week"
+    // says how often).
+    let right = if number(at + len) { at + len } else { at + len - 1 };
+    let alone =
+        forms.get(at + len).filter(|w| !w.is_empty() && !names_time(w) && !FREQUENCIES.contains(&w.as_str()));
+    if right != at + len && alone.is_none() {
+        return None;
+    }
+    let left = (at.saturating_sub(RATIO_SIDE + 1)..at).rev().find(|&i| number(i))?;
+    // A side ends at punctuation, at a joining word, or after RATIO_SIDE words.
+    let mut end = right + 1;
+    while end < written.len()
+        && end <= right + RATIO_SIDE
+        && !written[end - 1].ends_with(|ch: char| !ch.is_alphanumeric())
+    {
+        if PHRASE_ENDS.contains(&forms[end].as_str()) {
+            break;
+        }
+        end += 1;
+    }
+    let thing = |from: usize, to: usize| -> Option<String> {
+        let side = &forms[from + 1..to];
+        let of = side.iter().position(|w| w == "of");
+        let word = match of {
+            Some(k) => side.get(k + 1),
+            None => side.first(),
+        }?;
+        (!word.is_empty()).then(|| singular(word))
+    };
+    let (x, y) = (thing(left, at)?, thing(right, end)?);
+    let value_words = valued(&r.value);
+    let span_words: Vec<String> =
+        forms[left..end].iter().flat_map(|f| f.split(' ').map(str::to_owned)).collect();
+    if position(&value_words, &span_words).is_none() && position(&span_words, &value_words).is_none() {
+        return None;
+    }
+    let span = written[left..end].join(" ");
+    Some((format!("{x} to {y}"), span.trim_end_matches(|ch: char| !ch.is_alphanumeric()).to_owned()))
 }
 
 /// First-person subject words (normalized).
@@ -1242,6 +1314,40 @@ mod tests {
             );
         }
         assert_eq!(facts[2].subject.as_deref(), Some("assistant"));
+    }
+
+    #[test]
+    fn a_ratio_is_keyed_by_what_it_relates_whatever_part_the_model_copied() {
+        let old = [turn(
+            Role::User,
+            "I've found that 1 tablespoon of coffee for every 6 ounces of water is the perfect ratio for me.",
+        )];
+        let new = [turn(
+            Role::User,
+            "I've got my French press ratio down to a science: 1 tablespoon of coffee for every 5 ounces of water.",
+        )];
+        let f = &parse(r#"[{"n":1,"entity":"tablespoon","relation":"count","value":"1 tablespoon"}]"#, &old)
+            .unwrap()[0];
+        let out = r#"[{"n":1,"entity":"ratio","relation":"frequency","value":"1 tablespoon of coffee for every 5 ounces of water"}]"#;
+        let g = &parse(out, &new).unwrap()[0];
+        assert_eq!(
+            (f.subject.as_deref(), f.predicate.as_deref(), f.object.as_deref()),
+            (
+                Some("user's coffee to water ratio"),
+                Some("ratio"),
+                Some("1 tablespoon of coffee for every 6 ounces of water")
+            )
+        );
+        assert_eq!((&g.subject, &g.predicate), (&f.subject, &f.predicate), "one key: the newer supersedes");
+        // A unit for a side without "of"; no ratio without a number after the join.
+        let scoops = [turn(Role::User, "I use 3 scoops per cup now.")];
+        let h = &parse(r#"[{"n":1,"entity":"scoops","relation":"count","value":"3"}]"#, &scoops).unwrap()[0];
+        assert_eq!(h.subject.as_deref(), Some("user's scoop to cup ratio"), "{h:?}");
+        let weekly = [turn(Role::User, "I swim 3 times per week at the pool.")];
+        let w =
+            &parse(r#"[{"n":1,"entity":"swim","relation":"frequency","value":"3 times per week"}]"#, &weekly)
+                .unwrap()[0];
+        assert_eq!(w.predicate.as_deref(), Some("frequency"));
     }
 
     #[test]
