@@ -317,16 +317,27 @@ pub(crate) struct Fitted {
     pub cut: bool,
 }
 
+/// `item` without its fact lines.
+fn bare<'a>(item: &Item<'a>) -> Item<'a> {
+    match item {
+        Item::Round(r) => Item::Round(RenderRound { facts: &[], ..r.clone() }),
+        Item::Note(n) => Item::Note(n.clone()),
+    }
+}
+
 /// Renders, best first, the records of `ranked` that fit in `budget` tokens (raised to
 /// [`MIN_BUDGET`]); the block never exceeds it. The top record always goes in; the others are
-/// taken while they fit, each charged with its own session header. When the top record alone
-/// does not fit, its rendered text is cut at a token boundary, ends with a visible marker, and
-/// is the whole context.
+/// taken while they fit, each charged with its own session header. A round's fact lines never
+/// displace a record: the records are chosen as if they had none, then each kept round gets its
+/// fact lines back, best first, while they fit. When the top record alone does not fit, its
+/// rendered text is cut at a token boundary, ends with a visible marker, and is the whole
+/// context.
 pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Fitted {
     let budget = budget.max(MIN_BUDGET);
+    let bare: Vec<Item<'_>> = ranked.iter().map(bare).collect();
     let mut used = count_tokens(&frame(""));
     let mut kept = Vec::new();
-    for (i, item) in ranked.iter().enumerate() {
+    for (i, item) in bare.iter().enumerate() {
         let cost = count_tokens(&context_body_of(std::slice::from_ref(item)));
         if used + cost <= budget {
             used += cost;
@@ -338,9 +349,22 @@ pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Fitted {
     // The estimate sums records rendered alone, and the block's id may tokenize unlike the
     // empty frame's: check the block itself, dropping the lowest record while it is over.
     while !kept.is_empty() {
-        let chosen: Vec<Item<'_>> = kept.iter().map(|i| ranked[*i].clone()).collect();
+        let mut chosen: Vec<Item<'_>> = kept.iter().map(|i| bare[*i].clone()).collect();
         let text = render_context(&chosen);
         if count_tokens(&text) <= budget {
+            // Fact lines back, best round first, each kept only if the block still fits.
+            let mut text = text;
+            for (at, &i) in kept.iter().enumerate() {
+                if matches!(&ranked[i], Item::Round(r) if !r.facts.is_empty()) {
+                    let before = std::mem::replace(&mut chosen[at], ranked[i].clone());
+                    let with = render_context(&chosen);
+                    if count_tokens(&with) <= budget {
+                        text = with;
+                    } else {
+                        chosen[at] = before;
+                    }
+                }
+            }
             return Fitted { kept, text, cut: false };
         }
         kept.pop();
@@ -448,6 +472,35 @@ mod tests {
         let wide = [turn(Role::User, &emoji)];
         let fitted = fit_budget(&[Item::Round(r(1, &wide[..]))], 220);
         assert!(fitted.cut && count_tokens(&fitted.text) <= 220 && context_body(&fitted.text).is_some());
+    }
+
+    #[test]
+    fn fact_lines_never_displace_a_round_and_go_in_best_first_while_they_fit() {
+        let text: String = "word ".repeat(60);
+        let (a, b) = ([turn(Role::User, &text)], [turn(Role::User, &text)]);
+        let facts: Vec<String> =
+            (0..3).map(|i| format!("The user did thing {i} {}", "long ".repeat(12))).collect();
+        let r =
+            |id, turns, facts| RenderRound { id, key: "k", session: "s", ts: "s", ts_unix: id, turns, facts };
+        let bare = [Item::Round(r(1, &a[..], &[])), Item::Round(r(2, &b[..], &[]))];
+        let dressed = [Item::Round(r(1, &a[..], &facts[..])), Item::Round(r(2, &b[..], &facts[..1]))];
+        // The budget that just holds both bare rounds (as estimated: each with its own header).
+        let estimate = count_tokens(&frame(""))
+            + bare.iter().map(|i| count_tokens(&context_body_of(std::slice::from_ref(i)))).sum::<usize>();
+        let fitted = fit_budget(&dressed, estimate);
+        assert_eq!(fitted.kept, [0, 1], "the fact lines do not push the second round out");
+        assert_eq!(fitted.text, render_context(&bare), "no room for any fact line");
+        // With room for the best round's lines only, they go in; the second round's do not.
+        let first = [dressed[0].clone(), bare[1].clone()];
+        let extra = count_tokens(&render_context(&first)) - count_tokens(&render_context(&bare));
+        let fitted = fit_budget(&dressed, estimate + extra);
+        assert_eq!(
+            (fitted.kept.as_slice(), fitted.text.as_str()),
+            (&[0, 1][..], render_context(&first).as_str())
+        );
+        // With room for everything, everything.
+        let fitted = fit_budget(&dressed, 10_000);
+        assert_eq!(fitted.text, render_context(&dressed));
     }
 
     #[test]
