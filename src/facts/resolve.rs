@@ -24,11 +24,11 @@
 //! 13. a bare year.
 //!
 //! **Forward-looking**: no past marker (last, ago, yesterday, back in, past, earlier, previous) in
-//! the mention, and a future marker (next, upcoming, tomorrow, plan to, will, going to, coming) in
-//! the mention or in the fact's text.
+//! the mention, and a future marker (next, upcoming, tomorrow, plan to, planning, will, 'll, going
+//! to, gonna, about to, coming) in the mention or in the fact's text.
 
 /// Version of the rules below, pinned in stores built with an extractor.
-pub const RESOLVER_VERSION: &str = "engine-4 rules v1";
+pub const RESOLVER_VERSION: &str = "engine-4 rules v2";
 
 use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
 
@@ -53,8 +53,10 @@ pub fn resolve(mention: &str, anchor: NaiveDate, fact: &str) -> Option<String> {
 }
 
 const PAST: &[&str] = &["last", "ago", "yesterday", "back in", "past", "earlier", "previous"];
-const FUTURE: &[&str] =
-    &["next", "upcoming", "tomorrow", "plan to", "plans to", "will", "going to", "coming"];
+const FUTURE: &[&str] = &[
+    "next", "upcoming", "tomorrow", "plan to", "plans to", "planning", "will", "ll", "going to", "gonna",
+    "about to", "coming",
+];
 
 enum Out {
     Day(NaiveDate),
@@ -541,5 +543,14 @@ mod tests {
         check(anchor, &[("in May", "The user will travel.", Some("2024-05"))]);
         check(anchor, &[("in May", "The user travelled.", Some("2023-05"))]);
         check(anchor, &[("in February", "The user is coming back.", Some("2025-02"))]);
+        // "Planning", "gonna", "'ll" look forward: "this Saturday" on a Thursday is in two days.
+        for fact in [
+            "I'm planning to donate my old shoes this Saturday.",
+            "I'm gonna run this Saturday.",
+            "I'll call this Saturday.",
+        ] {
+            check(anchor, &[("this Saturday", fact, Some("2024-03-16"))]);
+        }
+        check(anchor, &[("this Saturday", "I donated my old shoes this Saturday.", Some("2024-03-09"))]);
     }
 }
