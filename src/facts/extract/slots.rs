@@ -56,7 +56,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -175,6 +175,50 @@ pub struct Candidate {
     pub context: Option<String>,
     /// Its turn's date, which time mentions are read against.
     pub anchor: NaiveDate,
+    /// The sentence as written when it has no subject and `text` supplies one ("Been only to
+    /// Rome once." is read "I've been only to Rome once."); such a sentence never goes to the
+    /// model.
+    pub said: Option<String>,
+}
+
+/// Words that open a sentence whose subject, the speaker, goes unsaid ("Just got back from a
+/// road trip"), before a verb.
+const UNSAID_OPENERS: [&str; 5] = ["just", "finally", "recently", "also", "still"];
+/// Words ending in "ed" that are not a past verb opening a sentence.
+const NOT_PAST: [&str; 8] = ["based", "need", "needed", "indeed", "bed", "red", "speed", "seed"];
+
+/// Verbs that make an opening "-ing" phrase the sentence's subject ("Spending time with loved
+/// ones is important"), not the speaker's doing.
+const FINITE: [&str; 18] = [
+    "is", "was", "are", "were", "isnt", "wasnt", "must", "can", "could", "would", "should", "will", "makes",
+    "made", "beats", "creates", "brings", "means",
+];
+
+/// A statement with its unsaid subject supplied, the speaker: "Finishing up choreography …" is
+/// "I'm finishing up …" (unless the "-ing" phrase is the subject of a verb after it), "Been only
+/// to Rome once" is "I've been …", "Just got back …" and "Started a new job …" take "I". `None`
+/// for any other opening, and for one that is not a word ("[shared an image: …]").
+fn supplied(text: &str) -> Option<String> {
+    if !text.starts_with(char::is_alphabetic) {
+        return None;
+    }
+    let words = normalize(text);
+    let first = words.first()?.clone();
+    let subject = if first == "been" {
+        "I've"
+    } else if first.len() > 4 && first.ends_with("ing") && !words.iter().any(|w| FINITE.contains(&w.as_str()))
+    {
+        "I'm"
+    } else if UNSAID_OPENERS.contains(&first.as_str())
+        || first.len() > 4 && first.ends_with("ed") && !NOT_PAST.contains(&first.as_str())
+    {
+        "I"
+    } else {
+        return None;
+    };
+    let mut chars = text.chars();
+    let head: String = chars.next()?.to_lowercase().collect();
+    Some(format!("{subject} {head}{}", chars.as_str()))
 }
 
 /// The sentences of a text: split at line ends, and after `.`, `!` or `?` followed by a space.
@@ -316,8 +360,9 @@ fn we_contracted(text: &str) -> bool {
         .any(|w| matches!(w, "we're" | "we'd" | "we'll"))
 }
 
-/// The first-person statements of a round of a usable length, in turn and sentence order, each
-/// with how many kinds of value it carries ([`cues`]). User turns always; an assistant turn only
+/// The first-person statements of a round of a usable length (those whose subject goes unsaid
+/// read with it, [`supplied`]), in turn and sentence order, each with how many kinds of value it
+/// carries ([`cues`]). User turns always; an assistant turn only
 /// when it names its speaker (a person in a conversation between people, not a model).
 fn statements(turns: &[Turn]) -> Vec<(usize, Candidate)> {
     let mut found = Vec::new();
@@ -327,10 +372,17 @@ fn statements(turns: &[Turn]) -> Vec<(usize, Candidate)> {
             .map_or(NaiveDate::from_ymd_opt(2000, 1, 1).expect("a valid date"), |t| t.date());
         let mut before: Option<&str> = None;
         for sentence in sentences(&turn.content) {
-            if let Some(text) = statement(sentence).filter(|text| usable(text)) {
+            let read = statement(sentence).and_then(|text| {
+                if usable(&text) {
+                    Some((text, None))
+                } else {
+                    supplied(&text).filter(|s| usable(s)).map(|s| (s, Some(text)))
+                }
+            });
+            if let Some((text, said)) = read {
                 let points_back = normalize(&text).iter().any(|w| POINTERS.contains(&w.as_str()));
                 let context = before.filter(|_| points_back).map(str::to_owned);
-                found.push((cues(&text), Candidate { role: turn.role, text, context, anchor }));
+                found.push((cues(&text), Candidate { role: turn.role, text, context, anchor, said }));
             }
             before = Some(sentence);
         }
@@ -344,7 +396,7 @@ fn chosen(statements: &[(usize, Candidate)]) -> Vec<usize> {
     let mut found: Vec<(usize, usize)> = statements
         .iter()
         .enumerate()
-        .filter(|(_, (score, _))| *score > 0)
+        .filter(|(_, (score, c))| *score > 0 && c.said.is_none())
         .map(|(i, (s, _))| (*s, i))
         .collect();
     if found.len() > MAX_CANDIDATES {
@@ -818,7 +870,7 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
         };
         out.push(ExtractedFact {
             content: third_person(&c.text, c.role),
-            raw: format!("{owner}: {}", c.text),
+            raw: format!("{owner}: {}", c.said.as_deref().unwrap_or(&c.text)),
             when,
             subject: Some(subject),
             predicate: predicate.map(str::to_owned),
@@ -989,10 +1041,31 @@ const TIME_STARTS: [&str; 12] =
 /// Longest time mention, in words.
 const MENTION_WORDS: usize = 5;
 
+/// Whether a mention's first word says nothing of its time ("a nearby festival next month"): not
+/// a time word, a number or a word a mention starts with, and for an article, not one before a
+/// time word ("a week ago").
+fn loose(span: &[&str]) -> bool {
+    let word = |w: &str| w.trim_matches(|c: char| !c.is_alphanumeric()).to_lowercase();
+    let timely = |w: &str| {
+        let unit = singular(w);
+        LEXICON.times.contains(w)
+            || LEXICON.times.contains(&unit)
+            || TIME_UNITS.contains(&unit.as_str())
+            || w.starts_with(|c: char| c.is_ascii_digit())
+            || number_word(w).is_some()
+    };
+    let first = word(span[0]);
+    match first.as_str() {
+        "a" | "an" | "the" => span.get(1).is_some_and(|next| !timely(&word(next))),
+        w => !timely(w) && !TIME_STARTS.contains(&w),
+    }
+}
+
 /// The sentence's first time mention the date resolver reads, found without a model: from each
 /// word a mention may start with, the windows of up to [`MENTION_WORDS`] words; the shortest that
 /// resolves to what the longest resolving one does ("last Tuesday", not "Tuesday"; "on May 5th",
-/// not "on May").
+/// not "on May"), cut from the left while it still does ("next month", not "a nearby festival next
+/// month").
 pub fn mention(sentence: &str, anchor: NaiveDate) -> Option<String> {
     let lex = &*LEXICON;
     let words: Vec<&str> = sentence.split_whitespace().collect();
@@ -1011,8 +1084,17 @@ pub fn mention(sentence: &str, anchor: NaiveDate) -> Option<String> {
             .map(|k| resolve(&words[i..i + k].join(" "), anchor, sentence))
             .collect();
         let Some(longest) = read.iter().rev().flatten().next() else { continue };
-        let k = read.iter().position(|r| r.as_ref() == Some(longest)).expect("found above") + 1;
-        let span = words[i..i + k].join(" ");
+        let mut k = read.iter().position(|r| r.as_ref() == Some(longest)).expect("found above") + 1;
+        // And from the left ("next month", not "a nearby festival next month").
+        let mut from = i;
+        while k > 1
+            && loose(&words[from..from + k])
+            && resolve(&words[from + 1..from + k].join(" "), anchor, sentence).as_ref() == Some(longest)
+        {
+            from += 1;
+            k -= 1;
+        }
+        let span = words[from..from + k].join(" ");
         return Some(span.trim_matches(|c: char| !c.is_alphanumeric()).to_owned());
     }
     None
@@ -1348,6 +1430,37 @@ mod tests {
             &parse(r#"[{"n":1,"entity":"swim","relation":"frequency","value":"3 times per week"}]"#, &weekly)
                 .unwrap()[0];
         assert_eq!(w.predicate.as_deref(), Some("frequency"));
+    }
+
+    #[test]
+    fn a_sentence_without_its_subject_is_the_speaker_s_and_never_goes_to_the_model() {
+        let turns = [turn(
+            Role::User,
+            "Finishing up choreography to perform at a nearby festival next month. Been only to Rome \
+             once. Just got back from a family road trip yesterday! Spending time with loved ones is \
+             important. [shared an image: a photo of a cake]",
+        )];
+        let facts = parse("[]", &turns).unwrap();
+        let read: Vec<(&str, &str, Option<&str>)> =
+            facts.iter().map(|f| (f.content.as_str(), f.raw.as_str(), f.when.as_deref())).collect();
+        assert_eq!(
+            read,
+            [
+                (
+                    "The user is finishing up choreography to perform at a nearby festival next month.",
+                    "user: Finishing up choreography to perform at a nearby festival next month.",
+                    Some("next month")
+                ),
+                (
+                    "The user just got back from a family road trip yesterday!",
+                    "user: Just got back from a family road trip yesterday!",
+                    Some("yesterday")
+                ),
+            ],
+            "the excerpt as written; under four content words (Rome), a phrase that is the subject \
+             (spending time … is), and a caption are no facts"
+        );
+        assert!(candidates(&turns).is_empty(), "the model reads only what the speaker wrote as theirs");
     }
 
     #[test]
