@@ -164,12 +164,14 @@ pub fn rules_blake3() -> String {
     blake3::hash(framed.to_string().as_bytes()).to_hex().to_string()
 }
 
-/// One sentence that goes to the model.
+/// One statement of a round: a candidate the model reads ([`candidates`]), or one only the rules
+/// read (a dated statement or a description, [`facts`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// Whose turn it is from.
     pub role: Role,
-    /// The statement, as written (openers and a trailing question cut off).
+    /// The statement, as written (openers and a trailing question cut off), its subject supplied
+    /// when it went unsaid.
     pub text: String,
     /// The sentence before it in its turn, when the statement points back ("ones", "it").
     pub context: Option<String>,
@@ -362,8 +364,8 @@ fn we_contracted(text: &str) -> bool {
 
 /// The first-person statements of a round of a usable length (those whose subject goes unsaid
 /// read with it, [`supplied`]), in turn and sentence order, each with how many kinds of value it
-/// carries ([`cues`]). User turns always; an assistant turn only
-/// when it names its speaker (a person in a conversation between people, not a model).
+/// carries ([`cues`]). User turns always; an assistant turn only when it names its speaker (a
+/// person in a conversation between people, not a model).
 fn statements(turns: &[Turn]) -> Vec<(usize, Candidate)> {
     let mut found = Vec::new();
     for turn in turns.iter().filter(|t| t.role == Role::User || t.speaker.is_some()) {
