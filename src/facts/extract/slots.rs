@@ -56,7 +56,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -1211,43 +1211,73 @@ const ADVERBS: [&str; 9] =
 /// "the user loves"; for an assistant turn, "the assistant". Ends with a full stop.
 pub fn third_person(text: &str, role: Role) -> String {
     let who = format!("the {}", role.as_str());
-    let words: Vec<&str> = text.split_whitespace().collect();
+    // Words split at white space, and at a dash glued between two ("happening--I'm").
+    let words: Vec<Vec<&str>> = text
+        .split_whitespace()
+        .map(|w| {
+            let mut parts = Vec::new();
+            let mut rest = w;
+            while let Some((at, dash)) =
+                ["--", "—"].iter().filter_map(|d| rest.find(d).map(|i| (i, *d))).min()
+            {
+                parts.push(&rest[..at]);
+                parts.push(dash);
+                rest = &rest[at + dash.len()..];
+            }
+            parts.push(rest);
+            parts
+        })
+        .collect();
     let mut out: Vec<String> = Vec::with_capacity(words.len() + 4);
     let mut agree = false;
-    for word in words {
-        let lead = word.len() - word.trim_start_matches(|c: char| !c.is_alphanumeric()).len();
-        let core_end = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’').len();
-        let (pre, core, post) = (&word[..lead], &word[lead..core_end.max(lead)], &word[core_end.max(lead)..]);
-        let key = core.to_lowercase().replace('’', "'");
-        let replaced = match key.as_str() {
-            "i" => {
-                agree = true;
-                Some(who.clone())
+    for parts in words {
+        let mut joined = String::new();
+        for word in parts {
+            if word.is_empty() || word == "--" || word == "—" {
+                joined.push_str(word);
+                continue;
             }
-            "i'm" => Some(format!("{who} is")),
-            "i've" => Some(format!("{who} has")),
-            "i'd" => Some(format!("{who} would")),
-            "i'll" => Some(format!("{who} will")),
-            "my" | "mine" => Some(format!("{who}'s")),
-            "me" | "myself" => Some(who.clone()),
-            _ if agree => {
-                let verb = VERBS.iter().find(|(v, _)| *v == key).map(|(_, s)| (*s).to_owned());
-                // An adverb between: agree with the word after it.
-                agree = ADVERBS.contains(&key.as_str());
-                verb
-            }
-            _ => None,
-        };
-        match replaced {
-            Some(r) => out.push(format!("{pre}{r}{post}")),
-            None => out.push(word.to_owned()),
+            joined.push_str(&in_person(word, &who, &mut agree));
         }
+        out.push(joined);
     }
     let mut sentence = capitalized(out.join(" "));
     if !sentence.ends_with(['.', '!', '?']) {
         sentence.push('.');
     }
     sentence
+}
+
+/// One word of [`third_person`] in the third person, `who` for the speaker; `agree` carries
+/// whether the word before was the speaker as subject (so "love" is "loves").
+fn in_person(word: &str, who: &str, agree: &mut bool) -> String {
+    let lead = word.len() - word.trim_start_matches(|c: char| !c.is_alphanumeric()).len();
+    let core_end = word.trim_end_matches(|c: char| !c.is_alphanumeric() && c != '\'' && c != '’').len();
+    let (pre, core, post) = (&word[..lead], &word[lead..core_end.max(lead)], &word[core_end.max(lead)..]);
+    let key = core.to_lowercase().replace('’', "'");
+    let replaced = match key.as_str() {
+        "i" => {
+            *agree = true;
+            Some(who.to_owned())
+        }
+        "i'm" => Some(format!("{who} is")),
+        "i've" => Some(format!("{who} has")),
+        "i'd" => Some(format!("{who} would")),
+        "i'll" => Some(format!("{who} will")),
+        "my" | "mine" => Some(format!("{who}'s")),
+        "me" | "myself" => Some(who.to_owned()),
+        _ if *agree => {
+            let verb = VERBS.iter().find(|(v, _)| *v == key).map(|(_, s)| (*s).to_owned());
+            // An adverb between: agree with the word after it.
+            *agree = ADVERBS.contains(&key.as_str());
+            verb
+        }
+        _ => None,
+    };
+    match replaced {
+        Some(r) => format!("{pre}{r}{post}"),
+        None => word.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -1743,6 +1773,13 @@ mod tests {
         assert_eq!(
             third_person("I usually go to the gym at 6am!", Role::Assistant),
             "The assistant usually goes to the gym at 6am!"
+        );
+        assert_eq!(
+            third_person(
+                "Exciting things are happening--I'm exploring endorsements—my first.",
+                Role::Assistant
+            ),
+            "Exciting things are happening--the assistant is exploring endorsements—the assistant's first."
         );
     }
 
