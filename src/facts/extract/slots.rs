@@ -852,21 +852,20 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
         let when = mention(&c.text, c.anchor);
         let owner = c.role.as_str();
         let (subject, predicate, object) = match &chosen {
-            Some((_, r)) if ratio(r, c).is_some() => {
-                let (things, value) = ratio(r, c).expect("matched above");
-                (format!("{owner}'s {things} ratio"), Some("ratio"), Some(value))
-            }
-            Some((_, r)) => {
-                let counted = counted(&r.value, &c.text);
-                let entity = counted.as_deref().unwrap_or(&r.entity);
-                let holder = if names_speaker(entity) || holder_is_speaker(r, c) {
-                    owner.to_owned()
-                } else {
-                    subject(entity, c.role)
-                };
-                let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
-                (holder, predicate, Some(r.value.clone()))
-            }
+            Some((_, r)) => match ratio(r, c) {
+                Some((things, value)) => (format!("{owner}'s {things} ratio"), Some("ratio"), Some(value)),
+                None => {
+                    let counted = counted(&r.value, &c.text);
+                    let entity = counted.as_deref().unwrap_or(&r.entity);
+                    let holder = if names_speaker(entity) || holder_is_speaker(r, c) {
+                        owner.to_owned()
+                    } else {
+                        subject(entity, c.role)
+                    };
+                    let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
+                    (holder, predicate, Some(r.value.clone()))
+                }
+            },
             None if when.is_some() || describes(&c.text) => (owner.to_owned(), Some("other"), None),
             None => continue,
         };
