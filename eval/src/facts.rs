@@ -129,6 +129,16 @@ pub struct FactCheck {
     pub session: String,
     /// Whether it matches an observation of the session.
     pub matched: bool,
+    /// Its triple, `subject|predicate|object` (what it is keyed by), for reading misses by hand.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub triple: String,
+    /// Its resolved date, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valid_time: Option<String>,
+    /// The observation of its session nearest to it, with their cosine and overlap (for reading
+    /// misses by hand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nearest: Option<(String, f32, f32)>,
 }
 
 /// One unit's line.
@@ -401,6 +411,7 @@ fn measure(
         let (obs_v, fact_v) = vectors.split_at(obs_texts.len());
         let fact_round: Vec<Option<&StoredRound>> = facts.iter().map(|f| round_of(&f.key)).collect();
         let mut fact_matched = vec![false; facts.len()];
+        let mut fact_nearest: Vec<Option<(String, f32, f32)>> = vec![None; facts.len()];
         for (i, o) in list.iter().enumerate() {
             let mut nearest: Option<(String, f32, f32)> = None;
             let mut matched: Option<(String, f32, f32)> = None;
@@ -413,6 +424,9 @@ fn measure(
                 let ok = cos >= MATCH_COSINE && overlap >= MATCH_OVERLAP;
                 // A fact matching any observation of its session is precise.
                 fact_matched[j] |= ok;
+                if fact_nearest[j].as_ref().is_none_or(|n| cos > n.1) {
+                    fact_nearest[j] = Some((o.2.clone(), cos, overlap));
+                }
                 let holds = r.turns.iter().any(|t| t.id.as_deref() == Some(o.3.as_str()));
                 if !holds {
                     continue;
@@ -439,6 +453,9 @@ fn measure(
                 content: f.content.clone(),
                 session: fact_round[j].map(|r| r.session.clone()).unwrap_or_default(),
                 matched: fact_matched[j],
+                triple: [&f.subject, &f.predicate, &f.object].map(|p| p.as_deref().unwrap_or("")).join("|"),
+                valid_time: f.valid_time.clone(),
+                nearest: fact_nearest[j].take(),
             });
         }
     }

@@ -56,7 +56,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -423,12 +423,22 @@ const OPENING_POINTERS: [&str; 16] = [
 ];
 /// Fewest content words a description holds ([`describes`]).
 const DESCRIPTION_WORDS: usize = 4;
+/// Words that name the speaker alone (normalized): "we" may be anyone the speaker is with.
+const SPEAKER_ALONE: [&str; 9] = ["i", "im", "ive", "id", "ill", "me", "my", "mine", "myself"];
+
+/// Whether a statement is about its speaker and not social talk: it names the speaker alone
+/// ("I", "my"; "we" may be anyone, and "We should cherish every moment" says nothing of the
+/// speaker), and it does not speak to the listener, greet, thank, agree or invite
+/// (`lexicons/slot_descriptions.txt`).
+fn of_speaker(text: &str) -> bool {
+    let words = normalize(text);
+    words.iter().any(|w| SPEAKER_ALONE.contains(&w.as_str())) && !holds_any(&words, &LEXICON.social)
+}
 
 /// Whether a statement with no record and no date is kept as a description of its speaker
-/// (`lexicons/slot_descriptions.txt`): it holds at least [`DESCRIPTION_WORDS`] content words
-/// (four letters or more, not function words), does not open with a word that points back
-/// ("It's special to me" names nothing), and is not social talk (it speaks to the listener,
-/// thanks, agrees or invites).
+/// (`lexicons/slot_descriptions.txt`): it is about its speaker ([`of_speaker`]), holds at least
+/// [`DESCRIPTION_WORDS`] content words (four letters or more, not function words), and does not
+/// open with a word that points back ("It's special to me" names nothing).
 fn describes(text: &str) -> bool {
     let lex = &*LEXICON;
     let words = normalize(text);
@@ -439,7 +449,14 @@ fn describes(text: &str) -> bool {
         })
         .count();
     let points_back = words.first().is_some_and(|w| OPENING_POINTERS.contains(&w.as_str()));
-    content >= DESCRIPTION_WORDS && !points_back && !holds_any(&words, &lex.social)
+    content >= DESCRIPTION_WORDS && !points_back && of_speaker(text)
+}
+
+/// Whether a record's value is concrete: it holds a number ("40 points", "3 years") or a name as
+/// the sentence writes it ("Door Dash"). A record of plain words ("agree", "powerful", "always")
+/// vouches for nothing: its sentence is kept only when it is about its speaker ([`of_speaker`]).
+fn concrete(r: &Record, c: &Candidate) -> bool {
+    numbered(&r.value) || capitalized_in(&normalize(&r.value), &c.text)
 }
 
 /// What the model reads: the candidates numbered from 1, each with the sentence before it in
@@ -822,7 +839,8 @@ fn cued(r: &Record, c: &Candidate) -> Record {
 /// The facts of a round's `records`, one per first-person statement at most, in sentence order:
 /// - a candidate gets, of the records whose value is copied from it and whose entity is copied
 ///   from it or its context (or names the speaker), the one that fits best ([`fit`]; the first on
-///   a tie), keyed by its entity and relation;
+///   a tie), keyed by its entity and relation; a record whose value is not [`concrete`] counts
+///   only when its sentence is about its speaker ([`of_speaker`]);
 /// - a statement with no record that holds but a time mention that resolves ([`mention`]) is a
 ///   dated statement ("I ran a charity race last Saturday"): no key, so it supersedes nothing;
 /// - any other statement is a plain description of its speaker ("I'm doing kickboxing"), no key
@@ -848,6 +866,7 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
     }
     let mut out = Vec::new();
     for ((_, c), chosen) in all.iter().zip(best) {
+        let chosen = chosen.filter(|(_, r)| concrete(r, c) || of_speaker(&c.text));
         // `mention` gives only a span that resolves to a date.
         let when = mention(&c.text, c.anchor);
         let owner = c.role.as_str();
@@ -1372,6 +1391,29 @@ mod tests {
     }
 
     #[test]
+    fn a_record_of_plain_words_counts_only_for_a_statement_about_its_speaker() {
+        let turns = [turn(
+            Role::User,
+            "I totally agree with you, Melanie. We should cherish every moment with the kids. I'm always \
+             here to support you! My goal is to give kids a loving home. I scored 40 points last game.",
+        )];
+        let c = candidates(&turns);
+        assert_eq!(c.len(), 5, "{c:?}");
+        let output = r#"[{"n":1,"entity":"Melanie","relation":"plans","value":"agree"},{"n":2,"entity":"kids","relation":"plans","value":"cherish every moment"},{"n":5,"entity":"points","relation":"score","value":"40 points"}]"#;
+        let facts = parse(output, &turns).expect("on contract");
+        let kept: Vec<(&str, Option<&str>)> =
+            facts.iter().map(|f| (f.content.as_str(), f.object.as_deref())).collect();
+        assert_eq!(
+            kept,
+            [
+                ("The user's goal is to give kids a loving home.", None),
+                ("The user scored 40 points last game.", Some("40 points")),
+            ],
+            "agreement is social talk and \"we\" names no one; a number is kept whatever its sentence"
+        );
+    }
+
+    #[test]
     fn a_dated_sentence_without_a_record_is_a_dated_statement_with_no_key() {
         let turns =
             [turn(Role::User, "I ran a charity race for mental health last Saturday. I like 3 colours.")];
@@ -1401,7 +1443,9 @@ mod tests {
                 Role::User,
                 "I'm doing kickboxing at the local gym and it's giving me energy. We got this! It's special to me \
                  because my grandmother painted it. Thanks, I really appreciate your support with the \
-                 studio. I rehearsed with a small group of dancers after work. Painting relaxes me.",
+                 studio. I rehearsed with a small group of dancers after work. Painting relaxes me. We \
+                 played games, ate good food and hung out together. Hey Melanie, my whole week has been \
+                 full of pleasant surprises.",
             ),
             Turn {
                 speaker: Some("Melanie".into()),
@@ -1418,7 +1462,7 @@ mod tests {
                 "The assistant is lucky to have the assistant's husband and kids; they keep the assistant motivated.",
             ],
             "not cheering, not a sentence about something said before, not social talk, not under four \
-             content words"
+             content words, not of \"we\" alone, not a greeting"
         );
         for f in &facts {
             assert_eq!(
