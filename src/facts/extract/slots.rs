@@ -56,7 +56,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
 pub const FACTS_VERSION: &str =
-    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker";
+    "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -623,8 +623,10 @@ fn position(needle: &[String], hay: &[String]) -> Option<usize> {
 }
 
 /// Words that cannot be a value on their own.
-const EMPTY_VALUES: [&str; 14] =
-    ["it", "them", "they", "this", "that", "these", "those", "one", "ones", "my", "me", "i", "there", "here"];
+const EMPTY_VALUES: [&str; 17] = [
+    "it", "them", "they", "this", "that", "these", "those", "one", "ones", "my", "me", "i", "there", "here",
+    "we", "us", "you",
+];
 
 /// Ordinal words: a count or a score may be one ("my fourth marathon").
 const ORDINALS: [&str; 12] = [
@@ -721,12 +723,20 @@ fn says_how_often(words: &[String]) -> bool {
 
 /// Whether a place is one: its value opens with a locative ("under my bed"), follows one (articles
 /// and possessives skipped: "on the shoe rack"), or is a name as the sentence writes it ("The
-/// Vault"). "playtime" and "recipes" are not places.
+/// Vault") that does not stand right after its entity ("my colleague Rob" names the colleague).
+/// "playtime" and "recipes" are not places.
 fn located(r: &Record, c: &Candidate) -> bool {
     let words = normalize(&c.text);
     let value = normalize(&r.value);
     if value.first().is_some_and(|w| LOCATIVES.contains(&w.as_str())) {
         return true;
+    }
+    // A name right after its entity names it ("my colleague Rob"): it is not where it is.
+    let head = normalize(&r.entity).pop().map(|h| singular(&h));
+    let apposition =
+        lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| Some(singular(w)) == head);
+    if apposition {
+        return false;
     }
     let after_locative =
         lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| LOCATIVES.contains(&w.as_str()));
@@ -747,17 +757,88 @@ fn names_entity(r: &Record) -> bool {
     normalize(&r.entity).last().is_some_and(|head| value.contains(&singular(head)))
 }
 
-/// Whether `value`'s words occur in `text` with one of them capitalized as written.
+/// Whether `value`'s words occur in `text` with one of them capitalized as written, a pronoun or an
+/// article aside ("I'm", "We", "The" open sentences; "The Vault" is a name by "Vault").
 fn capitalized_in(value: &[String], text: &str) -> bool {
+    const NOT_NAMES: [&str; 22] = [
+        "i", "im", "ive", "id", "ill", "we", "weve", "you", "youre", "he", "she", "it", "its", "they",
+        "theyre", "the", "a", "an", "this", "that", "there", "here",
+    ];
     let written: Vec<&str> = text.split_whitespace().collect();
     let forms: Vec<String> = written.iter().map(|w| normalize(w).join(" ")).collect();
     (0..written.len()).any(|i| {
         forms[i..].starts_with(value)
             && written[i..i + value.len()].iter().any(|w| {
                 let core = w.trim_start_matches(|ch: char| !ch.is_alphanumeric());
-                core.starts_with(char::is_uppercase)
+                let common = normalize(core).first().is_some_and(|f| NOT_NAMES.contains(&f.as_str()));
+                core.starts_with(char::is_uppercase) && !common
             })
     })
+}
+
+/// Words that open a sentence that calls its listener by name ("Hey Maria, …").
+const INTERJECTIONS: [&str; 12] =
+    ["hey", "hi", "hello", "yeah", "yes", "yep", "thanks", "wow", "oh", "aw", "congrats", "ok"];
+
+/// The names a sentence calls its listener by, normalized: a capitalized word after an opening
+/// interjection and before a comma ("Hey Maria, I started a yoga class"), or the last word after
+/// a comma ("I totally agree, Melanie.").
+fn vocatives(text: &str) -> Vec<String> {
+    let written: Vec<&str> = text.split_whitespace().collect();
+    let name = |w: &str| {
+        let core = w.trim_matches(|ch: char| !ch.is_alphanumeric());
+        core.starts_with(char::is_uppercase).then(|| normalize(core).join(" "))
+    };
+    let mut out = Vec::new();
+    if let [first, second, ..] = written.as_slice() {
+        let called = normalize(first).first().is_some_and(|w| INTERJECTIONS.contains(&w.as_str()));
+        if called && second.ends_with(',') {
+            out.extend(name(second));
+        }
+    }
+    if let [.., before, last] = written.as_slice() {
+        if before.ends_with(',') {
+            out.extend(name(last));
+        }
+    }
+    out
+}
+
+/// Whether a record's value or entity is the listener called by name ([`vocatives`]).
+fn names_listener(r: &Record, c: &Candidate) -> bool {
+    let called = vocatives(&c.text);
+    let (value, entity) = (normalize(&r.value), normalize(&r.entity));
+    called.iter().any(|n| value.contains(n) || entity.contains(n))
+}
+
+/// Whether the listener is the last subject before the record's value ("I bet you never thought
+/// you would be getting a third turtle"): the value is the listener's, not the speaker's.
+fn listener_holds(r: &Record, c: &Candidate) -> bool {
+    let words = valued(&c.text);
+    let Some(at) = position(&valued(&r.value), &words) else { return false };
+    let before = &words[..at];
+    let you = before.iter().rposition(|w| matches!(w.as_str(), "you" | "youre" | "youve" | "youll" | "youd"));
+    let me = before.iter().rposition(|w| SPEAKER_SUBJECTS.contains(&w.as_str()));
+    you.is_some_and(|y| me.is_none_or(|m| y > m))
+}
+
+/// Words before a year that make it one ("in 2019", "since 2015").
+const YEAR_OPENERS: [&str; 5] = ["in", "since", "from", "until", "of"];
+
+/// Whether a record's number is a decade ("the 1900s", "the 80s") or a year after a word that
+/// dates ("since 2015"): a time, not a count or a score.
+fn year_like(r: &Record, c: &Candidate) -> bool {
+    let value = valued(&r.value);
+    let decade = value.iter().any(|w| {
+        w.strip_suffix('s')
+            .is_some_and(|d| d.len() >= 2 && d.ends_with('0') && d.chars().all(|ch| ch.is_ascii_digit()))
+    });
+    let words = valued(&c.text);
+    let year = position(&value, &words).is_some_and(|at| {
+        let four = value[0].len() == 4 && value[0].parse::<u32>().is_ok_and(|y| (1900..=2099).contains(&y));
+        four && at > 0 && YEAR_OPENERS.contains(&words[at - 1].as_str())
+    });
+    decade || year
 }
 
 /// Whether a record's value can be a value: more than pronouns; for a count or a score a number
@@ -774,7 +855,14 @@ fn holds_value(r: &Record, c: &Candidate) -> bool {
     if words.iter().all(empty) {
         return false;
     }
-    let number = numbered(&r.value);
+    // "five years ago" says when, not how long or how many; "ago" or "week" is no entity.
+    let time_entity = normalize(&r.entity)
+        .last()
+        .is_some_and(|h| LEXICON.times.contains(h) || LEXICON.times.contains(&singular(h)));
+    if words.iter().any(|w| w == "ago") || time_entity || names_listener(r, c) || listener_holds(r, c) {
+        return false;
+    }
+    let number = numbered(&r.value) && !year_like(r, c);
     let unit = words.iter().any(|w| TIME_UNITS.contains(&singular(w).as_str()));
     let often = says_how_often(&words);
     let measured = match r.relation.as_str() {
@@ -881,7 +969,13 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
                     } else {
                         subject(entity, c.role)
                     };
-                    let predicate = RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p);
+                    let predicate = if r.relation == "place" && !owned(r, c) {
+                        // Where something happened (a chat with a fan in California), not where a
+                        // thing of the speaker's is kept: places of that kind coexist.
+                        Some(HAPPENED_IN)
+                    } else {
+                        RELATIONS.iter().find(|(name, _)| *name == r.relation).map(|(_, p)| *p)
+                    };
                     (holder, predicate, Some(r.value.clone()))
                 }
             },
@@ -899,6 +993,24 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
         });
     }
     out
+}
+
+/// The predicate of a place of something not the speaker's own: where it happened. Not a
+/// one-value relation, so two such places never supersede each other.
+const HAPPENED_IN: &str = "happened in";
+
+/// Whether a record's entity is the speaker's own thing: the speaker itself, or "my"/"our" at
+/// most two words before the entity's head in the sentence ("my old sneakers").
+fn owned(r: &Record, c: &Candidate) -> bool {
+    if names_speaker(&r.entity) {
+        return true;
+    }
+    let words = normalize(&c.text);
+    let Some(head) = normalize(&r.entity).pop().map(|h| singular(&h)) else { return false };
+    words.iter().enumerate().any(|(i, w)| {
+        singular(w) == head
+            && words[i.saturating_sub(3)..i].iter().any(|b| matches!(b.as_str(), "my" | "our"))
+    })
 }
 
 /// Words that join the two sides of a ratio ("1 tablespoon of coffee for every 6 ounces of
@@ -1414,6 +1526,71 @@ mod tests {
     }
 
     #[test]
+    fn a_value_is_no_time_point_no_listener_no_year_and_no_apposition() {
+        let one = |sentence: &str, record: &str| {
+            let turns = [turn(Role::User, sentence)];
+            assert_eq!(candidates(&turns).len(), 1, "{sentence}");
+            let output = format!(r#"[{{"n":1,{record}}}]"#);
+            let facts = parse(&output, &turns).expect("on contract");
+            facts.into_iter().next().map(|f| (f.predicate, f.object, f.when))
+        };
+        let refused = [
+            // When, not how long: the sentence stays a dated statement.
+            (
+                "I started playing the cello about six years ago.",
+                r#""entity":"ago","relation":"duration","value":"six years ago""#,
+            ),
+            // The listener called by name.
+            (
+                "Hey Tom, I joined a weekend pottery class with a coworker.",
+                r#""entity":"coworker","relation":"place","value":"Tom""#,
+            ),
+            // A name right after its entity names it.
+            (
+                "My coworker Dana invited me to a pottery class.",
+                r#""entity":"coworker","relation":"place","value":"Dana""#,
+            ),
+            // A decade is a time.
+            (
+                "I found an old atlas from the 1800s at the market.",
+                r#""entity":"atlas","relation":"count","value":"1800s""#,
+            ),
+            // The listener's cat.
+            (
+                "I bet you never thought you would be adopting a third cat this year!",
+                r#""entity":"cat","relation":"count","value":"third""#,
+            ),
+        ];
+        for (sentence, record) in refused {
+            let got = one(sentence, record);
+            assert!(
+                got.as_ref().is_none_or(|(p, o, _)| p.as_deref() == Some("other") && o.is_none()),
+                "{sentence}: {got:?}"
+            );
+        }
+        let dated = one(refused[0].0, refused[0].1).expect("a dated statement");
+        assert_eq!(dated.2.as_deref(), Some("six years ago"), "its time mention");
+        let met = one(
+            "I met a jazz fan in Chicago last week.",
+            r#""entity":"jazz fan","relation":"place","value":"Chicago""#,
+        );
+        assert_eq!(
+            met.map(|(p, o, _)| (p, o)),
+            Some((Some("happened in".to_owned()), Some("Chicago".to_owned()))),
+            "where something happened coexists with other such places"
+        );
+        let kept = one(
+            "I keep my passport in the top drawer of my desk.",
+            r#""entity":"passport","relation":"place","value":"in the top drawer""#,
+        );
+        assert_eq!(
+            kept.and_then(|(p, _, _)| p).as_deref(),
+            Some("place"),
+            "where the speaker's own thing is"
+        );
+    }
+
+    #[test]
     fn a_dated_sentence_without_a_record_is_a_dated_statement_with_no_key() {
         let turns =
             [turn(Role::User, "I ran a charity race for mental health last Saturday. I like 3 colours.")];
@@ -1690,8 +1867,9 @@ mod tests {
         );
         assert_eq!(
             read(maya, r#"[{"n":1,"entity":"Northwind","relation":"home","value":"Airflow"}]"#).1,
-            "place",
-            "a home without words that name one"
+            "happened in",
+            "a home without words that name one is a place, and of a thing not the speaker's own, where \
+             something happened"
         );
         let yoga = "I've been doing yoga twice a week.";
         assert_eq!(
