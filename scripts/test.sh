@@ -18,6 +18,8 @@ cargo test --locked --workspace
 # rest are a file's own (corruption, backup, migrations from older files, crashes of a writer).
 MNEMON_TEST_PG_URL=$MNEMON_PG_URL cargo test --locked -p mnemon --test notes --test read_path \
   --test write_path --test facts --test parts --test framing --test concurrency --test forget --test processes
+# The Python package, built as a wheel and tested as installed.
+scripts/python-test.sh
 # The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build and pass.
 cargo clippy --locked -p mnemon --no-default-features --all-targets -- -D warnings
 cargo test --locked -p mnemon --no-default-features

@@ -15,7 +15,7 @@ use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs};
 impl ServerArgs {
     /// The service over these stores; each store file opens `readers` read connections at once
     /// (as many as the server serves requests at once).
-    fn service(&self, readers: usize) -> Result<Arc<Service>> {
+    pub(crate) fn service(&self, readers: usize) -> Result<Arc<Service>> {
         // Concurrent requests' texts embed in one batch (same vectors), timed for the metrics.
         let models =
             ModelArgs { embed_batch: Some(self.models.embed_batch.unwrap_or(32)), ..self.models.clone() };

@@ -1,0 +1,5 @@
+"""mnemon: a deterministic, local-first memory engine for LLM agents."""
+
+from . import _native
+
+__all__ = ["_native"]

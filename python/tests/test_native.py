@@ -1,0 +1,92 @@
+"""The native module and the `mnemon` command as installed from the wheel (not from the source tree)."""
+
+import json
+import os
+import shutil
+import subprocess
+import threading
+
+import pytest
+
+import mnemon
+from mnemon import _native
+
+
+def engine(tmp_path, *flags):
+    return _native.Engine(["--data", str(tmp_path / "data"), "--embedder", "hashing", *flags])
+
+
+def test_the_package_is_the_installed_wheel():
+    assert "site-packages" in mnemon.__file__, mnemon.__file__
+
+
+def test_the_command_is_installed_and_runs_the_cli():
+    exe = shutil.which("mnemon")
+    assert exe is not None and os.path.dirname(exe) == os.path.dirname(shutil.which("python"))
+    out = subprocess.run([exe, "--version"], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "mnemon 0.1.0"
+    bad = subprocess.run([exe, "no-such-command"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "no-such-command" in bad.stderr
+
+
+def test_operations_run_in_process_with_the_servers_results(tmp_path):
+    e = engine(tmp_path)
+    saved = json.loads(e.call("save_memories", json.dumps({"user_id": "ana", "memories": ["Ana is vegetarian."]})))
+    key = saved["memories"][0]["key"]
+    assert saved["memories"][0]["stored"] is True
+    recalled = json.loads(e.call("recall_memories", json.dumps({"user_id": "ana", "query": "what does Ana eat?"})))
+    assert "Ana is vegetarian." in recalled["context"] and recalled["memories"] == [key]
+    added = json.loads(
+        e.call(
+            "add_messages",
+            json.dumps(
+                {
+                    "user_id": "ana",
+                    "messages": [
+                        {"role": "user", "content": "I moved to Lisbon.", "ts": "2026-03-02T09:00:00"},
+                        {"role": "assistant", "content": "Lovely!", "ts": "2026-03-02T09:00:05"},
+                    ],
+                }
+            ),
+        )
+    )
+    assert added["stored"] == ["2026-03-02T09:00:00#" + added["stored"][0].split("#")[1]]
+    e.flush()
+    assert e.backup(str(tmp_path / "copy.db")) > 0
+
+
+def test_bad_input_is_a_typed_error_naming_the_field_and_changes_nothing(tmp_path):
+    e = engine(tmp_path)
+    before = e.call("count_memories", json.dumps({"user_id": "ana"}))
+    with pytest.raises(_native.NativeError) as err:
+        e.call("save_memories", json.dumps({"user_id": "ana", "memories": ["fine", "  "]}))
+    code, message, field, _ = err.value.args
+    assert (code, field) == ("empty_memory", "memories[1].content") and "empty" in message
+    assert e.call("count_memories", json.dumps({"user_id": "ana"})) == before
+    with pytest.raises(ValueError, match="no operation named"):
+        e.call("no_such_operation", "{}")
+    with pytest.raises(ValueError, match="--embedder"):
+        _native.Engine(["--embedder", "nonsense"])
+
+
+def test_one_engine_serves_many_threads(tmp_path):
+    e = engine(tmp_path)
+    errors = []
+
+    def work(n):
+        try:
+            for i in range(10):
+                e.call("save_memories", json.dumps({"user_id": f"u{n}", "memories": [f"note {n} {i}"]}))
+                e.call("search_memories", json.dumps({"user_id": f"u{n}", "query": "note"}))
+        except Exception as x:  # noqa: BLE001 - collected for the assertion
+            errors.append(x)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    for n in range(4):
+        count = json.loads(e.call("count_memories", json.dumps({"user_id": f"u{n}"})))
+        assert count["notes"] == 10, count
