@@ -130,6 +130,20 @@ fn run(command: Command) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The service's own error when it cannot open its stores (a store built under other pins, a
+/// reference outside the data directory): shown as its message, and kept whole for a caller that
+/// maps codes (the Python package).
+#[derive(Debug)]
+pub struct OpenError(pub mnemon_server::ApiError);
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0.message)
+    }
+}
+
+impl std::error::Error for OpenError {}
+
 /// The service `mnemon mcp` runs, configured from the same flags (`--store`, `--data`, `--root`,
 /// `--embedder`, `--models`, `--extractor`, `--extract-cache`, …; the first argument is a
 /// program name): how the Python package reaches a store in its own process, with the servers'

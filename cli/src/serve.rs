@@ -36,7 +36,7 @@ impl ServerArgs {
             },
             memory_budget: Some(mnemon::MemoryBudget::new(self.memory_mib << 20)),
         };
-        Ok(Arc::new(Service::new(settings).map_err(|e| anyhow!(e.message))?))
+        Ok(Arc::new(Service::new(settings).map_err(|e| anyhow::Error::new(crate::OpenError(e)))?))
     }
 }
 

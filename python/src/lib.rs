@@ -34,9 +34,15 @@ impl Engine {
     #[new]
     fn new(py: Python<'_>, flags: Vec<String>) -> PyResult<Engine> {
         let args = std::iter::once("mnemon".to_owned()).chain(flags);
-        let service = py
-            .detach(|| mnemon_cli::service_from_flags(args))
-            .map_err(|e| PyValueError::new_err(format!("{e:#}")))?;
+        let service = py.detach(|| mnemon_cli::service_from_flags(args)).map_err(|e| {
+            if let Some(open) = e.downcast_ref::<mnemon_cli::OpenError>() {
+                raised(open.0.clone())
+            } else if let Some(engine) = e.downcast_ref::<mnemon::Error>() {
+                raised(ApiError::from(engine.clone()))
+            } else {
+                PyValueError::new_err(format!("{e:#}"))
+            }
+        })?;
         Ok(Engine { service })
     }
 

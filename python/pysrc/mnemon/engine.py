@@ -1,0 +1,77 @@
+"""`Engine`: a store opened in this process, running the servers' operations on Python values."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Iterable, Optional, Union
+
+from . import _native
+from .errors import InvalidInput, from_native
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+EMBEDDERS = ("minilm", "hashing")
+
+
+class Engine:
+    """The engine over a store: a SQLite file or a `postgres://` URL (default: the global store in
+    the data directory, `$MNEMON_DATA` or `~/.local/share/mnemon`). Safe to share between
+    threads; every call releases the GIL."""
+
+    def __init__(
+        self,
+        store: Optional[PathLike] = None,
+        *,
+        data: Optional[PathLike] = None,
+        roots: Iterable[PathLike] = (),
+        embedder: str = "minilm",
+        models: Optional[PathLike] = None,
+        extractor: Optional[PathLike] = None,
+        extract_cache: Optional[PathLike] = None,
+    ):
+        if embedder not in EMBEDDERS:
+            raise InvalidInput(f"embedder must be one of {', '.join(EMBEDDERS)}, not {embedder!r}", "embedder")
+        if extract_cache is not None and extractor is None:
+            raise InvalidInput("extract_cache needs an extractor", "extract_cache")
+        flags = ["--embedder", embedder]
+        for name, value in (("--store", store), ("--data", data), ("--models", models)):
+            if value is not None:
+                flags += [name, os.fspath(value)]
+        for root in roots:
+            flags += ["--root", os.fspath(root)]
+        if extractor is not None:
+            flags += ["--extractor", os.fspath(extractor)]
+        if extract_cache is not None:
+            flags += ["--extract-cache", os.fspath(extract_cache)]
+        try:
+            self._native = _native.Engine(flags)
+        except _native.NativeError as e:
+            raise from_native(e) from None
+        except ValueError as e:
+            raise InvalidInput(str(e)) from None
+
+    def call(self, operation: str, **args: Any) -> Dict[str, Any]:
+        """Runs one operation by its tool name (`save_memories`, `recall_memories`,
+        `add_messages`, `search_memories`, `list_memories`, `get_memory`, `update_memory`,
+        `delete_memory`, `count_memories`, `copy_memories`, `move_memories`, `export_memories`,
+        `forget_user`) on keyword arguments, as the HTTP API takes them; its result."""
+        args = {k: v for k, v in args.items() if v is not None}
+        try:
+            return json.loads(self._native.call(operation, json.dumps(args)))
+        except _native.NativeError as e:
+            raise from_native(e) from None
+
+    def flush(self, store: Optional[str] = None) -> None:
+        """Waits until the store's extraction queue is empty."""
+        try:
+            self._native.flush(store)
+        except _native.NativeError as e:
+            raise from_native(e) from None
+
+    def backup(self, out: PathLike, store: Optional[str] = None) -> int:
+        """Copies the store to `out` while it stays usable; the bytes written."""
+        try:
+            return self._native.backup(os.fspath(out), store)
+        except _native.NativeError as e:
+            raise from_native(e) from None

@@ -1,0 +1,85 @@
+"""Errors of the engine as Python exceptions: one class per error code of the servers' API, each
+with the code, the message, the request field at fault (where there is one) and, for `busy`, the
+seconds to wait before retrying. A failed call changes nothing in the store."""
+
+from __future__ import annotations
+
+from typing import Dict, Optional, Type
+
+
+class MnemonError(Exception):
+    """Any error of the engine."""
+
+    code = "internal"
+
+    def __init__(self, message: str, field: Optional[str] = None, retry_after: Optional[int] = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.retry_after = retry_after
+
+
+class InvalidInput(MnemonError, ValueError):
+    """A request field is not valid; `field` names it (`memories[2].content`)."""
+
+    code = "invalid_input"
+
+
+class EmptyMemory(InvalidInput):
+    """A memory or a message with no content."""
+
+    code = "empty_memory"
+
+
+class BudgetTooSmall(InvalidInput):
+    """A token budget too small for the context's frame."""
+
+    code = "budget"
+
+
+class NotFound(MnemonError, LookupError):
+    """No record with that key in that scope."""
+
+    code = "not_found"
+
+
+class PinMismatch(MnemonError):
+    """The store was built under another configuration (embedder, extractor, lexicons); the message
+    names every differing pin."""
+
+    code = "pin_mismatch"
+
+
+class Busy(MnemonError):
+    """The store is busy; retry after `retry_after` seconds."""
+
+    code = "busy"
+
+
+class StoreFull(MnemonError):
+    """The store reached its size limit."""
+
+    code = "store_full"
+
+
+class Timeout(MnemonError, TimeoutError):
+    """The call ran past its time limit and was given up."""
+
+    code = "timeout"
+
+
+_BY_CODE: Dict[str, Type[MnemonError]] = {
+    cls.code: cls
+    for cls in (MnemonError, InvalidInput, EmptyMemory, BudgetTooSmall, NotFound, PinMismatch, Busy, StoreFull, Timeout)
+}
+
+
+def from_native(error: BaseException) -> MnemonError:
+    """The exception for a `mnemon._native.NativeError` (its args: code, message, field,
+    retry_after); another code than those above is a plain `MnemonError` keeping its code."""
+    code, message, field, retry_after = error.args
+    cls = _BY_CODE.get(code, MnemonError)
+    out = cls(message, field, retry_after)
+    if cls is MnemonError:
+        out.code = code
+    return out
