@@ -23,6 +23,17 @@ def test_operations_take_and_give_python_values(tmp_path):
     assert (got["record"], got["content"]) == ("note", "Ana is vegetarian.")
 
 
+def test_none_is_null_and_an_argument_left_out_is_left_as_it_is(tmp_path):
+    e = open_engine(tmp_path)
+    key = e.call("save_memories", user_id="ana", memories=[{"content": "Ana is vegetarian.", "title": "Diet"}])[
+        "memories"
+    ][0]["key"]
+    e.call("update_memory", user_id="ana", key=key, importance=0.9)
+    assert e.call("get_memory", user_id="ana", key=key)["title"] == "Diet"
+    e.call("update_memory", user_id="ana", key=key, title=None)
+    assert e.call("get_memory", user_id="ana", key=key)["title"] is None
+
+
 def test_errors_are_typed_and_name_their_field(tmp_path):
     e = open_engine(tmp_path)
     with pytest.raises(mnemon.EmptyMemory) as err:

@@ -55,8 +55,9 @@ class Engine:
         """Runs one operation by its tool name (`save_memories`, `recall_memories`,
         `add_messages`, `search_memories`, `list_memories`, `get_memory`, `update_memory`,
         `delete_memory`, `count_memories`, `copy_memories`, `move_memories`, `export_memories`,
-        `forget_user`) on keyword arguments, as the HTTP API takes them; its result."""
-        args = {k: v for k, v in args.items() if v is not None}
+        `forget_user`) on keyword arguments, as the HTTP API takes them (`None` is JSON's null:
+        `update_memory(title=None)` clears a title; leave an argument out to leave it as it is);
+        its result."""
         try:
             return json.loads(self._native.call(operation, json.dumps(args)))
         except _native.NativeError as e:
