@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from typing import Any, Dict, Iterable, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, Optional, Union
 
 from . import _native
-from .errors import InvalidInput, from_native
+from .errors import InvalidInput, MnemonError, from_native
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 EMBEDDERS = ("minilm", "hashing")
+
+
+@contextlib.contextmanager
+def _raising() -> Iterator[None]:
+    """Raises the engine's errors as their classes (`mnemon.errors`)."""
+    try:
+        yield
+    except _native.NativeError as e:
+        raise from_native(e) from None
 
 
 class Engine:
@@ -45,10 +55,12 @@ class Engine:
         if extract_cache is not None:
             flags += ["--extract-cache", os.fspath(extract_cache)]
         try:
-            self._native = _native.Engine(flags)
-        except _native.NativeError as e:
-            raise from_native(e) from None
+            with _raising():
+                self._native = _native.Engine(flags)
+        except MnemonError:
+            raise
         except ValueError as e:
+            # The flags the native side refused (clap's message names the flag).
             raise InvalidInput(str(e)) from None
 
     def call(self, operation: str, **args: Any) -> Dict[str, Any]:
@@ -58,21 +70,15 @@ class Engine:
         `forget_user`) on keyword arguments, as the HTTP API takes them (`None` is JSON's null:
         `update_memory(title=None)` clears a title; leave an argument out to leave it as it is);
         its result."""
-        try:
+        with _raising():
             return json.loads(self._native.call(operation, json.dumps(args)))
-        except _native.NativeError as e:
-            raise from_native(e) from None
 
     def flush(self, store: Optional[str] = None) -> None:
         """Waits until the store's extraction queue is empty."""
-        try:
+        with _raising():
             self._native.flush(store)
-        except _native.NativeError as e:
-            raise from_native(e) from None
 
     def backup(self, out: PathLike, store: Optional[str] = None) -> int:
         """Copies the store to `out` while it stays usable; the bytes written."""
-        try:
+        with _raising():
             return self._native.backup(os.fspath(out), store)
-        except _native.NativeError as e:
-            raise from_native(e) from None

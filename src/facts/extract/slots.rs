@@ -731,15 +731,13 @@ fn located(r: &Record, c: &Candidate) -> bool {
     if value.first().is_some_and(|w| LOCATIVES.contains(&w.as_str())) {
         return true;
     }
+    let before = lead_up(&value, &words).and_then(<[String]>::last);
     // A name right after its entity names it ("my colleague Rob"): it is not where it is.
     let head = normalize(&r.entity).pop().map(|h| singular(&h));
-    let apposition =
-        lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| Some(singular(w)) == head);
-    if apposition {
+    if before.is_some_and(|w| Some(singular(w)) == head) {
         return false;
     }
-    let after_locative =
-        lead_up(&value, &words).and_then(<[String]>::last).is_some_and(|w| LOCATIVES.contains(&w.as_str()));
+    let after_locative = before.is_some_and(|w| LOCATIVES.contains(&w.as_str()));
     after_locative || capitalized_in(&value, &c.text)
 }
 
@@ -811,12 +809,17 @@ fn names_listener(r: &Record, c: &Candidate) -> bool {
     called.iter().any(|n| value.contains(n) || entity.contains(n))
 }
 
+/// The sentence's words before the record's value (numbers as digits), if the value is in it.
+fn before_value(r: &Record, c: &Candidate) -> Option<Vec<String>> {
+    let mut words = valued(&c.text);
+    words.truncate(position(&valued(&r.value), &words)?);
+    Some(words)
+}
+
 /// Whether the listener is the last subject before the record's value ("I bet you never thought
 /// you would be getting a third turtle"): the value is the listener's, not the speaker's.
 fn listener_holds(r: &Record, c: &Candidate) -> bool {
-    let words = valued(&c.text);
-    let Some(at) = position(&valued(&r.value), &words) else { return false };
-    let before = &words[..at];
+    let Some(before) = before_value(r, c) else { return false };
     let you = before.iter().rposition(|w| matches!(w.as_str(), "you" | "youre" | "youve" | "youll" | "youd"));
     let me = before.iter().rposition(|w| SPEAKER_SUBJECTS.contains(&w.as_str()));
     you.is_some_and(|y| me.is_none_or(|m| y > m))
@@ -833,12 +836,13 @@ fn year_like(r: &Record, c: &Candidate) -> bool {
         w.strip_suffix('s')
             .is_some_and(|d| d.len() >= 2 && d.ends_with('0') && d.chars().all(|ch| ch.is_ascii_digit()))
     });
-    let words = valued(&c.text);
-    let year = position(&value, &words).is_some_and(|at| {
-        let four = value[0].len() == 4 && value[0].parse::<u32>().is_ok_and(|y| (1900..=2099).contains(&y));
-        four && at > 0 && YEAR_OPENERS.contains(&words[at - 1].as_str())
-    });
-    decade || year
+    let four = value
+        .first()
+        .is_some_and(|w| w.len() == 4 && w.parse::<u32>().is_ok_and(|y| (1900..=2099).contains(&y)));
+    let dated = || {
+        before_value(r, c).and_then(|b| b.last().cloned()).is_some_and(|w| YEAR_OPENERS.contains(&w.as_str()))
+    };
+    decade || four && dated()
 }
 
 /// Whether a record's value can be a value: more than pronouns; for a count or a score a number
@@ -1092,9 +1096,7 @@ fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
     if !matches!(r.relation.as_str(), "home" | "workplace" | "job" | "name") {
         return false;
     }
-    let words = valued(&c.text);
-    let Some(at) = position(&valued(&r.value), &words) else { return false };
-    let before = &words[..at];
+    let Some(before) = before_value(r, c) else { return false };
     let speaker = before.iter().rposition(|w| SPEAKER_SUBJECTS.contains(&w.as_str()));
     // The entity holds the value only where the sentence names it as someone: after a
     // possessive or an article ("my brother"), or as a name ("Tom"); "I moved to Lisbon" with
