@@ -108,6 +108,7 @@ pub use index::views::MemoryBudget;
 pub use memory::{Builder, Location, Memory};
 pub use mnemon_backend::Backend;
 pub use model::filter::{Filter, Relevance};
+pub use model::metadata::{MetadataFilter, MetadataTest};
 pub use model::note::{
     validate_notes, NewNote, Note, NoteKind, NoteUpdate, MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAGS,
     MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
@@ -117,8 +118,8 @@ pub use model::scope::Scope;
 pub use model::time::Timestamp;
 pub use read::render::{context_body, count_tokens, CONTEXT_INTRO};
 pub use read::{
-    Cancel, Context, Counts, Decision, Fact, Found, Hit, List, Page, Query, Ranking, Recall, RecalledRound,
-    Recency, Record, Search, StoredRound,
+    Cancel, Context, Counts, Decision, Fact, FactHit, Found, Hit, List, Page, Query, Ranking, Recall,
+    RecalledRound, Recency, Record, Search, StoredRound,
 };
 pub use write::{
     AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,

@@ -223,7 +223,16 @@ impl Stores<'_> {
             hits.push(h);
         }
         hits.truncate(search.limit);
-        Ok(Found { hits, anchor: local.anchor.or(global.anchor), window: local.window.or(global.window) })
+        // Facts: the project's, then the global store's, best first (a fact has no note to merge).
+        let mut facts: Vec<_> = local.facts.into_iter().chain(global.facts).collect();
+        facts.sort_by(|a, b| b.score.total_cmp(&a.score));
+        facts.truncate(search.limit);
+        Ok(Found {
+            hits,
+            facts,
+            anchor: local.anchor.or(global.anchor),
+            window: local.window.or(global.window),
+        })
     }
 
     /// [`Memory::list`] over both stores, merged newest first (by `ts`, then key), each note once;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use common::{conversation, temp_store};
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
-use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query, Turn};
+use mnemon::{Config, Error, ExportFormat, Filter, HashingEmbedder, Memory, Message, Query, Search, Turn};
 
 /// Facts as JSON per user turn; `[]` for any other round. Fails while `fail` is above zero.
 struct Scripted {
@@ -450,6 +450,22 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     assert!(!context.text.contains("- The user lives in Porto."), "{}", context.text);
     // The round itself is evidence and stays.
     assert!(context.text.contains("I live in Porto"), "{}", context.text);
+
+    // A search ranks the active facts on request, by cosine, the superseded one never.
+    let found = m.search(&Search::new("The user moved to Lisbon.").limit(1000).with_facts(), "maya").unwrap();
+    assert_eq!(found.facts.len(), facts.len());
+    assert_eq!(found.facts[0].fact.key, lisbon.key);
+    assert!(found.facts[0].cosine > 0.8 && found.facts[0].score <= 1.0, "{:?}", found.facts[0]);
+    assert!(found.facts.windows(2).all(|w| w[0].cosine >= w[1].cosine));
+    assert!(found.facts.iter().all(|h| !h.fact.content.contains("Porto")));
+    let top = m
+        .search(&Search::new("The user moved to Lisbon.").limit(1).min_score(0.8).with_facts(), "maya")
+        .unwrap();
+    assert_eq!(top.facts.len(), 1);
+    let tagged =
+        Search::new("Lisbon").with_facts().filter(Filter { tags_any: vec!["x".into()], ..Filter::default() });
+    assert!(m.search(&tagged, "maya").unwrap().facts.is_empty(), "facts carry no tags");
+    assert!(m.search(&Search::new("Lisbon"), "maya").unwrap().facts.is_empty(), "facts only on request");
 
     let md = m.export("maya", ExportFormat::Markdown).unwrap();
     assert!(md.contains(&format!("~~The user lives in Porto.~~ (superseded by `{}`)", lisbon.key)), "{md}");

@@ -283,9 +283,16 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
                 )
                 .kind(NoteKind::ALL[i % 3])
                 .tags(tags.iter().enumerate().filter(|(j, _)| (i >> j) & 1 == 1).map(|(_, t)| *t))
+                .metadata(if i % 7 == 6 {
+                    serde_json::json!({})
+                } else {
+                    let place = ["Rivers", "hills", "cities"][i % 3];
+                    serde_json::json!({"i": i, "place": place, "odd": i % 2 == 1, "l": [i % 4]})
+                })
             })
             .collect();
         m.remember(&notes, "u").unwrap();
+        let meta = |v: serde_json::Value| Some(mnemon::MetadataFilter::parse(&v, "metadata").unwrap());
         let filters = [
             Filter::default(),
             Filter { tags_any: vec!["a".into(), "D".into()], ..Filter::default() },
@@ -304,7 +311,41 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
                 max_tokens: Some(6),
                 ..Filter::default()
             },
+            Filter { metadata: meta(serde_json::json!({"odd": true})), ..Filter::default() },
+            Filter { metadata: meta(serde_json::json!({"i": {"gte": 10, "lt": 20}})), ..Filter::default() },
+            Filter {
+                metadata: meta(serde_json::json!({"place": {"icontains": "RIVER"}})),
+                ..Filter::default()
+            },
+            Filter {
+                metadata: meta(serde_json::json!({"NOT": [{"l": {"contains": 0}}]})),
+                ..Filter::default()
+            },
+            Filter {
+                tags_any: vec!["a".into()],
+                metadata: meta(
+                    serde_json::json!({"OR": [{"i": {"in": [1, 3, 5]}}, {"place": {"nin": ["hills", "cities"]}}]}),
+                ),
+                ..Filter::default()
+            },
         ];
+        // A metadata filter keeps exactly the notes whose metadata passes, and pages the same
+        // way as one long page.
+        let odd =
+            Filter { metadata: meta(serde_json::json!({"odd": true, "i": {"ne": 1}})), ..Filter::default() };
+        let all = m.list(&List { filter: odd.clone(), limit: 1000, cursor: None }, "u").unwrap().notes;
+        let expected = (0..60).filter(|i| i % 7 != 6 && i % 2 == 1 && *i != 1).count();
+        assert_eq!(all.len(), expected);
+        let (mut paged, mut cursor) = (Vec::new(), None);
+        loop {
+            let page = m.list(&List { filter: odd.clone(), limit: 4, cursor }, "u").unwrap();
+            paged.extend(page.notes.into_iter().map(|n| n.key));
+            match page.next {
+                Some(c) => cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(paged, all.iter().map(|n| n.key.clone()).collect::<Vec<_>>());
         for f in filters {
             let mut listed: Vec<String> = m
                 .list(&List { filter: f.clone(), limit: 1000, cursor: None }, "u")

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use mnemon::{Query, Scope};
+use mnemon_server::service::DEFAULT_USER;
 use mnemon_server::{ApiError, Service};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -19,6 +21,35 @@ pyo3::create_exception!(
 /// An [`ApiError`] as a Python exception: `NativeError(code, message, field, retry_after)`.
 fn raised(e: ApiError) -> PyErr {
     NativeError::new_err((e.code.as_str().to_owned(), e.message, e.field, e.retry_after))
+}
+
+/// The arguments of [`Engine::recall`].
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecallArgs {
+    query: String,
+    #[serde(default)]
+    user_id: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    store: Option<String>,
+    #[serde(default)]
+    top_k: Option<usize>,
+    #[serde(default)]
+    date: Option<String>,
+    #[serde(default)]
+    as_of: Option<String>,
+}
+
+/// The field a JSON error is about, when serde names one (`unknown field `x``), else `args`.
+fn json_field(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    text.split('`')
+        .nth(1)
+        .filter(|_| text.starts_with("unknown field") || text.starts_with("missing field"))
+        .unwrap_or("args")
+        .to_owned()
 }
 
 /// The engine over one store (and the stores its data directory and roots hold).
@@ -56,6 +87,81 @@ impl Engine {
         let service = self.service.clone();
         let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
         Ok(out.to_string())
+    }
+
+    /// The records a scope holds, as JSON: `rounds` (oldest first), `facts` (active ones, in
+    /// the order they were stored), `every_fact` (superseded ones too) or `decisions` (the
+    /// decision log, in logical order).
+    #[pyo3(signature = (what, user=None, agent=None, store=None))]
+    fn records(
+        &self,
+        py: Python<'_>,
+        what: &str,
+        user: Option<&str>,
+        agent: Option<&str>,
+        store: Option<&str>,
+    ) -> PyResult<String> {
+        let scope = Scope::user(user.unwrap_or(DEFAULT_USER)).with_agent(agent);
+        py.detach(|| {
+            let memory = self.service.memory(store)?;
+            let json = match what {
+                "rounds" => serde_json::to_string(&memory.rounds(scope)?),
+                "facts" => serde_json::to_string(&memory.facts(scope)?),
+                "every_fact" => serde_json::to_string(&memory.every_fact(scope)?),
+                "decisions" => serde_json::to_string(&memory.decisions(scope)?),
+                _ => {
+                    return Err(ApiError::input(
+                        "what",
+                        format!("{what:?} is not rounds, facts, every_fact or decisions"),
+                    ))
+                }
+            };
+            json.map_err(ApiError::internal)
+        })
+        .map_err(raised)
+    }
+
+    /// The rounds that best answer a question, ranked (not rendered), with their facts, as
+    /// JSON: `{"query", "user_id", "agent_id", "store", "top_k", "date", "as_of"}` in.
+    fn recall(&self, py: Python<'_>, args: &str) -> PyResult<String> {
+        let args: RecallArgs =
+            serde_json::from_str(args).map_err(|e| raised(ApiError::input(json_field(&e), e.to_string())))?;
+        py.detach(|| {
+            let memory = self.service.memory(args.store.as_deref())?;
+            let query = Query {
+                top_k: args.top_k,
+                date: args.date.as_deref(),
+                as_of: args.as_of.as_deref(),
+                ..Query::new(&args.query)
+            };
+            let scope = Scope::user(args.user_id.as_deref().unwrap_or(DEFAULT_USER))
+                .with_agent(args.agent_id.as_deref());
+            serde_json::to_string(&memory.recall(query, scope)?).map_err(ApiError::internal)
+        })
+        .map_err(raised)
+    }
+
+    /// The users the store holds records of, sorted, as JSON.
+    #[pyo3(signature = (store=None))]
+    fn users(&self, py: Python<'_>, store: Option<&str>) -> PyResult<String> {
+        py.detach(|| {
+            let users = self.service.memory(store)?.users()?;
+            serde_json::to_string(&users).map_err(ApiError::internal)
+        })
+        .map_err(raised)
+    }
+
+    /// Loads a JSONL dump into the store (created with the dump's pins when there is none; an
+    /// existing one must have the same pins, and the dump's users no records there yet); the
+    /// report as JSON.
+    #[pyo3(signature = (dump, store=None))]
+    fn import_dump(&self, py: Python<'_>, dump: &str, store: Option<&str>) -> PyResult<String> {
+        py.detach(|| {
+            let path = self.service.path_of(store)?;
+            let report = mnemon::Memory::builder(path).import(dump)?;
+            serde_json::to_string(&report).map_err(ApiError::internal)
+        })
+        .map_err(raised)
     }
 
     /// Waits until the store's extraction queue is empty.

@@ -230,12 +230,25 @@ pub struct FilterIn {
     /// At most this many content tokens.
     #[serde(default)]
     pub max_tokens: Option<usize>,
+    /// A condition on the metadata object (mem0's filter language): `{"key": value}`,
+    /// `{"key": {"op": operand}}` with `eq ne in nin gt gte lt lte contains icontains`, `"*"` for
+    /// a present key, and `AND` / `OR` / `NOT` over lists of conditions (`NOT`: none holds). A
+    /// missing key fails every test but `ne` and `nin`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
 }
 
 impl FilterIn {
-    /// The library's filter.
-    pub fn filter(&self, include_condensed: bool) -> mnemon::Filter {
-        mnemon::Filter {
+    /// The library's filter; a metadata condition that cannot be read is an error naming its
+    /// place (`filter.metadata.year.near`).
+    pub fn filter(&self, include_condensed: bool) -> Result<mnemon::Filter, mnemon::Error> {
+        let metadata = self
+            .metadata
+            .as_ref()
+            .map(|m| mnemon::MetadataFilter::parse(m, "filter.metadata"))
+            .transpose()?;
+        Ok(mnemon::Filter {
             tags_any: self.tags_any.clone(),
             tags_all: self.tags_all.clone(),
             kinds: self.kinds.iter().map(|k| (*k).into()).collect(),
@@ -244,7 +257,8 @@ impl FilterIn {
             min_tokens: self.min_tokens,
             max_tokens: self.max_tokens,
             include_condensed,
-        }
+            metadata,
+        })
     }
 }
 
@@ -297,6 +311,10 @@ request! {
         /// `local` (default), `global` or `all`.
         #[serde(default)]
         reach: ReachIn,
+        /// Also rank the facts extracted from conversations (by cosine), returned under `facts`;
+        /// with any filter condition no fact passes (facts carry no tags or metadata).
+        #[serde(default)]
+        facts: bool,
     }
 }
 
@@ -408,12 +426,14 @@ pub enum FormatIn {
     Markdown,
     /// Plain text with every field and the decision log.
     Text,
+    /// A JSONL dump (vectors included) that an import loads back losslessly.
+    Jsonl,
 }
 
 request! {
     /// Everything the scope holds, rendered for reading.
     ExportMemories {
-        /// `markdown` (default) or `text`.
+        /// `markdown` (default), `text` or `jsonl` (a dump an import loads back).
         #[serde(default)]
         format: FormatIn,
         /// What the scope held at this time: rounds and memories dated at or before it, facts as

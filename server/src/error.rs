@@ -154,6 +154,7 @@ impl From<mnemon::Error> for ApiError {
             E::NotFound { .. } => ApiError::new(Code::NotFound, message),
             E::PinMismatch { .. } | E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
             E::NotAStore { .. } => ApiError::input("store", message),
+            E::Import { .. } => ApiError::input("dump", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
             E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
             // Work given up: in a server, because its caller stopped waiting.

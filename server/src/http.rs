@@ -552,9 +552,10 @@ async fn move_memories(
     json_op(&s, (&p, "move_memories"), json_body(body)?, |service, r| service.transfer(r, true)).await
 }
 
-/// Everything the scope holds, as Markdown (or text with `format=text`).
+/// Everything the scope holds, as Markdown (or text with `format=text`, a JSONL dump with
+/// `format=jsonl`).
 #[utoipa::path(get, path = "/v1/export", tag = "memories",
-    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default) or `text`"),
+    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default), `text` or `jsonl` (a dump an import loads back)"),
            ("as_of" = Option<String>, Query, description = "What the scope held at this time (facts as they stood then)")),
     responses((status = 200, content_type = "text/markdown", body = String), Errors))]
 async fn export_memories(
@@ -562,8 +563,11 @@ async fn export_memories(
     Extension(p): Extension<Principal>,
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
-    let exported = run(&s, (&p, "export_memories"), Value::Object(query_object(q)?), Service::export).await?;
-    Ok(([(header::CONTENT_TYPE, "text/markdown; charset=utf-8")], exported.text).into_response())
+    let args = query_object(q)?;
+    let jsonl = args.get("format").and_then(Value::as_str) == Some("jsonl");
+    let exported = run(&s, (&p, "export_memories"), Value::Object(args), Service::export).await?;
+    let kind = if jsonl { "application/jsonl; charset=utf-8" } else { "text/markdown; charset=utf-8" };
+    Ok(([(header::CONTENT_TYPE, kind)], exported.text).into_response())
 }
 
 /// Forget a user: every record of theirs is removed.

@@ -115,7 +115,7 @@ impl Service {
 
     /// Where a client's store reference leads, refused unless it stays inside the data directory
     /// or a root.
-    fn path_of(&self, reference: Option<&str>) -> Result<PathBuf, ApiError> {
+    pub fn path_of(&self, reference: Option<&str>) -> Result<PathBuf, ApiError> {
         let r = match reference.map(str::trim) {
             None => return Ok(self.default.clone()),
             Some("global") => return Ok(mnemon::stores::resolve_in(Some("global"), &self.data)?),
@@ -323,11 +323,12 @@ impl Service {
     /// `search_memories`.
     pub fn search(&self, req: &SearchMemories) -> Result<Found, ApiError> {
         let cancel = cancel_flag();
-        let mut search = Search::new(&req.query).filter(req.filter.filter(false)).cancel(&cancel);
+        let mut search = Search::new(&req.query).filter(req.filter.filter(false)?).cancel(&cancel);
         if let Some(l) = req.limit {
             search = search.limit(l);
         }
         search.min_score = req.min_score;
+        search.facts = req.facts;
         search.date = req.date.as_deref();
         search.ranking = Ranking {
             recency: req.recency.map(|r| Recency { alpha: r.alpha, half_life_days: r.half_life_days }),
@@ -346,7 +347,7 @@ impl Service {
     /// `list_memories`.
     pub fn list(&self, req: &ListMemories) -> Result<Page, ApiError> {
         let list = List {
-            filter: req.filter.filter(req.include_condensed),
+            filter: req.filter.filter(req.include_condensed)?,
             limit: req.limit.unwrap_or(List::default().limit),
             cursor: req.cursor.clone(),
         };
@@ -405,6 +406,7 @@ impl Service {
         let format = match req.format {
             FormatIn::Markdown => ExportFormat::Markdown,
             FormatIn::Text => ExportFormat::Text,
+            FormatIn::Jsonl => ExportFormat::Jsonl,
         };
         let memory = self.memory(req.store.as_deref())?;
         let scope = Self::scope(&req.target());

@@ -43,6 +43,7 @@ pub(crate) enum Among<'f> {
 
 /// What a filter needs of a note, with tags as numbers.
 struct NoteEntry {
+    id: i64,
     kind: NoteKind,
     tags: Vec<u32>,
     ts_unix: i64,
@@ -149,7 +150,13 @@ impl CachedView {
             let next = self.tags.len() as u32;
             tags.push(*self.tags.entry(t.clone()).or_insert(next));
         }
-        self.notes.push(NoteEntry { kind: meta.kind, tags, ts_unix: meta.ts_unix, tokens: meta.tokens });
+        self.notes.push(NoteEntry {
+            id: meta.id,
+            kind: meta.kind,
+            tags,
+            ts_unix: meta.ts_unix,
+            tokens: meta.tokens,
+        });
         let owner = NOTE_BIT | meta.id;
         self.index.push_weighted(owner, meta.day, 1.0, meta.importance, vector);
         self.entry_note.push(slot);
@@ -174,6 +181,7 @@ impl CachedView {
                     && filter.max_tokens.is_none_or(|m| n.tokens <= m)
                     && (any.is_empty() || any.iter().any(|t| t.is_some_and(|t| n.tags.contains(&t))))
                     && all.iter().all(|t| t.is_some_and(|t| n.tags.contains(&t)))
+                    && filter.passing.as_ref().is_none_or(|p| p.contains(&n.id))
             })
             .collect()
     }

@@ -152,6 +152,13 @@ impl Memory {
         read::facts(&self.shared.engine, scope.into())
     }
 
+    /// Every fact `scope` sees, superseded ones too (salience 0, with what superseded them in
+    /// [`decisions`](Memory::decisions)), in the order they were stored: the record of what was
+    /// extracted, for audits and views of a round's whole history.
+    pub fn every_fact<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
+        read::every_fact(&self.shared.engine, scope.into())
+    }
+
     /// The decisions `scope` sees, in logical order (an unknown user has none).
     pub fn decisions<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Decision>> {
         read::decisions(&self.shared.engine, scope.into())

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use super::metadata::MetadataFilter;
 use super::note::{check_tag, rename, NoteKind, MAX_TAGS};
 use super::time::Timestamp;
 use crate::error::{Error, Result};
@@ -31,6 +32,8 @@ pub struct Filter {
     pub max_tokens: Option<usize>,
     /// Also keep notes hidden by condensing.
     pub include_condensed: bool,
+    /// A condition on the note's metadata object.
+    pub metadata: Option<MetadataFilter>,
 }
 
 /// A [`Filter`] checked and in the form the store and the index compare against.
@@ -44,6 +47,17 @@ pub(crate) struct NoteFilter {
     pub min_tokens: Option<i64>,
     pub max_tokens: Option<i64>,
     pub include_condensed: bool,
+    pub metadata: Option<MetadataFilter>,
+    /// The ids of the notes whose metadata passes (read from the store before ranking, as the
+    /// index holds no metadata); `None`: every note.
+    pub passing: Option<std::collections::HashSet<i64>>,
+}
+
+impl NoteFilter {
+    /// Whether a note of this metadata (canonical JSON text) passes the metadata condition.
+    pub fn metadata_holds(&self, metadata: &str) -> bool {
+        self.metadata.as_ref().is_none_or(|m| m.holds_text(metadata))
+    }
 }
 
 impl Filter {
@@ -88,6 +102,8 @@ impl Filter {
             min_tokens: tokens(self.min_tokens),
             max_tokens: tokens(self.max_tokens),
             include_condensed: self.include_condensed,
+            metadata: self.metadata.clone(),
+            passing: None,
         };
         if let (Some(lo), Some(hi)) = (filter.min_tokens, filter.max_tokens) {
             if lo > hi {

@@ -9,6 +9,7 @@
 pub(crate) mod fact;
 pub(crate) mod filter;
 pub(crate) mod json;
+pub(crate) mod metadata;
 pub(crate) mod note;
 pub(crate) mod parts;
 pub(crate) mod round;

@@ -15,5 +15,5 @@ mod types;
 
 pub(crate) use context::get_context;
 pub(crate) use ranked::{nearest_in_database, recall, search};
-pub(crate) use records::{count, decisions, facts, get, list, rounds};
+pub(crate) use records::{count, decisions, every_fact, facts, get, list, rounds};
 pub use types::*;

@@ -3,7 +3,7 @@
 
 use super::ask::{ask, known_then, rank_asked, relevance, top_k, window_strings, At};
 use super::context::recalled;
-use super::types::{Found, Hit, Query, Recall, Search};
+use super::types::{Fact, FactHit, Found, Hit, Query, Recall, Search};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::Scored;
@@ -58,9 +58,10 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
     engine.read_view(scope, |store, found, last_try| {
         search.cancel.check()?;
         let Some((view, version)) = found else {
-            return Ok(Some(Found { hits: Vec::new(), anchor: None, window: None }));
+            return Ok(Some(Found { hits: Vec::new(), facts: Vec::new(), anchor: None, window: None }));
         };
         let at = At::new(store, (view, version), last_try, None);
+        let filter = NoteFilter { passing: store.notes_passing_metadata(view, &filter)?, ..filter.clone() };
         let among = Among::Notes(&filter);
         let Some(ranked) = rank_asked(engine, &at, &asked, &search.ranking, among, search.limit)? else {
             return Ok(None);
@@ -83,12 +84,86 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
                 cosine: s.cosine,
             })
             .collect();
+        let facts = if search.facts && filter_is_open(&search.filter) {
+            fact_hits(store, view, &asked.vector, search)?
+        } else {
+            Vec::new()
+        };
         Ok(Some(Found {
             hits,
+            facts,
             anchor: ranked.anchor.map(|a| a.to_string()),
             window: window_strings(ranked.window),
         }))
     })
+}
+
+/// Whether a filter holds no condition (so facts, which carry none of a note's fields, pass).
+fn filter_is_open(filter: &crate::Filter) -> bool {
+    let crate::Filter {
+        tags_any,
+        tags_all,
+        kinds,
+        after,
+        before,
+        min_tokens,
+        max_tokens,
+        include_condensed: _,
+        metadata,
+    } = filter;
+    tags_any.is_empty()
+        && tags_all.is_empty()
+        && kinds.is_empty()
+        && after.is_none()
+        && before.is_none()
+        && min_tokens.is_none()
+        && max_tokens.is_none()
+        && metadata.is_none()
+}
+
+/// The active facts of the view nearest the query by exact cosine, best first (ties to the
+/// older fact), at most `search.limit`, those scoring below `search.min_score` dropped.
+fn fact_hits(
+    store: &crate::store::Store,
+    view: View<'_>,
+    query: &[f32],
+    search: &Search<'_>,
+) -> Result<Vec<FactHit>> {
+    let vectors = store.user_fact_vectors(view)?;
+    let facts: Vec<_> = store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).collect();
+    let dim = query.len();
+    if dim == 0 || vectors.data.len() != facts.len() * dim {
+        return Err(Error::Corrupt {
+            path: store.path.clone(),
+            reason: format!(
+                "{} active facts but {} fact vectors",
+                facts.len(),
+                vectors.data.len() / dim.max(1)
+            ),
+        });
+    }
+    let mut scored: Vec<(f32, usize)> = vectors
+        .data
+        .chunks_exact(dim)
+        .enumerate()
+        .map(|(i, v)| (crate::embed::vector::cosine(query, v), i))
+        .filter(|(c, _)| search.min_score.is_none_or(|m| c.clamp(0.0, 1.0) >= m))
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.truncate(search.limit);
+    let mut facts: Vec<Option<_>> = facts.into_iter().map(Some).collect();
+    Ok(scored
+        .into_iter()
+        .filter_map(|(cosine, i)| {
+            let score = cosine.clamp(0.0, 1.0);
+            facts[i].take().map(|row| FactHit {
+                fact: Fact::from(row),
+                score,
+                relevance: Relevance::of(score),
+                cosine,
+            })
+        })
+        .collect())
 }
 
 /// The `k` nearest rounds by the database's own KNN over the stored vectors, as `(key, cosine)`,

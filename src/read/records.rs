@@ -86,6 +86,11 @@ pub(crate) fn facts(engine: &Engine, scope: Scope<'_>) -> Result<Vec<Fact>> {
     })
 }
 
+/// Every fact `scope` sees, superseded ones included, in the order they were stored.
+pub(crate) fn every_fact(engine: &Engine, scope: Scope<'_>) -> Result<Vec<Fact>> {
+    engine.reading(scope, |store, view| Ok(store.all_facts(view)?.into_iter().map(Fact::from).collect()))
+}
+
 /// The decisions `scope` sees, in logical order.
 pub(crate) fn decisions(engine: &Engine, scope: Scope<'_>) -> Result<Vec<Decision>> {
     engine.reading(scope, |store, view| {

@@ -387,6 +387,10 @@ pub struct Search<'a> {
     pub ranking: Ranking,
     /// A flag that gives the search up (none by default).
     pub cancel: Cancel<'a>,
+    /// Also rank the scope's active facts ([`Found::facts`]), by cosine against the query. A
+    /// fact has no tags, kind, token count, time of its own or metadata: with any condition in
+    /// the filter, no fact passes.
+    pub facts: bool,
 }
 
 impl<'a> Search<'a> {
@@ -400,7 +404,12 @@ impl<'a> Search<'a> {
             min_score: None,
             ranking: Ranking::default(),
             cancel: Cancel::default(),
+            facts: false,
         }
+    }
+    /// Ranks the scope's active facts too.
+    pub fn with_facts(self) -> Search<'a> {
+        Search { facts: true, ..self }
     }
     /// Sets the filter.
     pub fn filter(self, filter: Filter) -> Search<'a> {
@@ -443,12 +452,30 @@ pub struct Hit {
     pub cosine: f32,
 }
 
+/// One fact found by [`Memory::search`] (with [`Search::facts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FactHit {
+    /// The fact.
+    pub fact: Fact,
+    /// Relevance in `0..=1`: the cosine, floored at 0.
+    pub score: f32,
+    /// The label of `score`.
+    pub relevance: Relevance,
+    /// Cosine between the query and the fact.
+    pub cosine: f32,
+}
+
 /// What [`Memory::search`] found, best first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Found {
     /// Hits, best first (ties to the older note).
     pub hits: Vec<Hit>,
+    /// With [`Search::facts`]: active facts, best first (ties to the older fact), at most
+    /// `limit`, those below `min_score` dropped.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub facts: Vec<FactHit>,
     /// The date the query was anchored on, if any (`YYYY-MM-DD`).
     pub anchor: Option<String>,
     /// The query's time window, if it names one.

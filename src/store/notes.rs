@@ -179,11 +179,56 @@ impl Store {
         Ok(out)
     }
 
+    /// The ids of the notes the view sees (condensed ones too) whose metadata passes the
+    /// filter's metadata condition; `None` when it has none.
+    pub(crate) fn notes_passing_metadata(
+        &self,
+        view: View<'_>,
+        filter: &NoteFilter,
+    ) -> Result<Option<std::collections::HashSet<i64>>> {
+        let Some(condition) = &filter.metadata else {
+            return Ok(None);
+        };
+        let sql = format!("SELECT id, metadata FROM notes WHERE user_id = ?1 AND {}", visible("agent", 2));
+        let rows: Vec<(i64, String)> =
+            self.db().rows(&sql, p![view.user, view.agent], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(Some(rows.into_iter().filter(|(_, m)| condition.holds_text(m)).map(|(id, _)| id).collect()))
+    }
+
     /// One page of the notes the view sees that pass `filter`, newest first (by `ts`, then key
     /// descending), starting after `cursor` (the `(ts_unix, key)` of the last note of the
-    /// previous page). Only the filter's conditions are in the SQL, so time bounds are index
-    /// ranges; see [`TAG_DRIVEN_MAX`] for where the scan starts.
+    /// previous page). A metadata condition is tested on the rows the SQL returns, reading on in
+    /// batches until the page is full or the notes run out.
     pub(crate) fn notes_page(
+        &self,
+        view: View<'_>,
+        filter: &NoteFilter,
+        cursor: Option<(i64, &str)>,
+        limit: usize,
+    ) -> Result<Vec<NoteRow>> {
+        if filter.metadata.is_none() {
+            return self.notes_page_sql(view, filter, cursor, limit);
+        }
+        let batch = limit.saturating_mul(4).max(32);
+        let mut after = cursor.map(|(t, k)| (t, k.to_owned()));
+        let mut out = Vec::with_capacity(limit);
+        loop {
+            let rows =
+                self.notes_page_sql(view, filter, after.as_ref().map(|(t, k)| (*t, k.as_str())), batch)?;
+            let exhausted = rows.len() < batch;
+            after = rows.last().map(|n| (n.ts_unix, n.key.clone()));
+            out.extend(rows.into_iter().filter(|n| filter.metadata_holds(&n.metadata)));
+            if out.len() >= limit || exhausted {
+                out.truncate(limit);
+                return Ok(out);
+            }
+        }
+    }
+
+    /// [`notes_page`](Store::notes_page) without the metadata condition: only the filter's
+    /// conditions in the SQL, so time bounds are index ranges; see [`TAG_DRIVEN_MAX`] for where
+    /// the scan starts.
+    fn notes_page_sql(
         &self,
         view: View<'_>,
         filter: &NoteFilter,

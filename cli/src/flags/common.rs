@@ -290,6 +290,16 @@ pub struct FilterArgs {
     /// Also list notes hidden by condensing.
     #[arg(long)]
     pub include_condensed: bool,
+    /// Keep notes whose metadata passes this JSON condition: `{"key": value}`, operators
+    /// `{"key": {"gte": 3}}` (eq ne in nin gt gte lt lte contains icontains), `"*"` for a present
+    /// key, and `AND` / `OR` / `NOT` over lists of conditions.
+    #[arg(long = "where", value_name = "JSON", value_parser = parse_where)]
+    pub metadata: Option<mnemon::MetadataFilter>,
+}
+
+fn parse_where(s: &str) -> Result<mnemon::MetadataFilter, String> {
+    let value: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
+    mnemon::MetadataFilter::parse(&value, "--where").map_err(|e| e.to_string())
 }
 
 impl FilterArgs {
@@ -304,6 +314,7 @@ impl FilterArgs {
             min_tokens: self.min_tokens,
             max_tokens: self.max_tokens,
             include_condensed: self.include_condensed,
+            metadata: self.metadata.clone(),
         }
     }
 }

@@ -1,10 +1,12 @@
 """mnemon: a deterministic, local-first memory engine for LLM agents.
 
-`Engine` opens a store in this process and runs the servers' operations on it; errors are the
-classes of `mnemon.errors`."""
+`Memory` is mem0's `Memory` API over a mnemon store, with mnemon's own calls beside it;
+`AsyncMemory` the same as coroutines; `Engine` runs the servers' operations by name. Errors are
+the classes of `mnemon.errors`."""
 
 from . import _native
 from .engine import Engine
+from .memory import AsyncMemory, Memory
 from .errors import (
     BudgetTooSmall,
     Busy,
@@ -18,6 +20,8 @@ from .errors import (
 )
 
 __all__ = [
+    "AsyncMemory",
+    "Memory",
     "BudgetTooSmall",
     "Busy",
     "EmptyMemory",

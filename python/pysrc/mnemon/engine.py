@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from typing import Any, Dict, Iterable, Iterator, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, Mapping, Optional, Union
 
 from . import _native
 from .errors import InvalidInput, MnemonError, from_native
@@ -26,8 +26,9 @@ def _raising() -> Iterator[None]:
 
 class Engine:
     """The engine over a store: a SQLite file or a `postgres://` URL (default: the global store in
-    the data directory, `$MNEMON_DATA` or `~/.local/share/mnemon`). Safe to share between
-    threads; every call releases the GIL."""
+    the data directory, `$MNEMON_DATA` or `~/.local/share/mnemon`). `options` takes any other
+    option of `mnemon mcp` by its name (`memory_mib=512`). Safe to share between threads; every
+    call releases the GIL."""
 
     def __init__(
         self,
@@ -39,6 +40,7 @@ class Engine:
         models: Optional[PathLike] = None,
         extractor: Optional[PathLike] = None,
         extract_cache: Optional[PathLike] = None,
+        options: Optional[Mapping[str, Any]] = None,
     ):
         if embedder not in EMBEDDERS:
             raise InvalidInput(f"embedder must be one of {', '.join(EMBEDDERS)}, not {embedder!r}", "embedder")
@@ -54,6 +56,14 @@ class Engine:
             flags += ["--extractor", os.fspath(extractor)]
         if extract_cache is not None:
             flags += ["--extract-cache", os.fspath(extract_cache)]
+        for name, value in (options or {}).items():
+            # Any other option of `mnemon mcp`, by its name (`memory_mib=512`, `spin=True`).
+            flag = "--" + str(name).replace("_", "-")
+            if value is True:
+                flags.append(flag)
+            elif value is not False and value is not None:
+                flags += [flag, os.fspath(value) if isinstance(value, os.PathLike) else str(value)]
+        self.extractor = extractor
         try:
             with _raising():
                 self._native = _native.Engine(flags)

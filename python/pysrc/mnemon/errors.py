@@ -37,8 +37,9 @@ class BudgetTooSmall(InvalidInput):
     code = "budget"
 
 
-class NotFound(MnemonError, LookupError):
-    """No record with that key in that scope."""
+class NotFound(MnemonError, LookupError, ValueError):
+    """No record with that key in that scope (a `ValueError` too, as mem0 raises for a missing
+    memory)."""
 
     code = "not_found"
 
