@@ -20,7 +20,7 @@ messages = [
     {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
     {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."},
 ]
-result = m.add(messages, user_id="alice")
+result = m.add(messages, user_id="alice", metadata={"category": "movies"})
 
 related = m.search(query="What should I cook for dinner?", filters={"user_id": "alice"}, top_k=2)
 print("dinner:", [r["memory"] for r in related["results"]])
@@ -30,6 +30,7 @@ print("movies:", [r["memory"] for r in movies["results"]])
 
 sports = m.get_all(filters={"user_id": "alice", "category": "sports"})
 print("sports:", [r["memory"] for r in sports["results"]])
+print("movies, by metadata:", len(m.get_all(filters={"user_id": "alice", "category": "movies"})["results"]), "memories")
 
 memory_id = sports["results"][0]["id"]
 m.update(memory_id=memory_id, text="I play tennis every Saturday morning.")

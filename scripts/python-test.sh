@@ -8,7 +8,7 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/mne
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python3 -m venv "$work/venv"
-"$work/venv/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0 pytest==8.4.2
+"$work/venv/bin/pip" install --quiet --disable-pip-version-check maturin==1.16.0 pytest==8.4.2 mcp==2.3.0
 "$work/venv/bin/maturin" build --quiet --profile dev --manifest-path python/Cargo.toml --out "$work/wheels"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check "$work"/wheels/mnemon_engine-*.whl
 # Run from outside the repository so that `import mnemon` can only find the installed package.

@@ -11,8 +11,8 @@ use sha2::Digest;
 use crate::error::{Error, Result};
 
 /// The command that installs every model file.
-pub const FETCH_HINT: &str =
-    "run scripts/fetch-models.sh (or set MNEMON_MODELS to a folder holding the files)";
+pub const FETCH_HINT: &str = "run `mnemon fetch-models` (installed with the Python package), or \
+     scripts/fetch-models.sh in a checkout (or set MNEMON_MODELS to a folder holding the files)";
 
 /// MiniLM int8 ONNX model, relative to the models folder.
 pub const MINILM_MODEL: &str = "all-MiniLM-L6-v2/model.onnx";

@@ -341,3 +341,59 @@ fn a_vector_that_is_not_finite_is_refused_from_an_embedder_and_from_a_dump() {
 fn hex_f32(x: f32) -> String {
     x.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect()
 }
+
+#[test]
+fn a_messages_metadata_stays_with_its_turn_outside_the_key_and_through_a_dump() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let ts = "2026-01-05T10:00:00";
+    let meta = serde_json::json!({"category": "home", "v": 2});
+    let with = m
+        .add(
+            &[
+                Message::user("I moved to Lisbon.", ts).in_session("s").with_metadata(meta.clone()),
+                Message::assistant("Lovely city.", ts).in_session("s"),
+            ],
+            "u",
+        )
+        .unwrap();
+    let plain = temp_store();
+    let without = hashing(&plain.path)
+        .add(
+            &[
+                Message::user("I moved to Lisbon.", ts).in_session("s"),
+                Message::assistant("Lovely city.", ts).in_session("s"),
+            ],
+            "u",
+        )
+        .unwrap();
+    assert_eq!(with.stored, without.stored, "metadata is not part of the round's key");
+    let round = &m.rounds("u").unwrap()[0];
+    assert_eq!(round.turns[0].metadata.as_ref(), Some(&meta));
+    assert_eq!(round.turns[1].metadata, None);
+    let text = m.export("u", ExportFormat::Text).unwrap();
+    assert!(text.contains(r#"    user [metadata {"category":"home","v":2}]: I moved to Lisbon."#), "{text}");
+    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    assert!(md.contains(r#"metadata (user): `{"category":"home","v":2}`"#), "{md}");
+    // Not in the prompt's context: metadata is for filters and tools, not for the model.
+    let context = m.get_context(mnemon::Query::new("Where do I live?"), "u").unwrap();
+    assert!(!context.text.contains("category"), "{}", context.text);
+    // Through a dump, unchanged.
+    let dump = m.export("u", ExportFormat::Jsonl).unwrap();
+    let copy = t.dir.path().join("copy.db");
+    mnemon::Memory::builder(&copy).import(&dump).unwrap();
+    let again = mnemon::Memory::builder(&copy).embedder(HashingEmbedder::default()).open().unwrap();
+    assert_eq!(again.rounds("u").unwrap(), m.rounds("u").unwrap());
+    // Not an object, or too large: refused, naming the field, nothing stored.
+    let before = m.export("u", ExportFormat::Jsonl).unwrap();
+    for bad in [serde_json::json!([1]), serde_json::json!({"x": "y".repeat(mnemon::MAX_METADATA_BYTES)})] {
+        let err = m
+            .add(&[Message::user("Another round.", ts).in_session("s").with_metadata(bad)], "u")
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidInput { field, .. } if field == "messages[0].metadata"),
+            "{err:?}"
+        );
+    }
+    assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
+}

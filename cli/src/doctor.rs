@@ -69,6 +69,7 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
                     ts: String::new(),
                     id: None,
                     speaker: None,
+                    metadata: None,
                 };
                 Ok((m.pins(), m.extract(&[turn])?))
             });

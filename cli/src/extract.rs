@@ -25,6 +25,7 @@ pub fn parse_round(text: &str) -> Result<Vec<Turn>> {
                 ts: String::new(),
                 id: None,
                 speaker: None,
+                metadata: None,
             }),
             (None, Some(t)) => {
                 t.content.push('\n');

@@ -155,7 +155,8 @@ fn doctor_fails_with_the_fix_when_models_are_missing() {
     let dir = tempfile::tempdir().unwrap();
     let out = fails(&["doctor", "--models", s(dir.path())]);
     assert!(out.contains("FAIL  model file"), "{out}");
-    assert!(out.contains("fix: run scripts/fetch-models.sh"), "{out}");
+    assert!(out.contains("fix: run `mnemon fetch-models`"), "{out}");
+    assert!(out.contains("scripts/fetch-models.sh"), "{out}");
     assert!(out.contains("ok    fts5: enabled"), "{out}");
 }
 

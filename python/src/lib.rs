@@ -177,6 +177,19 @@ impl Engine {
     }
 }
 
+/// Which of `metadata` (a JSON array of objects, or nulls for none) pass the metadata condition
+/// `condition` (JSON, mem0's filter language), read and tested by the engine's own filter; a
+/// condition that cannot be read is a `NativeError` naming its place under `filter.metadata`.
+#[pyfunction]
+fn metadata_matches(condition: &str, metadata: &str) -> PyResult<Vec<bool>> {
+    let bad = |e: serde_json::Error| raised(ApiError::input("filter.metadata", e.to_string()));
+    let condition: serde_json::Value = serde_json::from_str(condition).map_err(bad)?;
+    let items: Vec<serde_json::Value> = serde_json::from_str(metadata).map_err(bad)?;
+    let filter =
+        mnemon::MetadataFilter::parse(&condition, "filter.metadata").map_err(|e| raised(e.into()))?;
+    Ok(items.iter().map(|m| filter.holds(m)).collect())
+}
+
 /// Runs the `mnemon` command on `args` (the first is the program's name); its exit status.
 #[pyfunction]
 fn cli(py: Python<'_>, args: Vec<String>) -> i32 {
@@ -193,6 +206,7 @@ fn cli(py: Python<'_>, args: Vec<String>) -> i32 {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Engine>()?;
     m.add_function(wrap_pyfunction!(cli, m)?)?;
+    m.add_function(wrap_pyfunction!(metadata_matches, m)?)?;
     m.add("NativeError", m.py().get_type::<NativeError>())?;
     Ok(())
 }

@@ -32,6 +32,7 @@ def test_the_quickstart_operations_give_sensible_results(tmp_path):
     assert "vegetarian" in out["dinner"]
     assert "movie" in out["movies"]
     assert out["sports"] == "['I play tennis every Sunday morning.']"
+    assert out["movies, by metadata"] == "2 memories", "the conversation's two rounds keep its metadata"
     assert out["updated"] == "I play tennis every Saturday morning."
     assert out["history"] == "['ADD', 'UPDATE']"
     assert out["after delete"] == "4 memories"

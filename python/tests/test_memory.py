@@ -70,7 +70,9 @@ def test_add_with_inference_stores_rounds_and_the_facts_the_extractor_finds(tmp_
     )["results"]
     assert [(r["record"], r["event"]) for r in first] == [("round", "ADD"), ("fact", "ADD")]
     assert first[1]["memory"] == "The user lives in Porto."
-    moved = m.add("Big news: I moved to Lisbon last week!", user_id="maya", timestamp="2024-06-02T09:00:00")["results"]
+    moved = m.add(
+        "Big news: I moved to Lisbon last week!", user_id="maya", timestamp="2024-06-02T09:00:00", metadata={"via": "call"}
+    )["results"]
     fact = moved[-1]
     assert (fact["event"], fact["memory"], fact["previous_memory"]) == ("UPDATE", "The user moved to Lisbon.", "The user lives in Porto.")
     # The supersession is in both facts' history, with the rule that decided it.
@@ -89,6 +91,11 @@ def test_add_with_inference_stores_rounds_and_the_facts_the_extractor_finds(tmp_
     listed = [r["memory"] for r in m.get_all(filters={"user_id": "maya"})["results"]]
     assert listed == ["The user moved to Lisbon."]
     assert m.facts(user_id="maya")[0]["content"] == "The user moved to Lisbon."
+    # A fact carries its round's metadata, and filters by it.
+    [lisbon] = m.get_all(filters={"user_id": "maya", "via": "call"})["results"]
+    assert (lisbon["memory"], lisbon["metadata"], lisbon["record"]) == ("The user moved to Lisbon.", {"via": "call"}, "fact")
+    assert m.get(lisbon["id"])["metadata"] == {"via": "call"}
+    assert m.search("Lisbon", filters={"user_id": "maya", "via": {"ne": "call"}}, threshold=0)["results"] == []
 
 
 def test_rounds_without_facts_are_found_by_what_the_user_said(tmp_path):
@@ -96,7 +103,7 @@ def test_rounds_without_facts_are_found_by_what_the_user_said(tmp_path):
     m.add([{"role": "user", "content": "I love tennis and play every Sunday."}, {"role": "assistant", "content": "Nice!"}], user_id="al")
     [hit] = m.search("tennis on Sunday", filters={"user_id": "al"})["results"]
     assert (hit["record"], hit["memory"], hit["user_id"]) == ("round", "I love tennis and play every Sunday.", "al")
-    assert hit["metadata"]["turns"][1] == {"role": "assistant", "content": "Nice!"}
+    assert hit["turns"][1] == {"role": "assistant", "content": "Nice!"} and hit["metadata"] is None
     assert 0 < hit["score"] <= 1
 
 
@@ -140,10 +147,12 @@ def test_the_threshold_drops_what_scores_below_it(tmp_path):
 
 
 METADATA = [
-    ({"genre": "jazz"}, {"genre": "jazz", "year": 1959, "tags": ["sax"], "title": "Kind of Blue"}),
-    ({"genre": "rock"}, {"genre": "rock", "year": 1971, "tags": ["guitar"], "title": "Led Zeppelin IV"}),
-    ({"genre": "jazz"}, {"genre": "jazz", "year": 1965, "tags": ["sax", "piano"], "title": "A Love Supreme"}),
+    {"genre": "jazz", "year": 1959, "tags": ["sax"], "title": "Kind of Blue"},
+    {"genre": "rock", "year": 1971, "tags": ["guitar"], "title": "Led Zeppelin IV"},
+    {"genre": "jazz", "year": 1965, "tags": ["sax", "piano"], "title": "A Love Supreme"},
 ]
+# Said in a conversation (a round), with the same kind of metadata.
+SAID = {"genre": "blues", "year": 1950, "tags": ["harp"], "title": "Blue Moon"}
 
 
 @pytest.mark.parametrize(
@@ -151,26 +160,26 @@ METADATA = [
     [
         ({"genre": "jazz"}, {"Kind of Blue", "A Love Supreme"}),
         ({"genre": {"eq": "rock"}}, {"Led Zeppelin IV"}),
-        ({"genre": {"ne": "rock"}}, {"Kind of Blue", "A Love Supreme"}),
+        ({"genre": {"ne": "rock"}}, {"Kind of Blue", "A Love Supreme", "Blue Moon"}),
         ({"year": {"in": [1959, 1971]}}, {"Kind of Blue", "Led Zeppelin IV"}),
-        ({"year": {"nin": [1959, 1971]}}, {"A Love Supreme"}),
+        ({"year": {"nin": [1959, 1971]}}, {"A Love Supreme", "Blue Moon"}),
         ({"year": {"gt": 1959}}, {"Led Zeppelin IV", "A Love Supreme"}),
         ({"year": {"gte": 1965, "lt": 1971}}, {"A Love Supreme"}),
-        ({"year": {"lte": 1959}}, {"Kind of Blue"}),
-        ({"title": {"contains": "Blue"}}, {"Kind of Blue"}),
+        ({"year": {"lte": 1959}}, {"Kind of Blue", "Blue Moon"}),
+        ({"title": {"contains": "Blue"}}, {"Kind of Blue", "Blue Moon"}),
         ({"title": {"icontains": "love"}}, {"A Love Supreme"}),
         ({"tags": {"contains": "piano"}}, {"A Love Supreme"}),
-        ({"title": "*"}, {"Kind of Blue", "Led Zeppelin IV", "A Love Supreme"}),
+        ({"title": "*"}, {"Kind of Blue", "Led Zeppelin IV", "A Love Supreme", "Blue Moon"}),
         ({"AND": [{"genre": "jazz"}, {"year": {"gt": 1960}}]}, {"A Love Supreme"}),
         ({"OR": [{"genre": "rock"}, {"year": 1959}]}, {"Kind of Blue", "Led Zeppelin IV"}),
-        ({"NOT": [{"genre": "jazz"}]}, {"Led Zeppelin IV"}),
+        ({"NOT": [{"genre": "jazz"}]}, {"Led Zeppelin IV", "Blue Moon"}),
     ],
 )
 def test_metadata_conditions_filter_search_and_get_all(tmp_path, condition, expected):
     m = open_memory(tmp_path)
-    for _, meta in METADATA:
+    for meta in METADATA:
         m.add(f"An album: {meta['title']}.", user_id="dj", metadata=meta, infer=False)
-    m.add("The user likes albums on vinyl.", user_id="dj")  # a round: no metadata, never kept
+    m.add("I keep playing my Blue Moon album.", user_id="dj", metadata=SAID)
     filters = {"user_id": "dj", **condition}
     searched = {r["metadata"]["title"] for r in m.search("album", filters=filters, threshold=0)["results"]}
     listed = {r["metadata"]["title"] for r in m.get_all(filters=filters)["results"]}
@@ -190,8 +199,8 @@ def test_a_metadata_condition_that_cannot_map_is_an_error_naming_it(tmp_path):
         m.search("x", user_id="u", rerank=True)
     assert err.value.field == "rerank"
     with pytest.raises(mnemon.InvalidInput) as err:
-        m.add("x", user_id="u", metadata={"a": 1})
-    assert err.value.field == "metadata", "rounds carry no metadata: refused, never dropped"
+        m.add("x", user_id="u", metadata={"a": 1}, timestamp="not a time")
+    assert err.value.field == "messages[0].ts"
 
 
 def test_run_ids_scope_notes_and_rounds(tmp_path):

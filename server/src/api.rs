@@ -188,6 +188,10 @@ pub struct MessageIn {
     /// The speaker's name.
     #[serde(default)]
     pub speaker: Option<String>,
+    /// Metadata kept with the message's turn (a JSON object), matched by metadata filters.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
 }
 
 request! {

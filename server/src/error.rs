@@ -44,6 +44,9 @@ pub enum Code {
     Overloaded,
     /// The store reached its size limit or the disk is full; nothing was written (507).
     StoreFull,
+    /// A model file the engine needs is missing or unreadable; the message names the file and
+    /// the command that fetches it (503).
+    ModelUnavailable,
     /// Anything else: the server's log has the details (500).
     Internal,
 }
@@ -64,6 +67,7 @@ impl Code {
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::StoreFull => StatusCode::INSUFFICIENT_STORAGE,
+            Code::ModelUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -87,6 +91,7 @@ impl Code {
             Code::Timeout => "timeout",
             Code::Overloaded => "overloaded",
             Code::StoreFull => "store_full",
+            Code::ModelUnavailable => "model_unavailable",
             Code::Internal => "internal",
         }
     }
@@ -157,6 +162,7 @@ impl From<mnemon::Error> for ApiError {
             E::Import { .. } => ApiError::input("dump", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
             E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
+            E::ModelUnavailable { .. } => ApiError::new(Code::ModelUnavailable, message),
             // Work given up: in a server, because its caller stopped waiting.
             E::Cancelled => {
                 metrics::counter!("mnemon_abandoned_total", "stage" => "running").increment(1);

@@ -226,7 +226,11 @@ impl Service {
         key: Option<&str>,
         req: &impl std::fmt::Debug,
     ) -> Result<String, ApiError> {
-        self.keys.stamp(key, crate::idempotency::fingerprint(operation, req), now())
+        match key {
+            // The fingerprint (the whole request, formatted and hashed) only matters for a key.
+            None => Ok(now()),
+            Some(_) => self.keys.stamp(key, crate::idempotency::fingerprint(operation, req), now()),
+        }
     }
 
     /// `save_memories`.
@@ -293,6 +297,7 @@ impl Service {
                 session: m.session.clone(),
                 id: m.id.clone(),
                 speaker: m.speaker.clone(),
+                metadata: m.metadata.clone(),
                 ..Message::new(role, m.content.clone(), m.ts.clone().unwrap_or_else(|| ts.clone()))
             });
         }

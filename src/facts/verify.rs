@@ -156,6 +156,7 @@ mod tests {
             ts: "2024-03-14".into(),
             id: None,
             speaker: None,
+            metadata: None,
         };
         vec![
             t(Role::User, "My old sneakers smell.  Last   Tuesday I put them under the bed."),

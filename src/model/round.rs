@@ -75,6 +75,10 @@ pub struct Message {
     /// The speaker's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker: Option<String>,
+    /// The caller's metadata: a JSON object, kept verbatim with the turn (and so with its round)
+    /// and matched by metadata filters; it is not part of the round's text or key.
+    #[serde(default, deserialize_with = "super::json::metadata", skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
 }
 
 impl Message {
@@ -90,7 +94,21 @@ impl Message {
 
     /// A message with the given role.
     pub fn new(role: Role, content: impl Into<String>, ts: impl Into<String>) -> Message {
-        Message { role, content: content.into(), ts: ts.into(), session: None, id: None, speaker: None }
+        Message {
+            role,
+            content: content.into(),
+            ts: ts.into(),
+            session: None,
+            id: None,
+            speaker: None,
+            metadata: None,
+        }
+    }
+
+    /// The same message with this metadata (a JSON object).
+    pub fn with_metadata(mut self, metadata: serde_json::Value) -> Message {
+        self.metadata = Some(metadata);
+        self
     }
 
     /// The same message in the given session.
@@ -100,7 +118,7 @@ impl Message {
     }
 
     /// Reads one JSON object with `role`, `content`, `ts` (and optional `session`, `id`,
-    /// `speaker`; unknown fields refused), naming the offending field on error. `at` prefixes
+    /// `speaker`, `metadata`; unknown fields refused), naming the offending field on error. `at` prefixes
     /// field names (e.g. `line 3`).
     ///
     /// ```
@@ -129,6 +147,9 @@ pub struct Turn {
     /// The speaker's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub speaker: Option<String>,
+    /// The caller's metadata (a JSON object), as given with the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// A round before storage: one user turn and the assistant turn right after it, or a lone turn.
@@ -209,6 +230,18 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
                 return Err(Error::input(at("session"), "is empty; omit it instead"));
             }
         }
+        if let Some(meta) = &m.metadata {
+            if !meta.is_object() {
+                return Err(Error::input(at("metadata"), "must be a JSON object"));
+            }
+            let bytes = meta.to_string().len();
+            if bytes > super::note::MAX_METADATA_BYTES {
+                return Err(Error::input(
+                    at("metadata"),
+                    format!("{bytes} bytes is over the {} byte limit", super::note::MAX_METADATA_BYTES),
+                ));
+            }
+        }
         parsed.push((m, ts));
     }
     let mut dropped = 0;
@@ -228,6 +261,7 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
         ts: m.ts.clone(),
         id: m.id.clone(),
         speaker: m.speaker.clone(),
+        metadata: m.metadata.clone(),
     };
     let mut rounds = Vec::new();
     let mut i = 0;

@@ -209,6 +209,11 @@ fn round_body(out: &mut String, r: &RenderRound<'_>, style: Style) {
                 }
             }
             out.push_str(&format!("\n<sub>round `{}` · **{}**</sub>\n\n", r.key, r.ts));
+            for t in r.turns {
+                if let Some(m) = &t.metadata {
+                    out.push_str(&format!("metadata ({}): `{m}`\n\n", turn_label(t)));
+                }
+            }
             for f in r.facts {
                 out.push_str(&format!("- {f}\n"));
             }
@@ -232,6 +237,9 @@ fn round_body(out: &mut String, r: &RenderRound<'_>, style: Style) {
                 }
                 if let Some(id) = &t.id {
                     out.push_str(&format!(" [id {id}]"));
+                }
+                if let Some(m) = &t.metadata {
+                    out.push_str(&format!(" [metadata {m}]"));
                 }
                 if t.ts != r.ts {
                     out.push_str(&format!(" [ts {}]", t.ts));
@@ -411,7 +419,7 @@ mod tests {
     use super::*;
 
     fn turn(role: Role, content: &str) -> Turn {
-        Turn { role, content: content.into(), ts: "t".into(), id: None, speaker: None }
+        Turn { role, content: content.into(), ts: "t".into(), id: None, speaker: None, metadata: None }
     }
 
     #[test]

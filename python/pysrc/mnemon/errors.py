@@ -63,6 +63,13 @@ class StoreFull(MnemonError):
     code = "store_full"
 
 
+class ModelUnavailable(MnemonError):
+    """A model file the engine needs is missing or unreadable; the message names the file and
+    the command that fetches it (`mnemon fetch-models`)."""
+
+    code = "model_unavailable"
+
+
 class Timeout(MnemonError, TimeoutError):
     """The call ran past its time limit and was given up."""
 
@@ -71,7 +78,10 @@ class Timeout(MnemonError, TimeoutError):
 
 _BY_CODE: Dict[str, Type[MnemonError]] = {
     cls.code: cls
-    for cls in (MnemonError, InvalidInput, EmptyMemory, BudgetTooSmall, NotFound, PinMismatch, Busy, StoreFull, Timeout)
+    for cls in (
+        MnemonError, InvalidInput, EmptyMemory, BudgetTooSmall, NotFound, PinMismatch, Busy, StoreFull,
+        ModelUnavailable, Timeout,
+    )
 }
 
 

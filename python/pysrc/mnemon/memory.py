@@ -3,10 +3,10 @@ plus mnemon's own calls; `AsyncMemory`: the same as coroutines.
 
 How mem0's concepts map (README, "Python"):
 
-- `add(..., infer=True)` (the default) stores the messages verbatim as conversation rounds; when
-  the memory has an extractor, facts are extracted from them before `add` returns, and a fact
-  that updates an older one supersedes it (mem0's `UPDATE` event). `infer=False` stores each
-  message as a direct memory (a note) with its metadata.
+- `add(..., infer=True)` (the default) stores the messages verbatim as conversation rounds, each
+  turn with the call's metadata; when the memory has an extractor, facts are extracted from them
+  before `add` returns, and a fact that updates an older one supersedes it (mem0's `UPDATE`
+  event). `infer=False` stores each message as a direct memory (a note) with its metadata.
 - `search` ranks notes, facts and the rounds no fact was extracted from, together, by cosine
   similarity between the query and each record (`score`); `threshold` drops records below it.
 - `history` reads the decision log: a fact that superseded another, and the one it superseded,
@@ -32,7 +32,8 @@ import logging
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from .engine import EMBEDDERS, Engine, PathLike
+from . import _native
+from .engine import EMBEDDERS, Engine, PathLike, _raising
 from .errors import InvalidInput, NotFound
 
 log = logging.getLogger("mnemon")
@@ -183,38 +184,61 @@ def _note_item(note: Mapping[str, Any], score: Optional[float] = None, *, with_s
     }
     if with_score:
         item["score"] = score
-    for key in PROMOTED:
-        if key in meta:
-            item[key] = meta.pop(key)
+    _with_promoted(item, meta)
     if note.get("agent"):
         item["agent_id"] = note["agent"]
-    if meta:
-        item["metadata"] = meta
     item["record"] = "note"
     return item
 
 
-def _fact_item(fact: Mapping[str, Any], score: Optional[float] = None, *, with_score: bool = True) -> Dict[str, Any]:
-    """A fact as mem0's memory dict; its round and time in `metadata`."""
-    meta: Dict[str, Any] = {"round": fact["key"].rsplit("/", 1)[0]}
-    for key in ("valid_time", "mention", "subject", "predicate", "object"):
-        if fact.get(key) is not None:
-            meta[key] = fact[key]
-    if fact.get("supersedes"):
-        meta["supersedes"] = fact["supersedes"]
+def _round_metadata(rnd: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+    """The caller's metadata of a round: its turns' metadata merged, the user's turn first."""
+    merged: Dict[str, Any] = {}
+    for turn in sorted(rnd.get("turns", []), key=lambda t: t.get("role") != "user"):
+        for key, value in (turn.get("metadata") or {}).items():
+            merged.setdefault(key, value)
+    return merged or None
+
+
+def _with_promoted(item: Dict[str, Any], metadata: Optional[Mapping[str, Any]]) -> Dict[str, Any]:
+    """mem0's split of a payload: the promoted keys at the top level, the rest in `metadata`."""
+    rest = dict(metadata or {})
+    for key in PROMOTED:
+        if key in rest:
+            item[key] = rest.pop(key)
+    item["metadata"] = rest or None
+    return item
+
+
+def _fact_item(
+    fact: Mapping[str, Any],
+    score: Optional[float] = None,
+    rnd: Optional[Mapping[str, Any]] = None,
+    *,
+    with_score: bool = True,
+) -> Dict[str, Any]:
+    """A fact as mem0's memory dict: its round's metadata, and where it comes from (`round`,
+    `valid_time`, the triple, what it `supersedes`) at the top level."""
     item: Dict[str, Any] = {
         "id": fact["key"],
         "memory": fact["content"],
         "hash": _md5(fact["content"]),
-        "metadata": meta,
-        "created_at": None,
+        "metadata": None,
+        "created_at": rnd.get("ts") if rnd else None,
         "updated_at": None,
     }
     if with_score:
         item["score"] = score
+    _with_promoted(item, _round_metadata(rnd) if rnd else None)
     if fact.get("agent"):
         item["agent_id"] = fact["agent"]
     item["record"] = "fact"
+    item["round"] = fact["key"].rsplit("/", 1)[0]
+    for key in ("valid_time", "mention", "subject", "predicate", "object"):
+        if fact.get(key) is not None:
+            item[key] = fact[key]
+    if fact.get("supersedes"):
+        item["supersedes"] = fact["supersedes"]
     return item
 
 
@@ -225,21 +249,35 @@ def _round_text(turns: Iterable[Mapping[str, Any]]) -> str:
 
 
 def _round_item(rnd: Mapping[str, Any], score: Optional[float] = None, *, with_score: bool = True) -> Dict[str, Any]:
-    """A round as mem0's memory dict: what the user said; the whole round in `metadata`."""
+    """A round as mem0's memory dict: what the user said, the metadata its messages came with;
+    its `session` and whole `turns` at the top level."""
+    text = _round_text(rnd["turns"])
     item: Dict[str, Any] = {
         "id": rnd["key"],
-        "memory": _round_text(rnd["turns"]),
-        "hash": _md5(_round_text(rnd["turns"])),
-        "metadata": {"session": rnd["session"], "turns": [{"role": t["role"], "content": t["content"]} for t in rnd["turns"]]},
+        "memory": text,
+        "hash": _md5(text),
+        "metadata": None,
         "created_at": rnd.get("ts"),
         "updated_at": None,
     }
     if with_score:
         item["score"] = score
+    _with_promoted(item, _round_metadata(rnd))
     if rnd.get("agent"):
         item["agent_id"] = rnd["agent"]
     item["record"] = "round"
+    item["session"] = rnd["session"]
+    item["turns"] = [{"role": t["role"], "content": t["content"]} for t in rnd["turns"]]
     return item
+
+
+def _without_identity(metadata: Dict[str, Any], context: str) -> Dict[str, Any]:
+    """Caller metadata without identity keys: scope comes from the entity ids only."""
+    for key in ENTITY_KEYS + ("actor_id",):
+        if key in metadata:
+            log.warning("%s: ignoring metadata[%r]: identity fields cannot be set through metadata", context, key)
+            metadata.pop(key)
+    return metadata
 
 
 def _record_kind(key: str) -> str:
@@ -315,7 +353,7 @@ class Memory:
         prompt: Optional[str] = None,
     ) -> Dict[str, Any]:
         """Stores messages: `infer=True` as conversation rounds (with facts when the memory has an
-        extractor), `infer=False` each message as a note with `metadata`. `messages` is a string
+        extractor), each turn keeping `metadata`; `infer=False` each message as a note with it. `messages` is a string
         (a user message), one message dict or a list of them; a message may carry `ts` (its time),
         `name` (the speaker) and `id`. `timestamp` is the default time (mem0's open-source
         `Memory` refuses it; here it is kept). Returns `{"results": [...]}`, one dict per record
@@ -335,15 +373,12 @@ class Memory:
         ts = _timestamp(timestamp)
         expires = _expiration(expiration_date)
         listed = _messages(messages)
+        metadata = _without_identity(dict(metadata or {}), "add()")
         if infer and memory_type is None:
-            if metadata or expires:
-                raise InvalidInput(
-                    "metadata and expiration_date belong to memories: with infer=True messages are stored "
-                    "as conversation rounds, which carry none (pass infer=False to store them as memories)",
-                    "metadata" if metadata else "expiration_date",
-                )
-            return {"results": self._add_rounds(listed, scope, ts)}
-        return {"results": self._add_notes(listed, scope, ts, dict(metadata or {}), expires, memory_type)}
+            if expires:
+                metadata["expiration_date"] = expires
+            return {"results": self._add_rounds(listed, scope, ts, metadata)}
+        return {"results": self._add_notes(listed, scope, ts, metadata, expires, memory_type)}
 
     def _add_notes(
         self,
@@ -354,10 +389,6 @@ class Memory:
         expires: Optional[str],
         memory_type: Optional[str],
     ) -> List[Dict[str, Any]]:
-        for key in ENTITY_KEYS + ("actor_id",):
-            if key in metadata:
-                log.warning("add(): ignoring metadata[%r]: identity fields cannot be set through metadata", key)
-                metadata.pop(key)
         memories = []
         for i, m in enumerate(listed):
             if not isinstance(m, Mapping) or m.get("role") is None or m.get("content") is None:
@@ -389,7 +420,9 @@ class Memory:
             out.append(item)
         return out
 
-    def _add_rounds(self, listed: List[Mapping[str, Any]], scope: _Scope, ts: Optional[str]) -> List[Dict[str, Any]]:
+    def _add_rounds(
+        self, listed: List[Mapping[str, Any]], scope: _Scope, ts: Optional[str], metadata: Dict[str, Any]
+    ) -> List[Dict[str, Any]]:
         sent = []
         for i, m in enumerate(listed):
             if not isinstance(m, Mapping) or m.get("role") is None or m.get("content") is None:
@@ -406,6 +439,8 @@ class Memory:
                 message["speaker"] = m["name"]
             if m.get("id") is not None:
                 message["id"] = str(m["id"])
+            if metadata:
+                message["metadata"] = metadata
             sent.append(message)
         if not sent:
             return []
@@ -463,7 +498,7 @@ class Memory:
         those below `threshold` dropped; at most `top_k` (`limit`, mem0 1.x). `filters` holds the
         entity ids (or pass them as keywords, mem0 1.x) and metadata conditions (`{"key": value}`,
         `{"key": {"gte": 3}}`, `eq ne in nin gt gte lt lte contains icontains`, `"*"`, `AND`
-        `OR` `NOT`); facts and rounds carry no metadata, so a condition leaves notes only.
+        `OR` `NOT`): a note's metadata, a round's (what its messages came with), a fact's round's.
         `rerank` and `explain` are mem0 options without a counterpart here: refused when true."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInput("query must be a non-empty string", "query")
@@ -492,25 +527,35 @@ class Memory:
             if not show_expired and _expired(note.get("metadata") or {}):
                 continue
             ranked.append(_note_item(note, _score(hit["cosine"])))
-        # Facts and rounds carry no metadata: only a run's session can select them.
-        if not conditions:
-            if notes is not None:
-                found = self._engine.call("search_memories", **args, facts=True)
-            sessions = self._sessions(scope) if scope.run_id else None
-            for hit in found.get("facts", []):
-                if sessions is None or sessions.get(hit["fact"]["key"].rsplit("/", 1)[0]) == scope.run_id:
-                    ranked.append(_fact_item(hit["fact"], _score(hit["cosine"])))
-            recall: Dict[str, Any] = {"query": query, "top_k": min(top_k, _PAGE), **scope.target()}
-            if date:
-                recall["date"] = date
-            extracted: Optional[set] = None
-            for rnd in json.loads(self._native("recall", json.dumps(recall)))["rounds"]:
-                if rnd["facts"] or (scope.run_id and rnd["session"] != scope.run_id):
-                    continue
-                if extracted is None:
-                    extracted = self._extracted_rounds(scope)
-                if rnd["key"] not in extracted:
-                    ranked.append(_round_item(rnd, _score(rnd["cosine"])))
+        # Facts and rounds: a round keeps the metadata its messages came with, a fact its round's;
+        # a condition or a run is tested after ranking, on four times as many (as mem0 does).
+        narrowed = conditions is not None or scope.run_id is not None
+        depth = min(_PAGE, max(4 * top_k, 60)) if narrowed else min(top_k, _PAGE)
+        if notes is not None:
+            found = self._engine.call("search_memories", **dict(args, limit=depth), facts=True)
+        recall: Dict[str, Any] = {"query": query, "top_k": depth, **scope.target()}
+        if date:
+            recall["date"] = date
+        recalled = json.loads(self._native("recall", json.dumps(recall)))["rounds"]
+        rounds = {r["key"]: r for r in recalled}
+        facts = found.get("facts", [])
+        if facts and (narrowed or not show_expired):
+            # A fact's round may rank below the recalled ones: read what is missing.
+            for key in {h["fact"]["key"].rsplit("/", 1)[0] for h in facts} - set(rounds):
+                rounds[key] = self._engine.call("get_memory", key=key, **scope.target())
+        keep = self._passing(conditions, scope, list(rounds.values()), show_expired)
+        for hit in facts:
+            rnd = rounds.get(hit["fact"]["key"].rsplit("/", 1)[0])
+            if rnd is None or keep(rnd):
+                ranked.append(_fact_item(hit["fact"], _score(hit["cosine"]), rnd))
+        extracted: Optional[set] = None
+        for rnd in recalled:
+            if rnd["facts"] or not keep(rnd):
+                continue
+            if extracted is None:
+                extracted = self._extracted_rounds(scope)
+            if rnd["key"] not in extracted:
+                ranked.append(_round_item(rnd, _score(rnd["cosine"])))
         ranked = [_stamped(r, scope) for r in ranked if r["score"] >= threshold]
         order = {"note": 0, "fact": 1, "round": 2}
         ranked.sort(key=lambda r: (-r["score"], order[r["record"]]))
@@ -526,7 +571,8 @@ class Memory:
         if kind == "note":
             item = _note_item(record)
         elif kind == "fact":
-            item = _fact_item(record)
+            rnd = self._engine.call("get_memory", key=memory_id.rsplit("/", 1)[0], user_id=user)
+            item = _fact_item(record, None, rnd)
         else:
             item = _round_item(record)
         item.setdefault("user_id", user)
@@ -545,7 +591,7 @@ class Memory:
     ) -> Dict[str, Any]:
         """The scope's records, at most `top_k` (`limit`, mem0 1.x): notes newest first, then
         active facts newest first, then the rounds no fact came from, newest first. `filters` as
-        in `search`."""
+        in `search` (a round's metadata is what its messages came with; a fact's, its round's)."""
         top_k = _check_top_k(limit if limit is not None else top_k)
         scope, conditions = _split_filters(filters, "get_all", user_id=user_id, agent_id=agent_id, run_id=run_id)
         out: List[Dict[str, Any]] = []
@@ -562,15 +608,17 @@ class Memory:
             cursor = page.get("next")
             if not cursor:
                 break
-        if not conditions and len(out) < top_k:
+        if len(out) < top_k:
             rounds = self._records("rounds", scope)
-            sessions = {r["key"]: r["session"] for r in rounds}
+            keep = self._passing(conditions, scope, rounds, show_expired)
+            by_key = {r["key"]: r for r in rounds}
             with_facts = self._extracted_rounds(scope)
             for f in reversed(self._records("facts", scope)):
-                if scope.run_id is None or sessions.get(f["key"].rsplit("/", 1)[0]) == scope.run_id:
-                    out.append(_fact_item(f, with_score=False))
+                rnd = by_key.get(f["key"].rsplit("/", 1)[0])
+                if rnd is not None and keep(rnd):
+                    out.append(_fact_item(f, None, rnd, with_score=False))
             for r in reversed(rounds):
-                if r["key"] not in with_facts and (scope.run_id is None or r["session"] == scope.run_id):
+                if r["key"] not in with_facts and keep(r):
                     out.append(_round_item(r, with_score=False))
         return {"results": [_stamped(r, scope) for r in out[:top_k]]}
 
@@ -851,13 +899,28 @@ class Memory:
     # --- helpers ----------------------------------------------------------------------------
 
     def _native(self, name: str, *args: Any) -> Any:
-        from .engine import _raising
-
         with _raising():
             return getattr(self._engine._native, name)(*args)
 
     def _records(self, what: str, scope: _Scope) -> List[Dict[str, Any]]:
         return json.loads(self._native("records", what, scope.user, scope.agent_id))
+
+    def _passing(
+        self, conditions: Optional[Dict[str, Any]], scope: _Scope, rounds: List[Dict[str, Any]], show_expired: bool
+    ) -> Any:
+        """A test of a round (by its key) against the run, the metadata conditions (tested by the
+        engine's own filter) and expiry."""
+        passing = {r["key"] for r in rounds}
+        if conditions:
+            metadata = [_round_metadata(r) for r in rounds]
+            with _raising():
+                verdicts = _native.metadata_matches(json.dumps(conditions), json.dumps(metadata))
+            passing = {r["key"] for r, ok in zip(rounds, verdicts) if ok}
+        return lambda r: (
+            r["key"] in passing
+            and (scope.run_id is None or r["session"] == scope.run_id)
+            and (show_expired or not _expired(_round_metadata(r) or {}))
+        )
 
     def _extracted_rounds(self, scope: _Scope) -> set:
         """The keys of the rounds any fact came from (superseded ones too): such a round is

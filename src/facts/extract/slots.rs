@@ -1417,7 +1417,14 @@ mod tests {
     use super::*;
 
     fn turn(role: Role, content: &str) -> Turn {
-        Turn { role, content: content.into(), ts: "2024-03-14".into(), id: None, speaker: None }
+        Turn {
+            role,
+            content: content.into(),
+            ts: "2024-03-14".into(),
+            id: None,
+            speaker: None,
+            metadata: None,
+        }
     }
 
     #[test]

@@ -164,7 +164,8 @@ struct Head {
 }
 
 const FETCH: &str =
-    "scripts/fetch-models.sh (SmolLM2-135M) or scripts/fetch-models.sh --qwen (Qwen2.5-Coder-0.5B)";
+    "`mnemon fetch-models --extractor` (Qwen2.5-Coder-0.5B, the default; plain: SmolLM2-135M), \
+     or scripts/fetch-models.sh [--qwen] in a checkout";
 
 fn unavailable(path: &Path, reason: impl Into<String>) -> Error {
     Error::ModelUnavailable { path: path.to_owned(), reason: reason.into(), fix: FETCH.into() }

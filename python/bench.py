@@ -1,0 +1,120 @@
+"""What the Python layer costs over the engine: search latency through `mnemon.Engine` (one JSON
+call) and through mem0's `Memory.search` (notes, facts and rounds ranked together), add throughput
+of rounds and of notes, and two threads searching one `Memory` against one. Prints a table; compare
+with `mnemon bench --notes --embedder hashing --sizes N` (search) and `mnemon bench --embedder
+hashing --sizes N` (ingest) on the same machine, never beside another benchmark.
+
+    python python/bench.py [--notes 10000] [--rounds 10000] [--queries 500]
+"""
+
+import argparse
+import statistics
+import tempfile
+import threading
+import time
+
+import mnemon
+
+WORDS = (
+    "river stone garden lamp window coffee violin harbor meadow lantern copper pepper orbit canvas "
+    "marble ladder thunder velvet basket candle saddle pillow rocket tunnel anchor pebble mirror "
+    "falcon walnut bamboo glacier cabinet puzzle blanket compass sparrow kettle hammer feather "
+    "island jacket ribbon shadow spiral teapot violet whistle zipper almond bucket cactus dolphin "
+    "engine forest gravel helmet igloo jungle kitten lemon mango needle oyster parrot quartz raven "
+    "salmon tiger umbrella valley wagon yogurt zebra acorn blossom cereal dragon ember fossil "
+    "goblet honey ivory jigsaw koala lilac magnet nectar olive pirate quiver rhubarb saffron"
+).split()
+
+
+class Words:
+    """The same stream of words on every run (a linear congruential generator)."""
+
+    def __init__(self, seed):
+        self.state = seed
+
+    def sentence(self, n):
+        out = []
+        for _ in range(n):
+            self.state = (self.state * 6364136223846793005 + 1442695040888963407) % (1 << 64)
+            out.append(WORDS[(self.state >> 33) % len(WORDS)])
+        return " ".join(out)
+
+
+def percentiles(samples):
+    ordered = sorted(samples)
+    return statistics.median(ordered) * 1e3, ordered[int(len(ordered) * 0.95)] * 1e3
+
+
+def timed(fn, items):
+    samples = []
+    for item in items:
+        t = time.perf_counter()
+        fn(item)
+        samples.append(time.perf_counter() - t)
+    return samples
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--notes", type=int, default=10_000)
+    ap.add_argument("--rounds", type=int, default=10_000)
+    ap.add_argument("--queries", type=int, default=500)
+    args = ap.parse_args()
+    words = Words(args.notes + 7)
+    with tempfile.TemporaryDirectory() as tmp:
+        m = mnemon.Memory.open(f"{tmp}/notes.db", embedder="hashing")
+        notes = [{"content": words.sentence(12), "ts": "2024-01-01T00:00:00+00:00"} for _ in range(args.notes)]
+        t = time.perf_counter()
+        for i in range(0, len(notes), 1000):
+            m.remember(notes[i : i + 1000], user_id="bench")
+        remember_rate = len(notes) / (time.perf_counter() - t)
+        queries = [words.sentence(6) for _ in range(args.queries)]
+        engine = m.engine
+        engine.call("search_memories", user_id="bench", query="warm up the index")
+        native = timed(lambda q: engine.call("search_memories", user_id="bench", query=q), queries)
+        mem0 = timed(lambda q: m.search(q, user_id="bench", limit=10), queries)
+
+        # Two threads on one Memory against one thread, the same queries in all.
+        def run(qs):
+            for q in qs:
+                engine.call("search_memories", user_id="bench", query=q)
+
+        t = time.perf_counter()
+        run(queries)
+        one = len(queries) / (time.perf_counter() - t)
+        halves = [queries[0::2], queries[1::2]]
+        threads = [threading.Thread(target=run, args=(h,)) for h in halves]
+        t = time.perf_counter()
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        two = len(queries) / (time.perf_counter() - t)
+
+        r = mnemon.Memory.open(f"{tmp}/rounds.db", embedder="hashing")
+        rounds = [
+            [
+                {"role": "user", "content": words.sentence(15), "ts": "2024-01-01T00:00:00+00:00"},
+                {"role": "assistant", "content": words.sentence(35), "ts": "2024-01-01T00:00:00+00:00"},
+            ]
+            for _ in range(args.rounds)
+        ]
+        t = time.perf_counter()
+        for i in range(0, len(rounds), 10):
+            session = [msg for pair in rounds[i : i + 10] for msg in pair]
+            r.engine.call("add_messages", user_id="bench", messages=[dict(x, session=f"s{i}") for x in session])
+        add_rate = len(rounds) / (time.perf_counter() - t)
+
+    print(f"notes: {args.notes}, queries: {args.queries}, hashing embedder")
+    print("| figure | value |")
+    print("|---|---|")
+    print(f"| remember, notes/s (batches of 1000) | {remember_rate:.0f} |")
+    print("| search p50 / p95, Engine.call (ms) | {:.3f} / {:.3f} |".format(*percentiles(native)))
+    print("| search p50 / p95, mem0 Memory.search (ms) | {:.3f} / {:.3f} |".format(*percentiles(mem0)))
+    print(f"| searches/s, one thread | {one:.0f} |")
+    print(f"| searches/s, two threads on one Memory | {two:.0f} ({two / one:.2f}x) |")
+    print(f"| add, rounds/s (sessions of 10 rounds) | {add_rate:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

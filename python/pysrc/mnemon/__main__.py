@@ -1,0 +1,5 @@
+"""`python -m mnemon ...`: the `mnemon` command."""
+
+from ._cli import main
+
+main()
