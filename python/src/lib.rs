@@ -18,9 +18,11 @@ pyo3::create_exception!(
     "An error of the engine: `args` holds its code, message and field."
 );
 
-/// An [`ApiError`] as a Python exception: `NativeError(code, message, field, retry_after)`.
+/// An [`ApiError`] as a Python exception: `NativeError(code, message, field, retry_after,
+/// differences)`, the last a JSON list of the differing pins of a `pin_mismatch` (else `None`).
 fn raised(e: ApiError) -> PyErr {
-    NativeError::new_err((e.code.as_str().to_owned(), e.message, e.field, e.retry_after))
+    let differences = e.differences.as_ref().and_then(|d| serde_json::to_string(d).ok());
+    NativeError::new_err((e.code.as_str().to_owned(), e.message, e.field, e.retry_after, differences))
 }
 
 /// The arguments of [`Engine::recall`].

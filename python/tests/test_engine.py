@@ -68,6 +68,9 @@ def test_a_store_built_under_another_embedder_is_refused_with_its_pins(tmp_path)
     with pytest.raises(mnemon.PinMismatch) as err:
         mnemon.Engine(store, data=tmp_path, embedder="minilm")
     assert "embedder" in str(err.value)
+    names = {d.key: d for d in err.value.differences}
+    assert names["embedder.name"].stored == "hashing-v1"
+    assert names["embedder.name"].expected == "all-MiniLM-L6-v2-int8"
 
 
 def test_the_gil_is_released_while_the_engine_works(tmp_path):

@@ -60,7 +60,8 @@ def test_bad_input_is_a_typed_error_naming_the_field_and_changes_nothing(tmp_pat
     before = e.call("count_memories", json.dumps({"user_id": "ana"}))
     with pytest.raises(_native.NativeError) as err:
         e.call("save_memories", json.dumps({"user_id": "ana", "memories": ["fine", "  "]}))
-    code, message, field, _ = err.value.args
+    code, message, field, _, differences = err.value.args
+    assert differences is None
     assert (code, field) == ("empty_memory", "memories[1].content") and "empty" in message
     assert e.call("count_memories", json.dumps({"user_id": "ana"})) == before
     with pytest.raises(ValueError, match="no operation named"):

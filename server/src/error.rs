@@ -110,6 +110,20 @@ pub struct ApiError {
     /// Seconds to wait before retrying (`rate_limited`, `busy`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<u64>,
+    /// For `pin_mismatch`: every differing pin, with the store's value and this server's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub differences: Option<Vec<PinDifferenceOut>>,
+}
+
+/// One pin that differs between a store and the configuration opening it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct PinDifferenceOut {
+    /// The pin, e.g. `embedder.name`.
+    pub key: String,
+    /// The store's value (`null`: the store lacks it).
+    pub stored: Option<String>,
+    /// This configuration's value (`null`: it has no such pin).
+    pub expected: Option<String>,
 }
 
 /// The body of every error response: `{"error": {...}}`.
@@ -122,7 +136,7 @@ pub struct ErrorBody {
 impl ApiError {
     /// An error with a code and a message.
     pub fn new(code: Code, message: impl Into<String>) -> ApiError {
-        ApiError { code, message: message.into(), field: None, retry_after: None }
+        ApiError { code, message: message.into(), field: None, retry_after: None, differences: None }
     }
 
     /// `internal`: the client gets a correlation id and no detail (no SQL, no path); the server's
@@ -157,7 +171,16 @@ impl From<mnemon::Error> for ApiError {
                 ApiError { field: Some(field), ..ApiError::new(Code::EmptyMemory, message) }
             }
             E::NotFound { .. } => ApiError::new(Code::NotFound, message),
-            E::PinMismatch { .. } | E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
+            E::PinMismatch { differences } => ApiError {
+                differences: Some(
+                    differences
+                        .into_iter()
+                        .map(|d| PinDifferenceOut { key: d.key, stored: d.stored, expected: d.expected })
+                        .collect(),
+                ),
+                ..ApiError::new(Code::PinMismatch, message)
+            },
+            E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
             E::NotAStore { .. } => ApiError::input("store", message),
             E::Import { .. } => ApiError::input("dump", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },

@@ -1,7 +1,7 @@
 from typing import List, Optional, Tuple
 
 class NativeError(Exception):
-    args: Tuple[str, str, Optional[str], Optional[int]]
+    args: Tuple[str, str, Optional[str], Optional[int], Optional[str]]
 
 class Engine:
     def __init__(self, flags: List[str]) -> None: ...

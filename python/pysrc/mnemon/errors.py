@@ -4,7 +4,8 @@ seconds to wait before retrying. A failed call changes nothing in the store."""
 
 from __future__ import annotations
 
-from typing import Dict, Optional, Type
+import json
+from typing import Dict, List, NamedTuple, Optional, Type
 
 
 class MnemonError(Exception):
@@ -44,11 +45,21 @@ class NotFound(MnemonError, LookupError, ValueError):
     code = "not_found"
 
 
+class PinDifference(NamedTuple):
+    """One pin that differs: its key, the store's value and this configuration's (None: absent)."""
+
+    key: str
+    stored: Optional[str]
+    expected: Optional[str]
+
+
 class PinMismatch(MnemonError):
-    """The store was built under another configuration (embedder, extractor, lexicons); the message
-    names every differing pin."""
+    """The store was built under another configuration (embedder, extractor, lexicons): every
+    differing pin is in `differences` (and named in the message); a store of a schema this build
+    cannot read has none."""
 
     code = "pin_mismatch"
+    differences: List[PinDifference] = []
 
 
 class Busy(MnemonError):
@@ -87,10 +98,13 @@ _BY_CODE: Dict[str, Type[MnemonError]] = {
 
 def from_native(error: BaseException) -> MnemonError:
     """The exception for a `mnemon._native.NativeError` (its args: code, message, field,
-    retry_after); another code than those above is a plain `MnemonError` keeping its code."""
-    code, message, field, retry_after = error.args
+    retry_after, differences as JSON); another code than those above is a plain `MnemonError`
+    keeping its code."""
+    code, message, field, retry_after, differences = error.args
     cls = _BY_CODE.get(code, MnemonError)
     out = cls(message, field, retry_after)
     if cls is MnemonError:
         out.code = code
+    if isinstance(out, PinMismatch) and differences:
+        out.differences = [PinDifference(**d) for d in json.loads(differences)]
     return out
