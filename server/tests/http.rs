@@ -256,6 +256,11 @@ fn each_bad_request_gets_its_code_and_changes_nothing() {
         assert!(reply.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()), "case {i}");
     }
 
+    // A store of other pins names each differing pin.
+    let r = s.call("GET", "/v1/count?user_id=bo&store=other.db", None);
+    let differences = r.body["error"]["differences"].as_array().expect("differences");
+    assert!(differences.iter().any(|d| d["key"] == "embedder.dim" && d["stored"] == "64"), "{}", r.body);
+
     // A link inside the data directory that leads out is refused too.
     #[cfg(unix)]
     {
