@@ -12,6 +12,7 @@
 pub mod data;
 pub mod extraction;
 pub mod facts;
+pub mod labels;
 pub mod metrics;
 pub mod prefilter;
 pub mod qa;

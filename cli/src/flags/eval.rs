@@ -122,6 +122,23 @@ pub enum EvalCommand {
         #[command(flatten)]
         models: ModelArgs,
     },
+    /// What search scores say about relevance: the cosine of each question to its evidence rounds,
+    /// to its haystack's other rounds and to another user's rounds, per half of the haystacks,
+    /// and the labels each class gets under a map from cosine to score (docs/EVAL.md, "Labels").
+    Labels {
+        #[arg(long)]
+        dataset: PathBuf,
+        #[arg(long, value_enum)]
+        benchmark: BenchmarkArg,
+        /// The cosines that score 0.50 (`low`), 0.75 (`medium`) and 0.90 (`high`), ascending.
+        #[arg(long, value_delimiter = ',', default_values_t = [0.5, 0.75, 0.9])]
+        anchors: Vec<f32>,
+        /// At most this many haystacks.
+        #[arg(long = "max-haystacks")]
+        max_haystacks: Option<usize>,
+        #[command(flatten)]
+        models: ModelArgs,
+    },
     /// How many rounds the extraction pre-filter skips, by rule, and which evidence rounds.
     Prefilter {
         #[arg(long)]
