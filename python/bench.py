@@ -4,10 +4,15 @@ of rounds and of notes, and two threads searching one `Memory` against one. Prin
 with `mnemon bench --notes --embedder hashing --sizes N` (search) and `mnemon bench --embedder
 hashing --sizes N` (ingest) on the same machine, never beside another benchmark.
 
-    python python/bench.py [--notes 10000] [--rounds 10000] [--queries 500]
+    python python/bench.py [--notes 10000] [--rounds 10000] [--queries 500] [--workload FILE]
+
+`--workload` takes the notes and queries `mnemon bench --notes --workload-out FILE` wrote (its
+`FILE.<size>.json`): the same store and the same queries as the Rust figure, so the difference
+is the layer's cost alone.
 """
 
 import argparse
+import json
 import statistics
 import tempfile
 import threading
@@ -59,18 +64,30 @@ def main():
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=500)
+    ap.add_argument("--workload", help="notes and queries written by `mnemon bench --notes --workload-out`")
     args = ap.parse_args()
     words = Words(args.notes + 7)
     with tempfile.TemporaryDirectory() as tmp:
         m = mnemon.Memory.open(f"{tmp}/notes.db", embedder="hashing")
-        notes = [{"content": words.sentence(12), "ts": "2024-01-01T00:00:00+00:00"} for _ in range(args.notes)]
+        if args.workload:
+            with open(args.workload) as f:
+                workload = json.load(f)
+            notes = [{k: v for k, v in n.items() if v is not None} for n in workload["notes"]]
+            given_queries = workload["queries"]
+            args.notes = len(notes)
+        else:
+            notes = [{"content": words.sentence(12), "ts": "2024-01-01T00:00:00+00:00"} for _ in range(args.notes)]
+            given_queries = None
         t = time.perf_counter()
         for i in range(0, len(notes), 1000):
             m.remember(notes[i : i + 1000], user_id="bench")
         remember_rate = len(notes) / (time.perf_counter() - t)
-        queries = [words.sentence(6) for _ in range(args.queries)]
+        queries = given_queries or [words.sentence(6) for _ in range(args.queries)]
+        args.queries = len(queries)
         engine = m.engine
         engine.call("search_memories", user_id="bench", query="warm up the index")
+        # One pass to warm caches and the CPU, as `mnemon bench` warms its index; the second counts.
+        timed(lambda q: engine.call("search_memories", user_id="bench", query=q), queries)
         native = timed(lambda q: engine.call("search_memories", user_id="bench", query=q), queries)
         mem0 = timed(lambda q: m.search(q, user_id="bench", limit=10), queries)
 

@@ -285,6 +285,18 @@ fn run_notes(args: &Args) -> Result<()> {
             ..Filter::default()
         };
         let queries: Vec<String> = (0..args.queries).map(|_| words.sentence(6)).collect();
+        if let Some(out) = &args.workload_out {
+            let notes: Vec<_> = notes
+                .iter()
+                .map(|n| {
+                    serde_json::json!({"content": n.content, "ts": n.ts, "tags": n.tags,
+                        "kind": n.kind.map(|k| k.as_str()), "importance": n.importance})
+                })
+                .collect();
+            let path = out.with_extension(format!("{size}.json"));
+            std::fs::write(&path, serde_json::json!({"notes": notes, "queries": queries}).to_string())
+                .with_context(|| format!("writing {}", path.display()))?;
+        }
         let t = Instant::now();
         memory.search(&Search::new("warm up the index"), "bench")?;
         let load_ms = t.elapsed().as_secs_f64() * 1e3;

@@ -35,6 +35,10 @@ pub struct BenchArgs {
     /// sizes are then in notes.
     #[arg(long)]
     pub notes: bool,
+    /// With --notes: also write each size's notes and queries to `<FILE>.<size>.json`, so that
+    /// another client (`python/bench.py --workload`) measures the very same work.
+    #[arg(long, value_name = "FILE", requires = "notes")]
+    pub workload_out: Option<std::path::PathBuf>,
     /// Build each store in a fresh database on this PostgreSQL server (a URL whose user may
     /// create databases) instead of a temporary file; dropped afterwards.
     #[arg(long = "scratch", alias = "postgres", value_name = "URL")]
