@@ -9,14 +9,7 @@ use mnemon::internals::extract::{GRAMMAR, SCHEMA};
 use mnemon::{Error, Role, Turn};
 
 fn turn(role: Role, content: &str) -> Turn {
-    Turn {
-        role,
-        content: content.into(),
-        ts: "2024-03-01T10:00:00".into(),
-        id: None,
-        speaker: None,
-        metadata: None,
-    }
+    Turn::new(role, content, "2024-03-01T10:00:00")
 }
 
 /// One decode at a time: two tests decoding at once on 2 cores make llama.cpp's spinning thread

@@ -63,14 +63,7 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
         let what = format!("extractor {}", path.display());
         let extracted = LlamaExtractor::load(path, LlamaConfig { max_tokens: 48, ..LlamaConfig::default() })
             .and_then(|m| {
-                let turn = Turn {
-                    role: Role::User,
-                    content: "I live in Lisbon.".into(),
-                    ts: String::new(),
-                    id: None,
-                    speaker: None,
-                    metadata: None,
-                };
+                let turn = Turn::new(Role::User, "I live in Lisbon.", String::new());
                 Ok((m.pins(), m.extract(&[turn])?))
             });
         match extracted {

@@ -19,14 +19,7 @@ pub fn parse_round(text: &str) -> Result<Vec<Turn>> {
             .into_iter()
             .find_map(|(p, role)| line.strip_prefix(p).map(|rest| (role, rest.trim_start())));
         match (start, turns.last_mut()) {
-            (Some((role, rest)), _) => turns.push(Turn {
-                role,
-                content: rest.to_string(),
-                ts: String::new(),
-                id: None,
-                speaker: None,
-                metadata: None,
-            }),
+            (Some((role, rest)), _) => turns.push(Turn::new(role, rest, String::new())),
             (None, Some(t)) => {
                 t.content.push('\n');
                 t.content.push_str(line);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use mnemon::{Query, Scope};
-use mnemon_server::service::DEFAULT_USER;
+use mnemon_server::api::Target;
 use mnemon_server::{ApiError, Service};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -44,20 +44,15 @@ struct RecallArgs {
     as_of: Option<String>,
 }
 
-/// The field a JSON error is about, when serde names one (`unknown field `x``), else `args`.
-fn json_field(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    text.split('`')
-        .nth(1)
-        .filter(|_| text.starts_with("unknown field") || text.starts_with("missing field"))
-        .unwrap_or("args")
-        .to_owned()
-}
-
 /// The engine over one store (and the stores its data directory and roots hold).
 #[pyclass(frozen, module = "mnemon._native")]
 struct Engine {
     service: Arc<Service>,
+}
+
+/// Whose memory: the user (`default` when none is named) and agent, as the servers read them.
+fn scope<'a>(user: Option<&'a str>, agent: Option<&'a str>) -> Scope<'a> {
+    Service::scope(&Target { user, agent, store: None })
 }
 
 #[pymethods]
@@ -103,7 +98,7 @@ impl Engine {
         agent: Option<&str>,
         store: Option<&str>,
     ) -> PyResult<String> {
-        let scope = Scope::user(user.unwrap_or(DEFAULT_USER)).with_agent(agent);
+        let scope = scope(user, agent);
         py.detach(|| {
             let memory = self.service.memory(store)?;
             let json = match what {
@@ -126,8 +121,9 @@ impl Engine {
     /// The rounds that best answer a question, ranked (not rendered), with their facts, as
     /// JSON: `{"query", "user_id", "agent_id", "store", "top_k", "date", "as_of"}` in.
     fn recall(&self, py: Python<'_>, args: &str) -> PyResult<String> {
-        let args: RecallArgs =
-            serde_json::from_str(args).map_err(|e| raised(ApiError::input(json_field(&e), e.to_string())))?;
+        let args: serde_json::Value = serde_json::from_str(args)
+            .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+        let args: RecallArgs = mnemon_server::error::parse(args).map_err(raised)?;
         py.detach(|| {
             let memory = self.service.memory(args.store.as_deref())?;
             let query = Query {
@@ -136,8 +132,7 @@ impl Engine {
                 as_of: args.as_of.as_deref(),
                 ..Query::new(&args.query)
             };
-            let scope = Scope::user(args.user_id.as_deref().unwrap_or(DEFAULT_USER))
-                .with_agent(args.agent_id.as_deref());
+            let scope = scope(args.user_id.as_deref(), args.agent_id.as_deref());
             serde_json::to_string(&memory.recall(query, scope)?).map_err(ApiError::internal)
         })
         .map_err(raised)

@@ -215,7 +215,8 @@ impl Service {
         Ok(())
     }
 
-    fn scope<'a>(target: &Target<'a>) -> Scope<'a> {
+    /// The scope a request reaches: its user (`default` when it names none) and agent.
+    pub fn scope<'a>(target: &Target<'a>) -> Scope<'a> {
         Scope::user(target.user.unwrap_or(DEFAULT_USER)).with_agent(target.agent)
     }
 

@@ -207,7 +207,7 @@ mod tests {
     use super::*;
 
     fn t(role: Role, content: &str) -> Turn {
-        Turn { role, content: content.into(), ts: String::new(), id: None, speaker: None, metadata: None }
+        Turn::new(role, content, "")
     }
 
     #[test]

@@ -150,14 +150,7 @@ mod tests {
     }
 
     fn turns() -> Vec<Turn> {
-        let t = |role, content: &str| Turn {
-            role,
-            content: content.into(),
-            ts: "2024-03-14".into(),
-            id: None,
-            speaker: None,
-            metadata: None,
-        };
+        let t = |role, content: &str| Turn::new(role, content, "2024-03-14");
         vec![
             t(Role::User, "My old sneakers smell.  Last   Tuesday I put them under the bed."),
             t(Role::Assistant, "Try shoe trees and a breathable bag."),

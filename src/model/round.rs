@@ -152,6 +152,18 @@ pub struct Turn {
     pub metadata: Option<serde_json::Value>,
 }
 
+impl Turn {
+    /// A turn with no id, speaker or metadata.
+    ///
+    /// ```
+    /// let t = mnemon::Turn::new(mnemon::Role::User, "I live in Porto.", "2026-01-01");
+    /// assert!(t.id.is_none() && t.metadata.is_none());
+    /// ```
+    pub fn new(role: Role, content: impl Into<String>, ts: impl Into<String>) -> Turn {
+        Turn { role, content: content.into(), ts: ts.into(), id: None, speaker: None, metadata: None }
+    }
+}
+
 /// A round before storage: one user turn and the assistant turn right after it, or a lone turn.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct NewRound {
@@ -231,16 +243,7 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
             }
         }
         if let Some(meta) = &m.metadata {
-            if !meta.is_object() {
-                return Err(Error::input(at("metadata"), "must be a JSON object"));
-            }
-            let bytes = meta.to_string().len();
-            if bytes > super::note::MAX_METADATA_BYTES {
-                return Err(Error::input(
-                    at("metadata"),
-                    format!("{bytes} bytes is over the {} byte limit", super::note::MAX_METADATA_BYTES),
-                ));
-            }
+            super::note::check_metadata(Some(meta), &at("metadata"))?;
         }
         parsed.push((m, ts));
     }

@@ -130,7 +130,7 @@ fn fact_hits(
     search: &Search<'_>,
 ) -> Result<Vec<FactHit>> {
     let vectors = store.user_fact_vectors(view)?;
-    let facts: Vec<_> = store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).collect();
+    let facts = store.active_facts(view)?;
     let dim = query.len();
     if dim == 0 || vectors.data.len() != facts.len() * dim {
         return Err(Error::Corrupt {

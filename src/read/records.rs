@@ -81,9 +81,7 @@ pub(crate) fn rounds(engine: &Engine, scope: Scope<'_>) -> Result<Vec<StoredRoun
 
 /// The active facts `scope` sees, in the order they were stored.
 pub(crate) fn facts(engine: &Engine, scope: Scope<'_>) -> Result<Vec<Fact>> {
-    engine.reading(scope, |store, view| {
-        Ok(store.all_facts(view)?.into_iter().filter(|f| f.salience > 0.0).map(Fact::from).collect())
-    })
+    engine.reading(scope, |store, view| Ok(store.active_facts(view)?.into_iter().map(Fact::from).collect()))
 }
 
 /// Every fact `scope` sees, superseded ones included, in the order they were stored.

@@ -419,7 +419,7 @@ mod tests {
     use super::*;
 
     fn turn(role: Role, content: &str) -> Turn {
-        Turn { role, content: content.into(), ts: "t".into(), id: None, speaker: None, metadata: None }
+        Turn::new(role, content, "t")
     }
 
     #[test]

@@ -123,6 +123,16 @@ impl Store {
         self.db().rows(&sql, p![view.user, view.agent], fact_from_row)
     }
 
+    /// The active facts (salience above 0) the view sees, in id order: the rows of
+    /// [`user_fact_vectors`](Store::user_fact_vectors), in the same order.
+    pub(crate) fn active_facts(&self, view: View<'_>) -> Result<Vec<FactRow>> {
+        let sql = format!(
+            "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND salience > 0 AND {} ORDER BY id",
+            visible("agent", 2)
+        );
+        self.db().rows(&sql, p![view.user, view.agent], fact_from_row)
+    }
+
     /// The fact with this key, if the view sees it (superseded facts included).
     pub(crate) fn fact_by_key(&self, view: View<'_>, key: &str) -> Result<Option<FactRow>> {
         let sql = format!(

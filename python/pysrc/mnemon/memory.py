@@ -30,7 +30,7 @@ import hashlib
 import json
 import logging
 import os
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native
 from .engine import EMBEDDERS, Engine, PathLike, _raising
@@ -191,6 +191,11 @@ def _note_item(note: Mapping[str, Any], score: Optional[float] = None, *, with_s
     return item
 
 
+def _round_of(fact_key: str) -> str:
+    """The key of the round a fact came from (a fact's key is `<round key>/<n>`)."""
+    return fact_key.rsplit("/", 1)[0]
+
+
 def _round_metadata(rnd: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
     """The caller's metadata of a round: its turns' metadata merged, the user's turn first."""
     merged: Dict[str, Any] = {}
@@ -233,7 +238,7 @@ def _fact_item(
     if fact.get("agent"):
         item["agent_id"] = fact["agent"]
     item["record"] = "fact"
-    item["round"] = fact["key"].rsplit("/", 1)[0]
+    item["round"] = _round_of(fact["key"])
     for key in ("valid_time", "mention", "subject", "predicate", "object"):
         if fact.get(key) is not None:
             item[key] = fact[key]
@@ -278,12 +283,6 @@ def _without_identity(metadata: Dict[str, Any], context: str) -> Dict[str, Any]:
             log.warning("%s: ignoring metadata[%r]: identity fields cannot be set through metadata", context, key)
             metadata.pop(key)
     return metadata
-
-
-def _record_kind(key: str) -> str:
-    if key.startswith("n-"):
-        return "note"
-    return "fact" if "/" in key else "round"
 
 
 class Memory:
@@ -459,7 +458,7 @@ class Memory:
 
     def _new_facts(self, rounds: set, scope: _Scope) -> List[Dict[str, Any]]:
         """The facts extracted from `rounds`, with what each superseded."""
-        facts = [f for f in self._records("facts", scope) if f["key"].rsplit("/", 1)[0] in rounds]
+        facts = [f for f in self._records("facts", scope) if _round_of(f["key"]) in rounds]
         if not facts:
             return []
         superseded: Dict[str, List[str]] = {}
@@ -541,11 +540,11 @@ class Memory:
         facts = found.get("facts", [])
         if facts and (narrowed or not show_expired):
             # A fact's round may rank below the recalled ones: read what is missing.
-            for key in {h["fact"]["key"].rsplit("/", 1)[0] for h in facts} - set(rounds):
+            for key in {_round_of(h["fact"]["key"]) for h in facts} - set(rounds):
                 rounds[key] = self._engine.call("get_memory", key=key, **scope.target())
         keep = self._passing(conditions, scope, list(rounds.values()), show_expired)
         for hit in facts:
-            rnd = rounds.get(hit["fact"]["key"].rsplit("/", 1)[0])
+            rnd = rounds.get(_round_of(hit["fact"]["key"]))
             if rnd is None or keep(rnd):
                 ranked.append(_fact_item(hit["fact"], _score(hit["cosine"]), rnd))
         extracted: Optional[set] = None
@@ -571,7 +570,7 @@ class Memory:
         if kind == "note":
             item = _note_item(record)
         elif kind == "fact":
-            rnd = self._engine.call("get_memory", key=memory_id.rsplit("/", 1)[0], user_id=user)
+            rnd = self._engine.call("get_memory", key=_round_of(memory_id), user_id=user)
             item = _fact_item(record, None, rnd)
         else:
             item = _round_item(record)
@@ -595,26 +594,18 @@ class Memory:
         top_k = _check_top_k(limit if limit is not None else top_k)
         scope, conditions = _split_filters(filters, "get_all", user_id=user_id, agent_id=agent_id, run_id=run_id)
         out: List[Dict[str, Any]] = []
-        cursor = None
-        notes = _note_condition(scope, conditions)
-        while len(out) < top_k:
-            args: Dict[str, Any] = {"limit": _PAGE, **scope.target(), **_filtered(notes)}
-            if cursor:
-                args["cursor"] = cursor
-            page = self._engine.call("list_memories", **args)
-            for note in page["notes"]:
-                if show_expired or not _expired(note.get("metadata") or {}):
-                    out.append(_note_item(note, with_score=False))
-            cursor = page.get("next")
-            if not cursor:
+        for note in self._listed(scope, _note_condition(scope, conditions)):
+            if len(out) >= top_k:
                 break
+            if show_expired or not _expired(note.get("metadata") or {}):
+                out.append(_note_item(note, with_score=False))
         if len(out) < top_k:
             rounds = self._records("rounds", scope)
             keep = self._passing(conditions, scope, rounds, show_expired)
             by_key = {r["key"]: r for r in rounds}
             with_facts = self._extracted_rounds(scope)
             for f in reversed(self._records("facts", scope)):
-                rnd = by_key.get(f["key"].rsplit("/", 1)[0])
+                rnd = by_key.get(_round_of(f["key"]))
                 if rnd is not None and keep(rnd):
                     out.append(_fact_item(f, None, rnd, with_score=False))
             for r in reversed(rounds):
@@ -652,11 +643,7 @@ class Memory:
             args["content"] = text
         if metadata is not None or expiration_date is not _UNSET:
             merged = dict(record.get("metadata") or {})
-            for key, value in (metadata or {}).items():
-                if key in ENTITY_KEYS or key == "actor_id":
-                    log.warning("update(): ignoring metadata[%r]: identity fields cannot change", key)
-                    continue
-                merged[key] = value
+            merged.update(_without_identity(dict(metadata or {}), "update()"))
             if expiration_date is not _UNSET:
                 until = _expiration(expiration_date)
                 if until is None:
@@ -691,18 +678,11 @@ class Memory:
         if scope.agent_id is None and scope.run_id is None:
             self._engine.call("forget_user", user_id=scope.user)
             return {"message": "Memories deleted successfully!"}
-        doomed: List[str] = []
-        notes = _note_condition(scope, None)
-        cursor = None
-        while True:
-            args: Dict[str, Any] = {"limit": _PAGE, "include_condensed": True, **scope.target(), **_filtered(notes)}
-            if cursor:
-                args["cursor"] = cursor
-            page = self._engine.call("list_memories", **args)
-            doomed += [n["key"] for n in page["notes"] if scope.agent_id is None or n.get("agent") == scope.agent_id]
-            cursor = page.get("next")
-            if not cursor:
-                break
+        doomed = [
+            n["key"]
+            for n in self._listed(scope, _note_condition(scope, None), include_condensed=True)
+            if scope.agent_id is None or n.get("agent") == scope.agent_id
+        ]
         for r in self._records("rounds", scope):
             if (scope.agent_id is None or r.get("agent") == scope.agent_id) and (
                 scope.run_id is None or r["session"] == scope.run_id
@@ -922,15 +902,29 @@ class Memory:
             and (show_expired or not _expired(_round_metadata(r) or {}))
         )
 
+    def _listed(
+        self, scope: _Scope, condition: Optional[Dict[str, Any]], include_condensed: bool = False
+    ) -> Iterator[Dict[str, Any]]:
+        """The scope's notes passing `condition`, newest first, read a page at a time as asked."""
+        cursor = None
+        while True:
+            args: Dict[str, Any] = {"limit": _PAGE, **scope.target(), **_filtered(condition)}
+            if include_condensed:
+                args["include_condensed"] = True
+            if cursor:
+                args["cursor"] = cursor
+            page = self._engine.call("list_memories", **args)
+            yield from page["notes"]
+            cursor = page.get("next")
+            if not cursor:
+                return
+
     def _extracted_rounds(self, scope: _Scope) -> set:
         """The keys of the rounds any fact came from (superseded ones too): such a round is
         represented by its facts, never by its text."""
         if not self._extracts:
             return set()
-        return {f["key"].rsplit("/", 1)[0] for f in self._records("every_fact", scope)}
-
-    def _sessions(self, scope: _Scope) -> Dict[str, str]:
-        return {r["key"]: r["session"] for r in self._records("rounds", scope)}
+        return {_round_of(f["key"]) for f in self._records("every_fact", scope)}
 
     def _locate(self, memory_id: str) -> Optional[Tuple[str, Dict[str, Any]]]:
         """The user holding a record and the record (its `record` names its kind), or None."""

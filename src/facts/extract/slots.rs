@@ -1417,14 +1417,7 @@ mod tests {
     use super::*;
 
     fn turn(role: Role, content: &str) -> Turn {
-        Turn {
-            role,
-            content: content.into(),
-            ts: "2024-03-14".into(),
-            id: None,
-            speaker: None,
-            metadata: None,
-        }
+        Turn::new(role, content, "2024-03-14")
     }
 
     #[test]
