@@ -98,7 +98,7 @@ pub mod extract {
 }
 
 pub use config::{Condense, Config, Decay, MIN_BUDGET};
-pub use embed::{CachedEmbedder, Embedder, EmbedderPins, HashingEmbedder};
+pub use embed::{CachedEmbedder, Calibration, Embedder, EmbedderPins, HashingEmbedder};
 #[cfg(feature = "onnx")]
 pub use embed::{OnnxConfig, OnnxEmbedder};
 pub use error::{Error, PinDifference, Result, SqliteError};

@@ -447,16 +447,26 @@ fn search_scores_lie_in_0_1_with_labels_min_score_and_ranking_options() {
         "u",
     )
     .unwrap();
+    // A score is the cosine through the embedder's calibration, whatever the rank.
+    let calibration = HashingEmbedder::default().calibration();
     let found = m.search(&Search::new("tea oolong favourite"), "u").unwrap();
-    assert!(found.hits.windows(2).all(|w| w[0].score >= w[1].score));
-    assert!(found
-        .hits
-        .iter()
-        .all(|h| (0.0..=1.0).contains(&h.score) && h.relevance == Relevance::of(h.score)));
-    assert_eq!((found.hits[0].score, found.hits[0].relevance), (1.0, Relevance::High), "first in both lists");
-    let strict = m.search(&Search::new("tea oolong favourite").min_score(0.75), "u").unwrap();
-    assert!(!strict.hits.is_empty() && strict.hits.iter().all(|h| h.score >= 0.75));
+    assert_eq!(found.hits.len(), 3);
+    assert!(found.hits.iter().all(|h| h.score == calibration.score(h.cosine)
+        && (0.0..=1.0).contains(&h.score)
+        && h.relevance == Relevance::of(h.score)));
+    assert!(
+        found.hits[0].note.content.contains("oolong")
+            && matches!(found.hits[0].relevance, Relevance::High | Relevance::Medium)
+    );
+    assert_eq!(found.hits[2].relevance, Relevance::None, "{:?}", found.hits[2]);
+    let strict = m.search(&Search::new("tea oolong favourite").min_score(0.5), "u").unwrap();
+    assert!(!strict.hits.is_empty() && strict.hits.iter().all(|h| h.score >= 0.5));
     assert!(strict.hits.len() < found.hits.len());
+    // A query unrelated to every note still ranks them, each labelled `none`; the `low` floor
+    // drops them all.
+    let unrelated = m.search(&Search::new("xyzzy"), "u").unwrap();
+    assert!(!unrelated.hits.is_empty() && unrelated.hits.iter().all(|h| h.relevance == Relevance::None));
+    assert!(m.search(&Search::new("xyzzy").min_score(0.5), "u").unwrap().hits.is_empty());
     // Recency and importance reshape the dense score (shown here without fusion, where it is
     // the ranking): off, the oolong note leads; either option puts the recent, important note first.
     let dense = temp_store();

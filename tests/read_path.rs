@@ -3,7 +3,7 @@
 mod common;
 
 use common::{conversation, hashing, hashing_dense, open_at, temp_store};
-use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query};
+use mnemon::{Calibration, Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query, Relevance};
 
 fn other_user_messages() -> Vec<Message> {
     vec![
@@ -503,4 +503,22 @@ fn stores_on_one_memory_budget_share_it() {
     assert!(budget.used() <= budget.limit(), "{} > {}", budget.used(), budget.limit());
     drop(two);
     assert_eq!(budget.used(), one.view_cache().0);
+}
+
+#[test]
+fn a_recalled_round_is_labelled_by_its_calibrated_cosine_and_an_unrelated_question_by_none() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&other_user_messages(), "u").unwrap();
+    let calibration = m.calibration().unwrap();
+    assert_eq!(calibration, Calibration::HASHING);
+    let near = m.recall(Query::new("My beagle is called Rex and I live in Oslo."), "u").unwrap();
+    let far = m.recall(Query::new("quarterly tax forms"), "u").unwrap();
+    for r in near.rounds.iter().chain(&far.rounds) {
+        assert_eq!(r.relevance, Relevance::of(calibration.score(r.cosine)), "{r:?}");
+    }
+    assert_eq!(near.rounds[0].relevance, Relevance::High);
+    assert_eq!(far.rounds[0].relevance, Relevance::None);
+    let stored = Memory::builder(&t.path).stored().open().unwrap();
+    assert!(matches!(stored.calibration(), Err(Error::NoEmbedder { .. })));
 }

@@ -190,17 +190,19 @@ pub fn run(command: EvalCommand) -> Result<()> {
             }
         }
         EvalCommand::Labels { dataset, benchmark, anchors, max_haystacks, models } => {
-            let anchors: [f32; 3] =
-                anchors.try_into().map_err(|_| anyhow::anyhow!("--anchors takes three cosines"))?;
-            if !(0.0 < anchors[0] && anchors[0] < anchors[1] && anchors[1] < anchors[2] && anchors[2] < 1.0) {
-                bail!("--anchors must rise strictly inside 0..1");
-            }
-            let r =
-                mnemon_eval::labels::measure(&dataset, benchmark.into(), models.embedder()?, max_haystacks)?;
+            let embedder = models.embedder()?;
+            let calibration = match anchors {
+                Some(a) => mnemon::Calibration::new(
+                    a.try_into().map_err(|_| anyhow::anyhow!("--anchors takes three cosines"))?,
+                )?,
+                None => embedder.calibration(),
+            };
+            let r = mnemon_eval::labels::measure(&dataset, benchmark.into(), embedder, max_haystacks)?;
             println!("## Scores as cosines\n\n{}", mnemon_eval::labels::render(&r, |c| c));
             println!(
-                "## Scores through anchors {anchors:?}\n\n{}",
-                mnemon_eval::labels::render(&r, mnemon_eval::labels::calibrated(anchors))
+                "## Scores through anchors {:?}\n\n{}",
+                calibration.anchors,
+                mnemon_eval::labels::render(&r, |c| calibration.score(c))
             );
         }
         EvalCommand::Prefilter { dataset, benchmark, max_haystacks } => {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use mnemon::{Embedder, Memory, Query, Result};
+use mnemon::{Embedder, Memory, Query, Relevance, Result};
 
 use crate::data::{self, Benchmark};
 
@@ -39,7 +39,7 @@ impl Class {
     pub fn labels(&self, score: impl Fn(f32) -> f32) -> BTreeMap<&'static str, usize> {
         let mut out = BTreeMap::new();
         for &c in &self.cosines {
-            *out.entry(label(score(c))).or_default() += 1;
+            *out.entry(Relevance::of(score(c)).as_str()).or_default() += 1;
         }
         out
     }
@@ -61,37 +61,6 @@ pub struct LabelsReport {
     pub a: Half,
     /// Haystacks at odd positions.
     pub b: Half,
-}
-
-/// The labels measured: `high` from 0.90, `medium` from 0.75, `low` from 0.50, else `none`.
-pub fn label(score: f32) -> &'static str {
-    if score >= 0.90 {
-        "high"
-    } else if score >= 0.75 {
-        "medium"
-    } else if score >= 0.50 {
-        "low"
-    } else {
-        "none"
-    }
-}
-
-/// A map from cosine to score through `anchors` (the cosines that score 0.50, 0.75 and 0.90),
-/// linear between them and (0, 0) and (1, 1), clamped to 0..=1.
-pub fn calibrated(anchors: [f32; 3]) -> impl Fn(f32) -> f32 + Copy {
-    move |c: f32| {
-        let points = [(0.0, 0.0), (anchors[0], 0.5), (anchors[1], 0.75), (anchors[2], 0.9), (1.0, 1.0)];
-        if c <= 0.0 {
-            return 0.0;
-        }
-        for w in points.windows(2) {
-            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
-            if c <= x1 {
-                return y0 + (y1 - y0) * (c - x0) / (x1 - x0).max(f32::EPSILON);
-            }
-        }
-        1.0
-    }
 }
 
 fn store(embedder: &Arc<dyn Embedder>, path: &Path, haystack: &data::Haystack) -> Result<Memory> {
@@ -201,21 +170,6 @@ pub fn render(report: &LabelsReport, score: impl Fn(f32) -> f32 + Copy) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_map_passes_through_its_anchors_and_rises() {
-        let f = calibrated([0.4, 0.5, 0.62]);
-        for (c, s) in [(0.0, 0.0), (0.4, 0.5), (0.5, 0.75), (0.62, 0.9), (1.0, 1.0)] {
-            assert!((f(c) - s).abs() < 1e-6, "{c} -> {} not {s}", f(c));
-        }
-        assert_eq!(f(-0.3), 0.0);
-        let xs: Vec<f32> = (0..=100).map(|i| f(i as f32 / 100.0)).collect();
-        assert!(xs.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(
-            [label(f(0.39)), label(f(0.45)), label(f(0.55)), label(f(0.7))],
-            ["none", "low", "medium", "high"]
-        );
-    }
 
     #[test]
     fn percentiles_are_nearest_ranks_of_the_sorted_cosines() {

@@ -138,6 +138,17 @@ impl Engine {
         .map_err(raised)
     }
 
+    /// The relevance scores (`0..=1`) of these cosines under the store's embedder's
+    /// calibration: what a search hit's `score` is for its cosine.
+    #[pyo3(signature = (cosines, store=None))]
+    fn relevance_scores(&self, py: Python<'_>, cosines: Vec<f32>, store: Option<&str>) -> PyResult<Vec<f32>> {
+        py.detach(|| {
+            let calibration = self.service.memory(store)?.calibration()?;
+            Ok::<_, ApiError>(cosines.into_iter().map(|c| calibration.score(c)).collect())
+        })
+        .map_err(raised)
+    }
+
     /// The users the store holds records of, sorted, as JSON.
     #[pyo3(signature = (store=None))]
     fn users(&self, py: Python<'_>, store: Option<&str>) -> PyResult<String> {

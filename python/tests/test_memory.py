@@ -144,6 +144,10 @@ def test_the_threshold_drops_what_scores_below_it(tmp_path):
     assert len(every) == 2 and every[0]["score"] > every[1]["score"]
     strict = m.search("red bicycle garage", user_id="u", threshold=every[0]["score"])["results"]
     assert [r["memory"] for r in strict] == ["The red bicycle is in the garage."]
+    # Scores are relevance, not rank: an unrelated query scores below 0.5, the `low` floor.
+    unrelated = m.search("xyzzy plugh", user_id="u", threshold=0)["results"]
+    assert len(unrelated) == 2 and all(r["score"] < 0.5 for r in unrelated)
+    assert m.search("xyzzy plugh", user_id="u", threshold=0.5)["results"] == []
 
 
 METADATA = [

@@ -90,6 +90,10 @@ impl Embedder for CachedEmbedder {
         self.inner.pins()
     }
 
+    fn calibration(&self) -> super::Calibration {
+        self.inner.calibration()
+    }
+
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         self.cached(b'd', texts, |t| self.inner.embed_documents(t))
     }

@@ -3,15 +3,18 @@
 //! Two implementations: [`HashingEmbedder`] (deterministic feature hashing, no model; a test
 //! double and a zero-dependency mode) and [`OnnxEmbedder`] (all-MiniLM-L6-v2 int8 through ONNX
 //! Runtime). [`CachedEmbedder`] keeps computed vectors in a file in front of either. An
-//! embedder's identity ([`EmbedderPins`]) is pinned in every store it writes.
+//! embedder's identity ([`EmbedderPins`]) is pinned in every store it writes; its
+//! [`Calibration`] turns the cosines it gives into relevance scores.
 
 mod cache;
+mod calibration;
 mod hashing;
 #[cfg(feature = "onnx")]
 mod onnx;
 pub(crate) mod vector;
 
 pub use cache::CachedEmbedder;
+pub use calibration::Calibration;
 pub use hashing::HashingEmbedder;
 #[cfg(feature = "onnx")]
 pub use onnx::{OnnxConfig, OnnxEmbedder};
@@ -40,6 +43,12 @@ pub struct EmbedderPins {
 pub trait Embedder: Send + Sync {
     /// The identity that is pinned in stores this embedder writes.
     fn pins(&self) -> EmbedderPins;
+
+    /// How this embedder's cosines map to relevance scores. The default is the measured
+    /// calibration of the model the pins name ([`Calibration::of`]), the identity for any other.
+    fn calibration(&self) -> Calibration {
+        Calibration::of(&self.pins())
+    }
 
     /// Embeds stored texts (rounds); one vector per text, in order.
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
@@ -75,6 +84,9 @@ pub trait Embedder: Send + Sync {
 impl<E: Embedder + ?Sized> Embedder for Arc<E> {
     fn pins(&self) -> EmbedderPins {
         (**self).pins()
+    }
+    fn calibration(&self) -> Calibration {
+        (**self).calibration()
     }
     fn embed_documents(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         (**self).embed_documents(texts)

@@ -110,6 +110,12 @@ impl Memory {
         Ok(self.shared.engine.pins.with_hash())
     }
 
+    /// How this store's embedder turns cosines into the relevance scores of search hits and the
+    /// labels of recalled rounds ([`Error::NoEmbedder`](crate::Error::NoEmbedder) without one).
+    pub fn calibration(&self) -> Result<crate::Calibration> {
+        Ok(self.shared.engine.embedder("calibration")?.calibration())
+    }
+
     /// SQLite, sqlite-vec and FTS5 versions of this build.
     pub fn versions(&self) -> Result<Vec<(String, String)>> {
         self.shared.engine.lock_store().versions()

@@ -114,8 +114,9 @@ impl Filter {
     }
 }
 
-/// How relevant a search hit is, from its score in `0..=1` (TinyContext's labels: `high` at 0.90
-/// and above, `medium` at 0.75 and above, else `low`).
+/// How relevant a record is to a question, from its relevance score in `0..=1` (the cosine
+/// through the embedder's [`Calibration`](crate::Calibration)): `high` from 0.90, `medium` from
+/// 0.75, `low` from 0.50, else `none` (nothing relevant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -124,8 +125,10 @@ pub enum Relevance {
     High,
     /// Score ≥ 0.75.
     Medium,
-    /// Below 0.75.
+    /// Score ≥ 0.50.
     Low,
+    /// Below 0.50: unrelated as far as the embedder can tell.
+    None,
 }
 
 impl Relevance {
@@ -136,14 +139,17 @@ impl Relevance {
     /// assert_eq!(Relevance::of(0.95), Relevance::High);
     /// assert_eq!(Relevance::of(0.75), Relevance::Medium);
     /// assert_eq!(Relevance::of(0.5), Relevance::Low);
+    /// assert_eq!(Relevance::of(0.2), Relevance::None);
     /// ```
     pub fn of(score: f32) -> Relevance {
         if score >= 0.90 {
             Relevance::High
         } else if score >= 0.75 {
             Relevance::Medium
-        } else {
+        } else if score >= 0.50 {
             Relevance::Low
+        } else {
+            Relevance::None
         }
     }
 
@@ -153,6 +159,7 @@ impl Relevance {
             Relevance::High => "high",
             Relevance::Medium => "medium",
             Relevance::Low => "low",
+            Relevance::None => "none",
         }
     }
 }

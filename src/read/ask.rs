@@ -7,6 +7,7 @@ use chrono::NaiveDate;
 
 use super::types::Ranking;
 use crate::config::Config;
+use crate::embed::Calibration;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::{Scored, Shape};
@@ -15,11 +16,13 @@ use crate::index::views::Question;
 use crate::model::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
 use crate::store::{AsOf, Store, View};
 
-/// A question made ready to rank: its text without a date prefix, its vector, its date.
+/// A question made ready to rank: its text without a date prefix, its vector, its date, and how
+/// its embedder's cosines read as relevance.
 pub(super) struct Asked<'q> {
     pub bare: &'q str,
     pub vector: Vec<f32>,
     pub date: Option<Timestamp>,
+    pub calibration: Calibration,
 }
 
 /// A question ranked in a view: its anchor, its window, and the records best first.
@@ -47,17 +50,12 @@ pub(super) fn ask<'q>(
         .map(|d| Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp"))))
         .transpose()?;
     let date = explicit.or(prefix_date).or_else(|| as_of.cloned());
-    Ok(Asked { bare, vector: crate::embed::query(embedder, bare)?, date })
-}
-
-/// A ranked score as a relevance in `0..=1`: the fused score over the best a record can get
-/// (first in both lists), or the dense score itself without fusion.
-pub(super) fn relevance(config: &Config, score: f32) -> f32 {
-    let r = match config.rrf_k {
-        Some(k) => score * (k as f32 + 1.0) / 2.0,
-        None => score,
-    };
-    r.clamp(0.0, 1.0)
+    Ok(Asked {
+        bare,
+        vector: crate::embed::query(embedder, bare)?,
+        date,
+        calibration: embedder.calibration(),
+    })
 }
 
 /// The records to rank: the call's `top_k`, else the configured one, in `1..=1000`.

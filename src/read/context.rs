@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use super::ask::{ask, known_then, rank_asked, relevance, top_k, At};
+use super::ask::{ask, known_then, rank_asked, top_k, At};
 use super::render::{self, Item, RenderNote, RenderRound};
 use super::types::{Context, Fact, Query, RecalledRound};
+use crate::embed::Calibration;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::Scored;
@@ -39,6 +40,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         query.cancel.check()?;
         asked.push(ask(engine, angle, query.date, time.as_ref(), &format!("angles[{i}]"))?);
     }
+    let calibration = asked[0].calibration;
     let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {
         let Some((view, version)) = found else {
             return Ok(Some((Vec::new(), HashMap::new(), HashMap::new())));
@@ -69,7 +71,10 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         let of_rounds: Vec<Scored> = scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
         let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
         let rounds: HashMap<i64, RecalledRound> =
-            recalled(store, view, &of_rounds, as_of.as_ref())?.into_iter().map(|r| (r.id, r)).collect();
+            recalled(store, view, &of_rounds, as_of.as_ref(), calibration)?
+                .into_iter()
+                .map(|r| (r.id, r))
+                .collect();
         let notes: HashMap<i64, Note> =
             store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
         Ok(Some((scored, rounds, notes)))
@@ -77,9 +82,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
     let ranked: Vec<Ranked<'_>> = scored
         .iter()
         .filter_map(|s| match note_id(s.id) {
-            Some(id) => {
-                notes.get(&id).map(|n| Ranked::Note(n, Relevance::of(relevance(&engine.config, s.score))))
-            }
+            Some(id) => notes.get(&id).map(|n| Ranked::Note(n, Relevance::of(calibration.score(s.cosine)))),
             None => rounds.get(&s.id).map(Ranked::Round),
         })
         .collect();
@@ -143,12 +146,13 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
 }
 
 /// The rounds of `scored`, in its order, with their active facts (with `as_of`, those current
-/// then).
+/// then), each labelled through `calibration`.
 pub(super) fn recalled(
     store: &Store,
     view: View<'_>,
     scored: &[Scored],
     as_of: Option<&AsOf>,
+    calibration: Calibration,
 ) -> Result<Vec<RecalledRound>> {
     let ids: Vec<i64> = scored.iter().map(|s| s.id).collect();
     let rows = store.rounds_by_id(view, &ids)?;
@@ -164,6 +168,7 @@ pub(super) fn recalled(
             turns: row.turns,
             score: s.score,
             cosine: s.cosine,
+            relevance: Relevance::of(calibration.score(s.cosine)),
             time_match: s.time_match,
             id: row.id,
             ts_unix: row.ts_unix,

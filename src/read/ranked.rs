@@ -1,7 +1,7 @@
 //! `recall` (rounds) and `search` (notes): a question ranked in the scope's view, and the records
 //! it found read back at the same snapshot.
 
-use super::ask::{ask, known_then, rank_asked, relevance, top_k, window_strings, At};
+use super::ask::{ask, known_then, rank_asked, top_k, window_strings, Asked, At};
 use super::context::recalled;
 use super::types::{Fact, FactHit, Found, Hit, Query, Recall, Search};
 use crate::engine::Engine;
@@ -32,7 +32,7 @@ pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Re
             return Ok(None);
         };
         Ok(Some(Recall {
-            rounds: recalled(store, view, &ranked.scored, as_of.as_ref())?,
+            rounds: recalled(store, view, &ranked.scored, as_of.as_ref(), asked.calibration)?,
             anchor: ranked.anchor.map(|a| a.to_string()),
             window: window_strings(ranked.window),
         }))
@@ -40,7 +40,8 @@ pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Re
 }
 
 /// The notes `scope` sees that best match `search.text` among those its filter keeps, best
-/// first, with their relevance; hits below `search.min_score` dropped.
+/// first (the ranking's order), each with its relevance score (its cosine through the embedder's
+/// calibration); hits below `search.min_score` dropped.
 pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> Result<Found> {
     scope.check()?;
     search.ranking.validate()?;
@@ -69,7 +70,7 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
         let kept: Vec<(&Scored, f32)> = ranked
             .scored
             .iter()
-            .map(|s| (s, relevance(&engine.config, s.score)))
+            .map(|s| (s, asked.calibration.score(s.cosine)))
             .filter(|(_, r)| search.min_score.is_none_or(|m| *r >= m))
             .collect();
         let ids: Vec<i64> = kept.iter().filter_map(|(s, _)| note_id(s.id)).collect();
@@ -85,7 +86,7 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
             })
             .collect();
         let facts = if search.facts && filter_is_open(&search.filter) {
-            fact_hits(store, view, &asked.vector, search)?
+            fact_hits(store, view, &asked, search)?
         } else {
             Vec::new()
         };
@@ -122,13 +123,15 @@ fn filter_is_open(filter: &crate::Filter) -> bool {
 }
 
 /// The active facts of the view nearest the query by exact cosine, best first (ties to the
-/// older fact), at most `search.limit`, those scoring below `search.min_score` dropped.
+/// older fact), at most `search.limit`, those whose relevance score is below `search.min_score`
+/// dropped.
 fn fact_hits(
     store: &crate::store::Store,
     view: View<'_>,
-    query: &[f32],
+    asked: &Asked<'_>,
     search: &Search<'_>,
 ) -> Result<Vec<FactHit>> {
+    let query = &asked.vector;
     let vectors = store.user_fact_vectors(view)?;
     let facts = store.active_facts(view)?;
     let dim = query.len();
@@ -147,7 +150,7 @@ fn fact_hits(
         .chunks_exact(dim)
         .enumerate()
         .map(|(i, v)| (crate::embed::vector::cosine(query, v), i))
-        .filter(|(c, _)| search.min_score.is_none_or(|m| c.clamp(0.0, 1.0) >= m))
+        .filter(|(c, _)| search.min_score.is_none_or(|m| asked.calibration.score(*c) >= m))
         .collect();
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     scored.truncate(search.limit);
@@ -155,7 +158,7 @@ fn fact_hits(
     Ok(scored
         .into_iter()
         .filter_map(|(cosine, i)| {
-            let score = cosine.clamp(0.0, 1.0);
+            let score = asked.calibration.score(cosine);
             facts[i].take().map(|row| FactHit {
                 fact: Fact::from(row),
                 score,

@@ -162,6 +162,8 @@ pub struct RecalledRound {
     pub score: f32,
     /// Cosine between question and round.
     pub cosine: f32,
+    /// The label of the cosine's relevance score (through the embedder's calibration).
+    pub relevance: Relevance,
     /// Whether the round's date is in the question's window.
     pub time_match: bool,
     /// The round's active facts, in extraction order (empty without an extractor).
@@ -181,6 +183,7 @@ impl PartialEq for RecalledRound {
             &self.turns,
             self.score,
             self.cosine,
+            self.relevance,
             self.time_match,
             &self.facts,
         ) == (
@@ -190,6 +193,7 @@ impl PartialEq for RecalledRound {
             &other.turns,
             other.score,
             other.cosine,
+            other.relevance,
             other.time_match,
             &other.facts,
         )
@@ -443,8 +447,8 @@ impl<'a> Search<'a> {
 pub struct Hit {
     /// The note.
     pub note: Note,
-    /// Relevance in `0..=1`: the fused score over its best possible value (first in both the
-    /// dense and the word ranking scores 1), or the dense score with fusion off.
+    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::Calibration)
+    /// (the ranking's own fused score orders the hits, so a later hit may score higher).
     pub score: f32,
     /// The label of `score`.
     pub relevance: Relevance,
@@ -458,7 +462,7 @@ pub struct Hit {
 pub struct FactHit {
     /// The fact.
     pub fact: Fact,
-    /// Relevance in `0..=1`: the cosine, floored at 0.
+    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::Calibration).
     pub score: f32,
     /// The label of `score`.
     pub relevance: Relevance,

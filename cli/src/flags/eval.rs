@@ -130,9 +130,10 @@ pub enum EvalCommand {
         dataset: PathBuf,
         #[arg(long, value_enum)]
         benchmark: BenchmarkArg,
-        /// The cosines that score 0.50 (`low`), 0.75 (`medium`) and 0.90 (`high`), ascending.
-        #[arg(long, value_delimiter = ',', default_values_t = [0.5, 0.75, 0.9])]
-        anchors: Vec<f32>,
+        /// The cosines that score 0.50 (`low`), 0.75 (`medium`) and 0.90 (`high`), ascending;
+        /// without it, the embedder's own calibration.
+        #[arg(long, value_delimiter = ',')]
+        anchors: Option<Vec<f32>>,
         /// At most this many haystacks.
         #[arg(long = "max-haystacks")]
         max_haystacks: Option<usize>,

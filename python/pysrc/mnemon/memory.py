@@ -7,8 +7,10 @@ How mem0's concepts map (README, "Python"):
   turn with the call's metadata; when the memory has an extractor, facts are extracted from them
   before `add` returns, and a fact that updates an older one supersedes it (mem0's `UPDATE`
   event). `infer=False` stores each message as a direct memory (a note) with its metadata.
-- `search` ranks notes, facts and the rounds no fact was extracted from, together, by cosine
-  similarity between the query and each record (`score`); `threshold` drops records below it.
+- `search` ranks notes, facts and the rounds no fact was extracted from, together, by their
+  relevance `score`: the cosine between the query and the record through the embedder's
+  calibration, so that 0.50 is the floor of `low` relevance (an unrelated record scores below
+  it), 0.75 of `medium` and 0.90 of `high`; `threshold` drops records below it.
 - `history` reads the decision log: a fact that superseded another, and the one it superseded,
   show it as an `UPDATE` with both values.
 - ids are mnemon's record keys: `n-…` for notes, a round's key, `<round key>/<n>` for facts.
@@ -493,8 +495,8 @@ class Memory:
         date: Optional[str] = None,
     ) -> Dict[str, Any]:
         """The records that best match `query`: notes, facts and rounds no fact came from,
-        ranked together by `score`, the cosine similarity between the query and the record,
-        those below `threshold` dropped; at most `top_k` (`limit`, mem0 1.x). `filters` holds the
+        ranked together by `score`, the relevance of the record to the query (its cosine through
+        the embedder's calibration: 0.50 and above is relevant), those below `threshold` dropped; at most `top_k` (`limit`, mem0 1.x). `filters` holds the
         entity ids (or pass them as keywords, mem0 1.x) and metadata conditions (`{"key": value}`,
         `{"key": {"gte": 3}}`, `eq ne in nin gt gte lt lte contains icontains`, `"*"`, `AND`
         `OR` `NOT`): a note's metadata, a round's (what its messages came with), a fact's round's.
@@ -525,7 +527,7 @@ class Memory:
             note = hit["note"]
             if not show_expired and _expired(note.get("metadata") or {}):
                 continue
-            ranked.append(_note_item(note, _score(hit["cosine"])))
+            ranked.append(_note_item(note, hit["score"]))
         # Facts and rounds: a round keeps the metadata its messages came with, a fact its round's;
         # a condition or a run is tested after ranking, on four times as many (as mem0 does).
         narrowed = conditions is not None or scope.run_id is not None
@@ -546,15 +548,19 @@ class Memory:
         for hit in facts:
             rnd = rounds.get(_round_of(hit["fact"]["key"]))
             if rnd is None or keep(rnd):
-                ranked.append(_fact_item(hit["fact"], _score(hit["cosine"]), rnd))
+                ranked.append(_fact_item(hit["fact"], hit["score"], rnd))
         extracted: Optional[set] = None
+        bare: List[Dict[str, Any]] = []
         for rnd in recalled:
             if rnd["facts"] or not keep(rnd):
                 continue
             if extracted is None:
                 extracted = self._extracted_rounds(scope)
             if rnd["key"] not in extracted:
-                ranked.append(_round_item(rnd, _score(rnd["cosine"])))
+                bare.append(rnd)
+        if bare:
+            scores = self._native("relevance_scores", [r["cosine"] for r in bare], None)
+            ranked.extend(_round_item(rnd, score) for rnd, score in zip(bare, scores))
         ranked = [_stamped(r, scope) for r in ranked if r["score"] >= threshold]
         order = {"note": 0, "fact": 1, "round": 2}
         ranked.sort(key=lambda r: (-r["score"], order[r["record"]]))
@@ -944,10 +950,6 @@ def _detail(decision: Mapping[str, Any]) -> Dict[str, Any]:
     except ValueError:
         return {}
     return detail if isinstance(detail, dict) else {}
-
-
-def _score(cosine: float) -> float:
-    return min(1.0, max(0.0, float(cosine)))
 
 
 def _filtered(condition: Optional[Dict[str, Any]]) -> Dict[str, Any]:
