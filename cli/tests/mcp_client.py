@@ -89,6 +89,8 @@ async def exercise(session, user, bound):
     hits = structured(found)["hits"]
     check(len(hits) == 1 and hits[0]["note"]["key"] == keys[1], f"search with a tag filter: {hits}")
     check(0.0 <= hits[0]["score"] <= 1.0 and hits[0]["relevance"] in ("high", "medium", "low", "none"), "scores in 0..1")
+    unrelated = await session.call_tool("search_memories", {"user_id": user, "query": "xyzzy plugh", "min_score": 0.5})
+    check(structured(unrelated)["hits"] == [], "an unrelated query scores below the `low` floor")
 
     other = await session.call_tool("search_memories", {"user_id": user + "-other", "query": "vegetarian"})
     if bound:

@@ -114,6 +114,17 @@ fn every_route_answers_over_real_http() {
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(r.body["hits"][0]["note"]["key"], veg.as_str());
+    // Scores are relevance: a query unrelated to every note gets `none`, and the floor of `low`
+    // (`min_score` 0.5) leaves nothing.
+    let r = s.call("POST", "/v1/memories/search", Some(json!({"user_id": "ana", "query": "xyzzy plugh"})));
+    let hits = r.body["hits"].as_array().unwrap();
+    assert!(!hits.is_empty() && hits.iter().all(|h| h["relevance"] == "none"), "{}", r.body);
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(json!({"user_id": "ana", "query": "xyzzy plugh", "min_score": 0.5})),
+    );
+    assert_eq!((r.status, r.body["hits"].clone()), (200, json!([])), "{}", r.body);
 
     let r = s.call("POST", "/v1/memories/list", Some(json!({"user_id": "ana", "limit": 1})));
     assert_eq!((r.status, r.body["notes"][0]["key"].as_str()), (200, Some(deploy.as_str())), "newest first");
