@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{conversation, hashing, hashing_dense, open_at, temp_store};
+use common::{backend_for, conversation, hashing, hashing_dense, on_postgres, open_at, temp_store};
 use mnemon::{Calibration, Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query, Relevance};
 
 fn other_user_messages() -> Vec<Message> {
@@ -519,6 +519,7 @@ fn a_recalled_round_is_labelled_by_its_calibrated_cosine_and_an_unrelated_questi
     }
     assert_eq!(near.rounds[0].relevance, Relevance::High);
     assert_eq!(far.rounds[0].relevance, Relevance::None);
-    let stored = Memory::builder(&t.path).stored().open().unwrap();
+    let stored = if on_postgres() { Memory::builder(backend_for(&t.path)) } else { Memory::builder(&t.path) };
+    let stored = stored.stored().open().unwrap();
     assert!(matches!(stored.calibration(), Err(Error::NoEmbedder { .. })));
 }
