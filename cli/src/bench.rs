@@ -209,6 +209,9 @@ impl Embedder for Memo {
     fn pins(&self) -> EmbedderPins {
         self.inner.pins()
     }
+    fn calibration(&self) -> mnemon::Calibration {
+        self.inner.calibration()
+    }
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
         let mut cache = self.cache.lock().map_err(|_| mnemon::Error::Embedder("poisoned".into()))?;
         let missing: Vec<&str> = texts.iter().copied().filter(|t| !cache.contains_key(*t)).collect();
@@ -233,7 +236,10 @@ fn peak_rss_mib() -> f64 {
 }
 
 /// p50 and p95 of `f` over `queries`, in milliseconds.
-fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) -> Result<(f64, f64)> {
+fn timed<T, E>(queries: &[String], mut f: impl FnMut(&str) -> Result<T, E>) -> Result<(f64, f64)>
+where
+    anyhow::Error: From<E>,
+{
     let mut times = Vec::with_capacity(queries.len());
     for q in queries {
         let t = Instant::now();
@@ -250,8 +256,8 @@ fn timed<T>(queries: &[String], mut f: impl FnMut(&str) -> mnemon::Result<T>) ->
 fn run_notes(args: &Args) -> Result<()> {
     let embedder = args.models.embedder()?;
     println!("embedder: {} ({} dims), notes", embedder.pins().name, embedder.pins().dim);
-    println!("| notes | remember notes/s | index load (ms) | search p50 / p95 (ms) | search, filtered p50 / p95 (ms) | list p50 / p95 (ms) | list, filtered p50 / p95 (ms) | peak RSS (MiB) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| notes | remember notes/s | index load (ms) | search p50 / p95 (ms) | search, filtered p50 / p95 (ms) | search through the service, JSON in and out, p50 / p95 (ms) | list p50 / p95 (ms) | list, filtered p50 / p95 (ms) | peak RSS (MiB) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64 + 7);
         let start =
@@ -302,16 +308,36 @@ fn run_notes(args: &Args) -> Result<()> {
         let load_ms = t.elapsed().as_secs_f64() * 1e3;
         let search = timed(&queries, |q| memory.search(&Search::new(q), "bench"))?;
         let filtered = timed(&queries, |q| memory.search(&Search::new(q).filter(filter.clone()), "bench"))?;
+        // The servers' and Python's path: the operation by name on JSON text, its result as text.
+        let service =
+            crate::service_from_flags(["mnemon", "--store"].into_iter().map(str::to_owned).chain([
+                dir.path().join("bench.db").to_string_lossy().into_owned(),
+                "--embedder".into(),
+                match args.models.embedder {
+                    crate::flags::EmbedderChoice::Hashing => "hashing".into(),
+                    crate::flags::EmbedderChoice::Minilm => "minilm".into(),
+                },
+            ]))?;
+        let tool = mnemon_server::tools::find("search_memories").ok_or_else(|| anyhow!("no search tool"))?;
+        let call = |q: &str| -> Result<String> {
+            let args = serde_json::json!({"user_id": "bench", "query": q}).to_string();
+            let value: serde_json::Value = serde_json::from_str(&args)?;
+            Ok((tool.call)(&service, value).map_err(|e| anyhow!("{}", e.message))?.to_string())
+        };
+        call("warm up the index")?;
+        let served = timed(&queries, call)?;
         let list = timed(&queries, |_| memory.list(&List::default(), "bench"))?;
         let listed =
             timed(&queries, |_| memory.list(&List { filter: filter.clone(), ..List::default() }, "bench"))?;
         println!(
-            "| {size} | {:.0} | {load_ms:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.0} |",
+            "| {size} | {:.0} | {load_ms:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.0} |",
             size as f64 / remember_s,
             search.0,
             search.1,
             filtered.0,
             filtered.1,
+            served.0,
+            served.1,
             list.0,
             list.1,
             listed.0,

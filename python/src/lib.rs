@@ -1,6 +1,6 @@
 //! `mnemon._native`: the engine for the `mnemon` Python package. One [`Engine`] holds the
 //! servers' service over a store (the same operations, validation and results as MCP and the
-//! HTTP API, in process: JSON in, JSON out); [`cli`] runs the `mnemon` command. Every call
+//! HTTP API, in process: JSON in, JSON or Python values out); [`cli`] runs the `mnemon` command. Every call
 //! releases the GIL, and one engine is safe to share between threads.
 
 use std::sync::Arc;
@@ -84,6 +84,18 @@ impl Engine {
         let service = self.service.clone();
         let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
         Ok(out.to_string())
+    }
+
+    /// Runs one operation on its JSON arguments, as [`Engine::call`] does; its result as Python
+    /// values (dicts, lists, strings, numbers), built without JSON text.
+    fn invoke(&self, py: Python<'_>, operation: &str, args: &str) -> PyResult<Py<PyAny>> {
+        let tool = mnemon_server::tools::find(operation)
+            .ok_or_else(|| PyValueError::new_err(format!("no operation named {operation:?}")))?;
+        let args: serde_json::Value = serde_json::from_str(args)
+            .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+        let service = self.service.clone();
+        let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
+        Ok(pythonize::pythonize(py, &out).map_err(|e| PyValueError::new_err(e.to_string()))?.unbind())
     }
 
     /// The records a scope holds, as JSON: `rounds` (oldest first), `facts` (active ones, in

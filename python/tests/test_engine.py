@@ -49,6 +49,10 @@ def test_errors_are_typed_and_name_their_field(tmp_path):
     assert "unknown_field" in str(err.value)
     with pytest.raises(mnemon.BudgetTooSmall):
         e.call("recall_memories", user_id="ana", query="x", budget=1)
+    # A value JSON cannot hold is refused, never turned into null (nor a default).
+    with pytest.raises(ValueError, match="JSON"):
+        e.call("save_memories", user_id="ana", memories=[{"content": "a", "importance": float("nan")}])
+    assert e.call("count_memories", user_id="ana")["notes"] == 0
 
 
 def test_opening_validates_its_arguments(tmp_path):

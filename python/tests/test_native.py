@@ -36,6 +36,14 @@ def test_operations_run_in_process_with_the_servers_results(tmp_path):
     assert saved["memories"][0]["stored"] is True
     recalled = json.loads(e.call("recall_memories", json.dumps({"user_id": "ana", "query": "what does Ana eat?"})))
     assert "Ana is vegetarian." in recalled["context"] and recalled["memories"] == [key]
+    # `invoke` gives the same result as Python values, without JSON text on the way out.
+    for op, args in [("recall_memories", {"user_id": "ana", "query": "what does Ana eat?"}),
+                     ("search_memories", {"user_id": "ana", "query": "vegetarian", "facts": True}),
+                     ("count_memories", {"user_id": "ana"})]:
+        assert e.invoke(op, json.dumps(args)) == json.loads(e.call(op, json.dumps(args)))
+    with pytest.raises(mnemon._native.NativeError) as err:
+        e.invoke("search_memories", json.dumps({"user_id": "ana", "query": "x", "limit": 0}))
+    assert err.value.args[2] == "limit"
     added = json.loads(
         e.call(
             "add_messages",

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 
-use mnemon::{Embedder, EmbedderPins};
+use mnemon::{Calibration, Embedder, EmbedderPins};
 
 /// Records each call's latency (queueing included) in `mnemon_embed_seconds`.
 pub struct Metered(pub Arc<dyn Embedder>);
@@ -13,6 +13,10 @@ pub struct Metered(pub Arc<dyn Embedder>);
 impl Embedder for Metered {
     fn pins(&self) -> EmbedderPins {
         self.0.pins()
+    }
+
+    fn calibration(&self) -> Calibration {
+        self.0.calibration()
     }
 
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
@@ -142,6 +146,10 @@ impl Embedder for Batched {
         self.inner.pins()
     }
 
+    fn calibration(&self) -> Calibration {
+        self.inner.calibration()
+    }
+
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
         self.run(false, texts)
     }
@@ -199,6 +207,9 @@ mod tests {
             self.calls.lock().unwrap().push("checkpoint");
             Ok(false)
         }
+        fn calibration(&self) -> Calibration {
+            Calibration { anchors: [0.2, 0.3, 0.4] }
+        }
     }
 
     #[test]
@@ -214,6 +225,7 @@ mod tests {
             assert!(calls.contains(&call), "{call} did not reach the inner embedder: {calls:?}");
         }
         assert!(calls.iter().any(|c| c.starts_with("embed_quer")), "{calls:?}");
+        assert_eq!(wrapped.calibration(), probe.calibration(), "the inner embedder's own calibration");
     }
 
     /// Panics on any text containing "boom".

@@ -1,4 +1,4 @@
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 class NativeError(Exception):
     args: Tuple[str, str, Optional[str], Optional[int], Optional[str]]
@@ -6,6 +6,7 @@ class NativeError(Exception):
 class Engine:
     def __init__(self, flags: List[str]) -> None: ...
     def call(self, operation: str, args: str) -> str: ...
+    def invoke(self, operation: str, args: str) -> Any: ...
     def records(
         self, what: str, user: Optional[str] = None, agent: Optional[str] = None, store: Optional[str] = None
     ) -> str: ...

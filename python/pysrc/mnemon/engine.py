@@ -81,7 +81,7 @@ class Engine:
         `update_memory(title=None)` clears a title; leave an argument out to leave it as it is);
         its result."""
         with _raising():
-            return json.loads(self._native.call(operation, json.dumps(args)))
+            return self._native.invoke(operation, json.dumps(args, allow_nan=False))
 
     def flush(self, store: Optional[str] = None) -> None:
         """Waits until the store's extraction queue is empty."""
