@@ -5,6 +5,7 @@ with `mnemon bench --notes --embedder hashing --sizes N` (search) and `mnemon be
 hashing --sizes N` (ingest) on the same machine, never beside another benchmark.
 
     python python/bench.py [--notes 10000] [--rounds 10000] [--queries 500] [--workload FILE]
+    python python/bench.py --add-only [--rounds 10000] [--rounds-out FILE.jsonl]
 
 `--workload` takes the notes and queries `mnemon bench --notes --workload-out FILE` wrote (its
 `FILE.<size>.json`): the same store and the same queries as the Rust figure, so the difference
@@ -59,14 +60,45 @@ def timed(fn, items):
     return samples
 
 
+def measure_add(tmp, words, n, jsonl_out=None):
+    """Rounds per second through `Engine.call("add_messages")`, sessions of 10 rounds (a user
+    turn of 15 words, a reply of 35) into a fresh store; `jsonl_out` gets the same messages as
+    JSONL for `mnemon ingest`."""
+    r = mnemon.Memory.open(f"{tmp}/rounds.db", embedder="hashing")
+    rounds = [
+        [
+            {"role": "user", "content": words.sentence(15), "ts": "2024-01-01T00:00:00+00:00"},
+            {"role": "assistant", "content": words.sentence(35), "ts": "2024-01-01T00:00:00+00:00"},
+        ]
+        for _ in range(n)
+    ]
+    sessions = [
+        [dict(x, session=f"s{i}") for pair in rounds[i : i + 10] for x in pair] for i in range(0, n, 10)
+    ]
+    if jsonl_out:
+        with open(jsonl_out, "w") as f:
+            f.writelines(json.dumps(m) + "\n" for session in sessions for m in session)
+    t = time.perf_counter()
+    for session in sessions:
+        r.engine.call("add_messages", user_id="bench", messages=session)
+    return n / (time.perf_counter() - t)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--rounds", type=int, default=10_000)
     ap.add_argument("--queries", type=int, default=500)
     ap.add_argument("--workload", help="notes and queries written by `mnemon bench --notes --workload-out`")
+    ap.add_argument("--add-only", action="store_true", help="only the add figure, alone in its process")
+    ap.add_argument("--rounds-out", help="write the added messages here as JSONL, for `mnemon ingest`")
     args = ap.parse_args()
     words = Words(args.notes + 7)
+    if args.add_only:
+        with tempfile.TemporaryDirectory() as tmp:
+            rate = measure_add(tmp, words, args.rounds, args.rounds_out)
+        print(f"| add, rounds/s (sessions of 10 rounds) | {rate:.0f} |")
+        return
     with tempfile.TemporaryDirectory() as tmp:
         m = mnemon.Memory.open(f"{tmp}/notes.db", embedder="hashing")
         if args.workload:
@@ -110,19 +142,7 @@ def main():
             th.join()
         two = len(passes) / (time.perf_counter() - t)
 
-        r = mnemon.Memory.open(f"{tmp}/rounds.db", embedder="hashing")
-        rounds = [
-            [
-                {"role": "user", "content": words.sentence(15), "ts": "2024-01-01T00:00:00+00:00"},
-                {"role": "assistant", "content": words.sentence(35), "ts": "2024-01-01T00:00:00+00:00"},
-            ]
-            for _ in range(args.rounds)
-        ]
-        t = time.perf_counter()
-        for i in range(0, len(rounds), 10):
-            session = [msg for pair in rounds[i : i + 10] for msg in pair]
-            r.engine.call("add_messages", user_id="bench", messages=[dict(x, session=f"s{i}") for x in session])
-        add_rate = len(rounds) / (time.perf_counter() - t)
+        add_rate = measure_add(tmp, words, args.rounds, args.rounds_out)
 
     print(f"notes: {args.notes}, queries: {args.queries}, hashing embedder")
     print("| figure | value |")
