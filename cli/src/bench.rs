@@ -322,7 +322,7 @@ fn run_notes(args: &Args) -> Result<()> {
         let call = |q: &str| -> Result<String> {
             let args = serde_json::json!({"user_id": "bench", "query": q}).to_string();
             let value: serde_json::Value = serde_json::from_str(&args)?;
-            Ok((tool.call)(&service, value).map_err(|e| anyhow!("{}", e.message))?.to_string())
+            Ok(tool.value(&service, value).map_err(|e| anyhow!("{}", e.message))?.to_string())
         };
         call("warm up the index")?;
         let served = timed(&queries, call)?;

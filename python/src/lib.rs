@@ -25,6 +25,18 @@ fn raised(e: ApiError) -> PyErr {
     NativeError::new_err((e.code.as_str().to_owned(), e.message, e.field, e.retry_after, differences))
 }
 
+/// The tool an operation names, and its arguments parsed from JSON text.
+fn operation_and_args(
+    operation: &str,
+    args: &str,
+) -> PyResult<(&'static mnemon_server::tools::Tool, serde_json::Value)> {
+    let tool = mnemon_server::tools::find(operation)
+        .ok_or_else(|| PyValueError::new_err(format!("no operation named {operation:?}")))?;
+    let args = serde_json::from_str(args)
+        .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+    Ok((tool, args))
+}
+
 /// The arguments of [`Engine::recall`].
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,27 +87,21 @@ impl Engine {
     }
 
     /// Runs one operation (an MCP tool's name: `add_messages`, `recall_memories`, …) on its
-    /// JSON arguments; its JSON result.
+    /// JSON arguments; its JSON result (as the servers give it).
     fn call(&self, py: Python<'_>, operation: &str, args: &str) -> PyResult<String> {
-        let tool = mnemon_server::tools::find(operation)
-            .ok_or_else(|| PyValueError::new_err(format!("no operation named {operation:?}")))?;
-        let args: serde_json::Value = serde_json::from_str(args)
-            .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+        let (tool, args) = operation_and_args(operation, args)?;
         let service = self.service.clone();
-        let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
+        let out = py.detach(move || tool.value(&service, args)).map_err(raised)?;
         Ok(out.to_string())
     }
 
     /// Runs one operation on its JSON arguments, as [`Engine::call`] does; its result as Python
-    /// values (dicts, lists, strings, numbers), built without JSON text.
+    /// values (dicts, lists, strings, numbers), built from the typed result without JSON.
     fn invoke(&self, py: Python<'_>, operation: &str, args: &str) -> PyResult<Py<PyAny>> {
-        let tool = mnemon_server::tools::find(operation)
-            .ok_or_else(|| PyValueError::new_err(format!("no operation named {operation:?}")))?;
-        let args: serde_json::Value = serde_json::from_str(args)
-            .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
+        let (tool, args) = operation_and_args(operation, args)?;
         let service = self.service.clone();
         let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
-        Ok(pythonize::pythonize(py, &out).map_err(|e| PyValueError::new_err(e.to_string()))?.unbind())
+        Ok(pythonize::pythonize(py, &*out).map_err(|e| PyValueError::new_err(e.to_string()))?.unbind())
     }
 
     /// The records a scope holds, as JSON: `rounds` (oldest first), `facts` (active ones, in

@@ -11,7 +11,11 @@ use crate::api::*;
 use crate::error::{parse, ApiError};
 use crate::service::Service;
 
-type Call = fn(&Service, Value) -> Result<Value, ApiError>;
+/// A tool's result, serializable to JSON text, a JSON value or Python objects alike (typed: no
+/// intermediate `Value` unless a caller wants one).
+pub type Reply = Box<dyn erased_serde::Serialize + Send>;
+
+type Call = fn(&Service, Value) -> Result<Reply, ApiError>;
 
 /// One tool, with the hints MCP clients show (annotations).
 pub struct Tool {
@@ -32,12 +36,19 @@ pub struct Tool {
     pub gated: bool,
     /// Its input schema.
     pub schema: fn() -> Value,
-    /// Its dispatch: the structured result.
+    /// Its dispatch: the structured result ([`Tool::value`] as JSON).
     pub call: Call,
 }
 
-fn json(value: impl Serialize) -> Result<Value, ApiError> {
-    serde_json::to_value(value).map_err(ApiError::internal)
+fn json(value: impl Serialize + Send + 'static) -> Result<Reply, ApiError> {
+    Ok(Box::new(value))
+}
+
+impl Tool {
+    /// Runs the tool; its result as a JSON value.
+    pub fn value(&self, service: &Service, args: Value) -> Result<Value, ApiError> {
+        serde_json::to_value(&*(self.call)(service, args)?).map_err(ApiError::internal)
+    }
 }
 
 fn schema<T: JsonSchema>() -> Value {
@@ -221,5 +232,5 @@ pub fn find(name: &str) -> Option<&'static Tool> {
 
 /// Runs a tool on the blocking pool.
 pub async fn run(service: Arc<Service>, tool: &'static Tool, args: Value) -> Result<Value, ApiError> {
-    crate::service::blocking(move || (tool.call)(&service, args)).await
+    crate::service::blocking(move || tool.value(&service, args)).await
 }
