@@ -35,17 +35,13 @@ impl Calibration {
     /// The score is the cosine itself (clamped to `0..=1`): for an embedder nobody measured.
     pub const IDENTITY: Calibration = Calibration { anchors: ANCHOR_SCORES };
 
-    /// all-MiniLM-L6-v2 (LoCoMo development split, questions against rounds): another user's
-    /// rounds score cosine p99 0.36 / 0.33 (halves A / B), a question's evidence p50 0.45 / 0.47.
-    /// Against other users the labels' precision is `high` 1.00 / 1.00, `medium` 0.90 / 0.97,
-    /// `low` 0.35 / 0.53, and `none` keeps 0.2 % / 0.1 % of the evidence.
+    /// all-MiniLM-L6-v2: `low` starts near the 99th percentile of an unrelated user's rounds,
+    /// `medium` near the median of a question's evidence (docs/DECISIONS.md has the measurement).
     pub const MINILM: Calibration = Calibration { anchors: [0.40, 0.50, 0.62] };
 
     /// The hashing embedder (unigrams and bigrams: cosines come from shared words only, so it
-    /// tells little apart; LoCoMo, halves A / B): another user's rounds score cosine p99 0.26 /
-    /// 0.28, max 0.48 / 0.53; a question's evidence p50 0.16 / 0.17. Anchors at A's other-user p99
-    /// and max: 0.8 % / 1.3 % of other users' pairs reach `low`, and 83 % / 80 % of the evidence
-    /// stays `none` (the embedder cannot tell it from the rest).
+    /// tells little apart): `low` at an unrelated user's 99th percentile, `medium` at its
+    /// maximum; most evidence stays `none` (docs/DECISIONS.md has the measurement).
     pub const HASHING: Calibration = Calibration { anchors: [0.27, 0.49, 0.55] };
 
     /// A calibration through `anchors`, checked: three cosines rising strictly inside `0..1`.
