@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs the system packages that building mnemon needs and a fresh Debian machine lacks: cmake and
-# clang (llama.cpp's build, through llama-cpp-sys-2), libclang-dev (its bindgen), and Python's venv
-# module (the MCP tests make a venv for the official MCP Python SDK). Idempotent: does nothing when
-# all are present. Uses apt-get, as root or through sudo.
+# Installs the system packages that building and testing mnemon need and a fresh Debian machine
+# lacks: cmake and clang (llama.cpp's build, through llama-cpp-sys-2), libclang-dev (its bindgen),
+# Python's venv module (the MCP tests make a venv for the official MCP Python SDK), Chromium (the
+# web page's tests drive it with Playwright), and gcc, make and the C library's headers
+# (scripts/postgres.sh builds pgvector for the PostgreSQL tests). Idempotent: does nothing when all are present. Uses
+# apt-get, as root or through sudo.
 set -euo pipefail
 
 missing=()
@@ -11,6 +13,10 @@ command -v clang > /dev/null || missing+=(clang)
 compgen -G "/usr/lib/llvm-*/lib/libclang*.so*" > /dev/null || compgen -G "/usr/lib/x86_64-linux-gnu/libclang*.so*" > /dev/null \
   || missing+=(libclang-dev)
 python3 -c "import venv, ensurepip" 2> /dev/null || missing+=(python3-venv)
+command -v chromium > /dev/null || missing+=(chromium)
+command -v gcc > /dev/null || missing+=(gcc)
+command -v make > /dev/null || missing+=(make)
+[[ -f /usr/include/stdio.h ]] || missing+=(libc6-dev)
 if ((${#missing[@]} == 0)); then
   exit 0
 fi
