@@ -34,4 +34,4 @@ pub mod time {
 
 pub use crate::facts::{conflict, normalize, prefilter, resolve, verify};
 pub use crate::index::bm25::LEXICAL_SCHEME;
-pub use crate::index::rank::score;
+pub use crate::index::rank::{score, take_scan_stats, ScanStats};

@@ -118,8 +118,10 @@ pub use model::scope::Scope;
 pub use model::time::Timestamp;
 pub use read::render::{context_body, count_tokens, CONTEXT_INTRO};
 pub use read::{
-    Cancel, Context, Counts, Decision, Fact, FactHit, Found, Hit, List, Page, Query, Ranking, Recall,
-    RecalledRound, Recency, Record, Search, StoredRound,
+    Activity, AgentSummary, Cancel, Context, ContextRecord, Counts, Decision, DecisionPage, Fact, FactHit,
+    Found, Hit, Holdings, List, MonthActivity, Page, Paging, Query, Ranking, Recall, RecalledRound, Recency,
+    Record, Search, StoredRound, Supersession, TimelineFact, TimelinePage, TimelineRound, UserSummary,
+    MAX_PAGE,
 };
 pub use write::{
     AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,

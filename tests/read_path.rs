@@ -227,6 +227,54 @@ fn a_context_respects_its_budget_and_keeps_the_top_round() {
 }
 
 #[test]
+fn an_explained_context_says_why_each_record_is_in_it_or_was_cut_and_changes_nothing_else() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    m.add(&conversation(), "u").unwrap();
+    m.add(&[Message::user("New shoes arrived today.", "2023-05-18T10:00:00")], "u").unwrap();
+    m.remember(&[mnemon::NewNote::new("The user's beagle is named Toby.", "2023-05-01T10:00:00")], "u")
+        .unwrap();
+    let angles = ["what shoes did I buy in the past week?"];
+    let q = || {
+        Query::new("Toby the beagle")
+            .angles(&angles)
+            .date("2023-05-20T00:00:00")
+            .budget(mnemon::MIN_BUDGET + 100)
+    };
+    let plain = m.get_context(q(), "u").unwrap();
+    let explained = m.get_context(q().explain(), "u").unwrap();
+    assert!(plain.records.is_empty());
+    let records = explained.records.clone();
+    assert_eq!(
+        mnemon::Context { records: Vec::new(), ..explained.clone() },
+        plain,
+        "explaining changed the context"
+    );
+    // Every ranked record once, best first: the kept ones are the block's, the rest were cut.
+    let kept: Vec<&str> = records.iter().filter(|r| r.kept).map(|r| r.key.as_str()).collect();
+    let cut: Vec<&str> = records.iter().filter(|r| !r.kept).map(|r| r.key.as_str()).collect();
+    let mut block: Vec<&str> = plain.rounds.iter().chain(&plain.notes).map(String::as_str).collect();
+    let mut kept_sorted = kept.clone();
+    block.sort_unstable();
+    kept_sorted.sort_unstable();
+    assert_eq!(kept_sorted, block);
+    assert_eq!(cut, plain.omitted.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(!cut.is_empty(), "the budget cut nothing: {records:?}");
+    assert!(records.windows(2).all(|w| w[0].score >= w[1].score));
+    assert!(records.iter().all(|r| r.dense.is_some() || r.words.is_some() || r.window.is_some()));
+    let note = records.iter().find(|r| r.kind == "note").expect("the note ranks");
+    assert_eq!((note.angle, note.window), (0, None));
+    assert!(note.words.is_some(), "its words match the question: {note:?}");
+    // The shoes come from the angle, which names a window their date is in.
+    let shoes = records.iter().find(|r| r.key.starts_with("2023-05-18")).expect("the shoes round ranks");
+    assert_eq!(shoes.angle, 1);
+    assert!(shoes.time_match && shoes.window == Some(1), "{shoes:?}");
+    let json = serde_json::to_value(&explained).unwrap();
+    assert_eq!(json["records"][0]["kept"], true);
+    assert!(serde_json::to_value(&plain).unwrap().get("records").is_none());
+}
+
+#[test]
 fn a_turn_of_the_largest_size_allowed_is_cut_to_the_default_budget_with_a_marker() {
     let t = temp_store();
     let m = hashing(&t.path);

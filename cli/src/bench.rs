@@ -1,5 +1,6 @@
 //! `mnemon bench`: ingest and recall speed on synthetic rounds (or, with `--notes`, remember,
-//! list and search speed on synthetic notes), printed as a table.
+//! list and search speed on synthetic notes; with `--browse`, the web page's reads), printed as a
+//! table.
 //!
 //! Timing lives here, in the binary, never in the library.
 #![allow(clippy::disallowed_methods)]
@@ -9,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use mnemon::{
-    Config, Embedder, EmbedderPins, Filter, List, Memory, Message, NewNote, NoteKind, Query, Search,
+    Config, Embedder, EmbedderPins, Filter, List, Memory, Message, NewNote, NoteKind, Paging, Query, Search,
 };
 use mnemon_eval::metrics::percentile;
 
@@ -309,15 +310,7 @@ fn run_notes(args: &Args) -> Result<()> {
         let search = timed(&queries, |q| memory.search(&Search::new(q), "bench"))?;
         let filtered = timed(&queries, |q| memory.search(&Search::new(q).filter(filter.clone()), "bench"))?;
         // The servers' and Python's path: the operation by name on JSON text, its result as text.
-        let service =
-            crate::service_from_flags(["mnemon", "--store"].into_iter().map(str::to_owned).chain([
-                dir.path().join("bench.db").to_string_lossy().into_owned(),
-                "--embedder".into(),
-                match args.models.embedder {
-                    crate::flags::EmbedderChoice::Hashing => "hashing".into(),
-                    crate::flags::EmbedderChoice::Minilm => "minilm".into(),
-                },
-            ]))?;
+        let service = service_on(&dir.path().join("bench.db"), args)?;
         let tool = mnemon_server::tools::find("search_memories").ok_or_else(|| anyhow!("no search tool"))?;
         let call = |q: &str| -> Result<String> {
             let args = serde_json::json!({"user_id": "bench", "query": q}).to_string();
@@ -346,6 +339,143 @@ fn run_notes(args: &Args) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The servers' operations on the store at `path`, with the bench's embedder.
+fn service_on(path: &std::path::Path, args: &Args) -> Result<std::sync::Arc<mnemon_server::Service>> {
+    crate::service_from_flags(["mnemon", "--store"].into_iter().map(str::to_owned).chain([
+        path.to_string_lossy().into_owned(),
+        "--embedder".into(),
+        match args.models.embedder {
+            crate::flags::EmbedderChoice::Hashing => "hashing".into(),
+            crate::flags::EmbedderChoice::Minilm => "minilm".into(),
+        },
+    ]))
+}
+
+/// The web page's reads on one user of `size` rounds, one every hour from 2024-01-01 in sessions
+/// of `--session-rounds`: each round says one thing the scripted extractor turns into a fact, and
+/// every tenth says the user moved (superseding the home before). Pages of 50, as the page asks.
+fn run_browse(args: &Args) -> Result<()> {
+    let embedder = args.models.embedder()?;
+    println!(
+        "embedder: {} ({} dims), the web page's reads on one user",
+        embedder.pins().name,
+        embedder.pins().dim
+    );
+    println!("| rounds | facts (superseded) | build (s) | timeline page p50 / p95 (ms) | timeline page through the service, as JSON, p50 / p95 (ms) | users (ms) | decisions of one kind, page p50 (ms) | activity (ms) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    for &size in &args.sizes {
+        let mut words = Words(size as u64 + 11);
+        let start =
+            chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default().and_time(chrono::NaiveTime::MIN);
+        let mut script = serde_json::Map::new();
+        let mut rounds = Vec::with_capacity(size);
+        for i in 0..size {
+            let ts = (start + chrono::Duration::hours(i as i64)).format("%Y-%m-%dT%H:%M:%S").to_string();
+            let (turn, fact) = if i % 10 == 0 {
+                let town = format!("Town{i}");
+                let turn = format!("I live in {town} now, {}.", words.sentence(8));
+                let fact = serde_json::json!({"content": format!("The user lives in {town}."),
+                    "raw": format!("user: I live in {town}"), "when": null, "subject": "user",
+                    "predicate": "lives in", "object": town, "salience": 1.0});
+                (turn, fact)
+            } else {
+                let thing = format!("{}{i}", words.word());
+                let turn = format!("I bought a {thing} today, {}.", words.sentence(8));
+                let fact = serde_json::json!({"content": format!("The user bought a {thing}."),
+                    "raw": format!("user: I bought a {thing}"), "when": "today", "subject": "user",
+                    "predicate": "bought", "object": thing, "salience": 1.0});
+                (turn, fact)
+            };
+            script.insert(turn.clone(), serde_json::Value::Array(vec![fact]));
+            let session = format!("s{}", i / args.session_rounds.max(1));
+            rounds.push([
+                Message::user(turn, ts.clone()).in_session(session.clone()),
+                Message::assistant(words.sentence(args.reply_words), ts).in_session(session),
+            ]);
+        }
+        let script = serde_json::Value::Object(script).to_string();
+        let extractor = mnemon::extract::ScriptedExtractor::from_json("bench", &script)?;
+        let dir = tempfile::tempdir().context("temp dir")?;
+        let path = dir.path().join("bench.db");
+        let memory = Memory::builder(&path)
+            .embedder(embedder.clone())
+            .extractor(extractor)
+            .config(Config { background_extraction: false, ..Config::default() })
+            .open()?;
+        let t = Instant::now();
+        for chunk in rounds.chunks(args.session_rounds.max(1)) {
+            let messages: Vec<Message> = chunk.iter().flatten().cloned().collect();
+            memory.add(&messages, "bench")?;
+        }
+        let build_s = t.elapsed().as_secs_f64();
+        let users = memory.user_summaries()?;
+        let holds = users.first().map(|u| u.holds).unwrap_or_default();
+        // Every page's cursor, then pages drawn across the whole timeline.
+        let mut cursors = vec![None];
+        loop {
+            let cursor = cursors.last().cloned().flatten();
+            match memory.timeline(&Paging { limit: 50, cursor }, "bench")?.next {
+                Some(next) => cursors.push(Some(next)),
+                None => break,
+            }
+        }
+        let picks: Vec<String> =
+            (0..args.queries.max(1)).map(|i| (i * 7919 % cursors.len()).to_string()).collect();
+        let page = |i: &str| -> Result<mnemon::TimelinePage> {
+            let cursor = cursors[i.parse::<usize>()?].clone();
+            Ok(memory.timeline(&Paging { limit: 50, cursor }, "bench")?)
+        };
+        let direct = timed(&picks, page)?;
+        let service = service_on(&path, args)?;
+        let served = timed(&picks, |i| -> Result<Vec<u8>> {
+            let request = mnemon_server::api::ReadTimeline {
+                limit: Some(50),
+                cursor: cursors[i.parse::<usize>()?].clone(),
+                user_id: Some("bench".into()),
+                agent_id: None,
+                store: None,
+            };
+            let page = service.timeline(&request).map_err(|e| anyhow!("{}", e.message))?;
+            Ok(serde_json::to_vec(&page)?)
+        })?;
+        let t = Instant::now();
+        memory.user_summaries()?;
+        let users_ms = t.elapsed().as_secs_f64() * 1e3;
+        let kinds = vec!["fact.superseded".to_string()];
+        let decisions = timed(&picks[..picks.len().min(50)], |_| {
+            memory.decision_log(&kinds, &Paging { limit: 50, cursor: None }, "bench")
+        })?;
+        let t = Instant::now();
+        memory.activity("bench")?;
+        let activity_ms = t.elapsed().as_secs_f64() * 1e3;
+        println!(
+            "| {size} | {} ({}) | {build_s:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {users_ms:.1} | {:.2} | {activity_ms:.1} |",
+            holds.facts + holds.superseded,
+            holds.superseded,
+            direct.0,
+            direct.1,
+            served.0,
+            served.1,
+            decisions.0,
+        );
+    }
+    Ok(())
+}
+
+/// This machine's memory read bandwidth, bytes per second: one thread summing 256 MiB (far past
+/// the caches), the best of five passes.
+fn read_bandwidth() -> f64 {
+    let data: Vec<u64> = (0..(256usize << 20) / 8).map(|i| i as u64).collect();
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let sum = data.iter().fold(0u64, |a, &x| a.wrapping_add(x));
+        std::hint::black_box(sum);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    (data.len() * 8) as f64 / best
 }
 
 /// A fresh database on the benchmark's PostgreSQL server, for one store.
@@ -391,10 +521,15 @@ pub fn run(args: &Args) -> Result<()> {
     if args.notes {
         return run_notes(args);
     }
+    if args.browse {
+        return run_browse(args);
+    }
     let base = args.models.embedder()?;
+    let bandwidth = read_bandwidth();
     println!("embedder: {} ({} dims)", base.pins().name, base.pins().dim);
-    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | database KNN p50 (ms) | peak RSS (MiB) |");
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("memory read bandwidth: {:.1} GB/s (one thread summing 256 MiB, best of 5)", bandwidth / 1e9);
+    println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | database KNN p50 (ms) | peak RSS (MiB) | scan KiB / query | rescored of scanned | scan at bandwidth (ms) |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64);
         let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
@@ -460,6 +595,7 @@ pub fn run(args: &Args) -> Result<()> {
         memory.recall(Query::new("warm up the index").top_k(10), user(0).as_str())?;
         let load_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut times = Vec::with_capacity(queries.len());
+        mnemon::internals::take_scan_stats();
         for (n, q) in queries.iter().enumerate() {
             let t = Instant::now();
             let r = memory.recall(q.as_str(), user(n).as_str())?;
@@ -467,6 +603,8 @@ pub fn run(args: &Args) -> Result<()> {
             std::hint::black_box(r);
         }
         times.sort_by(f64::total_cmp);
+        let scans = mnemon::internals::take_scan_stats();
+        let per_query = scans.bytes as f64 / queries.len().max(1) as f64;
         let mut embed_times = Vec::with_capacity(queries.len());
         for q in &queries {
             let t = Instant::now();
@@ -506,7 +644,7 @@ pub fn run(args: &Args) -> Result<()> {
             ));
         }
         println!(
-            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} |",
+            "| {size} | {embed_s:.2} | {:.0} | {ingest_s:.2} | {:.0} | {:.2} | {load_ms:.1} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {:.2} % | {:.3} |",
             distinct as f64 / embed_s,
             size as f64 / ingest_s,
             ingest_s / (embed_s * size as f64 / distinct as f64),
@@ -514,7 +652,10 @@ pub fn run(args: &Args) -> Result<()> {
             percentile(&times, 0.95),
             percentile(&embed_times, 0.5),
             percentile(&vec0_times, 0.5),
-            peak_rss_mib()
+            peak_rss_mib(),
+            per_query / 1024.0,
+            100.0 * scans.rescored as f64 / scans.scanned.max(1) as f64,
+            per_query / bandwidth * 1e3,
         );
         if let Some(line) = hnsw_line {
             println!("{line}");

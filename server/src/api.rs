@@ -165,6 +165,9 @@ request! {
         /// facts as they stood then (a fact superseded later still current).
         #[serde(default)]
         as_of: Option<String>,
+        /// Also say why each ranked record is in the block or was cut (`records`).
+        #[serde(default)]
+        explain: bool,
     }
 }
 
@@ -447,6 +450,57 @@ request! {
     }
 }
 
+request! {
+    /// A page of the scope's rounds, oldest first, each with every fact extracted from it.
+    ReadTimeline {
+        /// Rounds per page (1 to 500, default 50).
+        #[serde(default)]
+        limit: Option<usize>,
+        /// The `next` cursor of the previous page.
+        #[serde(default)]
+        cursor: Option<String>,
+    }
+}
+
+request! {
+    /// A page of the scope's decision log, in logical order.
+    ReadDecisions {
+        /// Only decisions of these kinds (`fact.superseded`, `round.stored`, …); default every kind.
+        #[serde(default)]
+        kinds: Vec<String>,
+        /// Decisions per page (1 to 500, default 50).
+        #[serde(default)]
+        limit: Option<usize>,
+        /// The `next` cursor of the previous page.
+        #[serde(default)]
+        cursor: Option<String>,
+    }
+}
+
+request! {
+    /// What the scope stored per month.
+    ReadActivity {}
+}
+
+/// Which store's users to list.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListUsers {
+    /// Which store (as in every request).
+    #[serde(default)]
+    pub store: Option<String>,
+}
+
+/// The stores the server may open, by the names requests give them.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct StoreList {
+    /// The store a request without `store` reaches.
+    pub default: String,
+    /// Every store the server knows, in name order: its default and global stores, the store
+    /// files in its data directory and its `projects/` folder, and every store open now.
+    pub stores: Vec<String>,
+}
+
 /// Forget a user: every record, vector and word of theirs is removed from the store.
 #[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -512,6 +566,14 @@ pub struct Recalled {
     /// Whether the top record's text was cut to fit the budget (it is then the only record, and
     /// the block ends with a line saying so).
     pub cut: bool,
+    /// With `explain`: every record ranked, best first, with its score, relevance, why it ranked
+    /// there (its places in the dense, word and time-window rankings, and the phrasing) and
+    /// whether it is in the block or was cut.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<mnemon::ContextRecord>,
+    /// With `explain`: the token budget the block was fitted to (none: no budget).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<usize>,
 }
 
 /// What saving did with each memory, in input order.

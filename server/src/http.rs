@@ -1,6 +1,6 @@
 //! The HTTP server: the REST API under `/v1`, MCP streamable HTTP at `/mcp`, `/health`,
-//! `/metrics`, `/openapi.json` and `/docs`, behind authentication, a body limit, per-token rate
-//! limits and request timeouts.
+//! `/metrics`, `/openapi.json`, `/docs` and the web page at `/ui`, behind authentication, a body
+//! limit, per-token rate limits and request timeouts.
 
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
@@ -241,6 +241,11 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/count", get(count_memories))
         .route("/export", get(export_memories))
         .route("/users/{user_id}", axum::routing::delete(forget_user))
+        .route("/users", get(list_users))
+        .route("/stores", get(list_stores))
+        .route("/timeline", post(read_timeline))
+        .route("/decisions", post(read_decisions))
+        .route("/activity", get(read_activity))
         .layer(middleware::from_fn_with_state(state.clone(), guards::time_limit));
     let protected = Router::new()
         .nest("/v1", v1)
@@ -255,6 +260,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
         .route("/docs", get(docs))
+        .merge(crate::ui::routes())
         .fallback(|| async { ApiError::new(Code::NotFound, "no such route") })
         .method_not_allowed_fallback(|| async {
             ApiError::new(Code::MethodNotAllowed, "this route does not take that method")
@@ -269,7 +275,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
 pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     eprintln!(
-        "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs)",
+        "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs, web page at /ui)",
         listener.local_addr()?
     );
     serve_on(listener, service, &options, async {
@@ -595,6 +601,94 @@ async fn forget_user(
     json_op(&s, (&p, "forget_user"), Value::Object(object), Service::forget).await
 }
 
+/// The stores the server may open (for a token that acts for the whole server).
+#[utoipa::path(get, path = "/v1/stores", tag = "browse",
+    responses((status = 200, body = StoreList), Errors))]
+async fn list_stores(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+) -> Result<Json<StoreList>, ApiError> {
+    if p != Principal::Admin {
+        return Err(ApiError::new(
+            Code::Forbidden,
+            "listing stores needs a token that acts for the whole server",
+        ));
+    }
+    let service = Arc::clone(&s.service);
+    crate::service::blocking(move || service.stores()).await.map(Json)
+}
+
+/// Every user of a store with what they hold, in all and per agent, and their latest activity
+/// (a caller bound to a user sees only that user, and what its agent may see).
+#[utoipa::path(get, path = "/v1/users", tag = "browse",
+    params(("store" = Option<String>, Query, description = "Which store (default: the server's)")),
+    responses((status = 200, body = Vec<mnemon::UserSummary>), Errors))]
+async fn list_users(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<Vec<mnemon::UserSummary>>, ApiError> {
+    let request: ListUsers = parse(Value::Object(query_object(q)?))?;
+    let service = Arc::clone(&s.service);
+    let users = crate::service::blocking(move || service.users(&request)).await?;
+    Ok(Json(match &p {
+        Principal::Admin => users,
+        Principal::User { user, agent } => users
+            .into_iter()
+            .filter(|u| u.user == *user)
+            .map(|mut u| {
+                if let Some(agent) = agent {
+                    // What the agent may see: the shared records and its own.
+                    for other in u.agents.iter().filter(|a| a.agent != *agent) {
+                        let h = &mut u.holds;
+                        h.rounds -= other.holds.rounds;
+                        h.notes -= other.holds.notes;
+                        h.condensed -= other.holds.condensed;
+                        h.facts -= other.holds.facts;
+                        h.superseded -= other.holds.superseded;
+                    }
+                    u.agents.retain(|a| a.agent == *agent);
+                }
+                u
+            })
+            .collect(),
+    }))
+}
+
+/// A page of the scope's rounds, oldest first, each with every fact extracted from it (a
+/// superseded fact with the fact that replaced it and the decision: rule, both values).
+#[utoipa::path(post, path = "/v1/timeline", tag = "browse", request_body = ReadTimeline,
+    responses((status = 200, body = mnemon::TimelinePage), Errors))]
+async fn read_timeline(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::TimelinePage>, ApiError> {
+    json_op(&s, (&p, "read_timeline"), json_body(body)?, Service::timeline).await
+}
+
+/// A page of the scope's decision log, in logical order, filtered by kind.
+#[utoipa::path(post, path = "/v1/decisions", tag = "browse", request_body = ReadDecisions,
+    responses((status = 200, body = mnemon::DecisionPage), Errors))]
+async fn read_decisions(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Json<mnemon::DecisionPage>, ApiError> {
+    json_op(&s, (&p, "read_decisions"), json_body(body)?, Service::decisions).await
+}
+
+/// What the scope stored per month: rounds, notes, facts and supersessions.
+#[utoipa::path(get, path = "/v1/activity", tag = "browse", params(TargetParams),
+    responses((status = 200, body = mnemon::Activity), Errors))]
+async fn read_activity(
+    State(s): State<AppState>,
+    Extension(p): Extension<Principal>,
+    RawQuery(q): RawQuery,
+) -> Result<Json<mnemon::Activity>, ApiError> {
+    json_op(&s, (&p, "read_activity"), Value::Object(query_object(q)?), Service::activity).await
+}
+
 /// Liveness, and a read of the server's store.
 #[utoipa::path(get, path = "/health", tag = "server",
     responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
@@ -659,7 +753,7 @@ async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) 
         Every error is `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable code."),
     paths(save_memories, recall_memories, add_messages, search_memories, list_memories, get_memory,
         update_memory, delete_memory, count_memories, copy_memories, move_memories, export_memories,
-        forget_user, health, metrics),
+        forget_user, list_stores, list_users, read_timeline, read_decisions, read_activity, health, metrics),
     components(schemas(ErrorBody, ApiError, Code)),
     modifiers(&BearerAuth)
 )]

@@ -2,8 +2,10 @@
 //! set of operations ([`Service`]). The library stays free of an async runtime; this crate owns
 //! tokio, axum and rmcp.
 //!
-//! Every operation is one MCP tool ([`tools::TOOLS`]) and one HTTP endpoint, takes one request
-//! type ([`api`]) and fails with one error body ([`error::ApiError`]) whose code is stable.
+//! Every operation an agent needs is one MCP tool ([`tools::TOOLS`]) and one HTTP endpoint, takes
+//! one request type ([`api`]) and fails with one error body ([`error::ApiError`]) whose code is
+//! stable. The reads for people browsing a store (stores, users, a timeline, the decision log,
+//! activity) are HTTP endpoints only, and the web page at `/ui` ([`ui`]) is built on them.
 
 pub mod api;
 pub mod browser;
@@ -16,6 +18,7 @@ pub mod mcp;
 pub mod principal;
 pub mod service;
 pub mod tools;
+pub mod ui;
 
 pub use error::{ApiError, Code};
 

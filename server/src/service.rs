@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex};
 use mnemon::extract::Extractor;
 use mnemon::stores::Stores;
 use mnemon::{
-    Config, Embedder, ExportFormat, Found, List, Memory, Message, NewNote, NoteUpdate, Page, Query, Ranking,
-    Recency, Record, Role, Scope, Search,
+    Config, Embedder, ExportFormat, Found, List, Memory, Message, NewNote, NoteUpdate, Page, Paging, Query,
+    Ranking, Recency, Record, Role, Scope, Search,
 };
 
 use crate::api::*;
@@ -269,6 +269,7 @@ impl Service {
             top_k: req.top_k,
             budget: req.budget,
             angles: &angles,
+            explain: req.explain,
             ..Query::new(&req.query)
         };
         let memory = self.memory(req.store.as_deref())?;
@@ -280,6 +281,8 @@ impl Service {
             tokens: c.tokens,
             truncated: c.truncated,
             cut: c.cut,
+            records: c.records,
+            budget: if req.explain { req.budget.or(self.config.context_budget) } else { None },
         })
     }
 
@@ -421,6 +424,42 @@ impl Service {
             None => memory.export(scope, format)?,
         };
         Ok(Exported { text })
+    }
+
+    /// The stores the server knows, by name.
+    pub fn stores(&self) -> Result<StoreList, ApiError> {
+        Ok(StoreList {
+            default: self.name_of(&self.default),
+            stores: self.known_stores()?.iter().map(|p| self.name_of(p)).collect(),
+        })
+    }
+
+    /// Every user of a store with what they hold.
+    pub fn users(&self, req: &ListUsers) -> Result<Vec<mnemon::UserSummary>, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.user_summaries()?)
+    }
+
+    /// A page of a scope's timeline.
+    pub fn timeline(&self, req: &ReadTimeline) -> Result<mnemon::TimelinePage, ApiError> {
+        let paging =
+            Paging { limit: req.limit.unwrap_or(Paging::default().limit), cursor: req.cursor.clone() };
+        Ok(self.memory(req.store.as_deref())?.timeline(&paging, Self::scope(&req.target()))?)
+    }
+
+    /// A page of a scope's decision log.
+    pub fn decisions(&self, req: &ReadDecisions) -> Result<mnemon::DecisionPage, ApiError> {
+        let paging =
+            Paging { limit: req.limit.unwrap_or(Paging::default().limit), cursor: req.cursor.clone() };
+        Ok(self.memory(req.store.as_deref())?.decision_log(
+            &req.kinds,
+            &paging,
+            Self::scope(&req.target()),
+        )?)
+    }
+
+    /// What a scope stored per month.
+    pub fn activity(&self, req: &ReadActivity) -> Result<mnemon::Activity, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.activity(Self::scope(&req.target()))?)
     }
 
     /// `forget_user`: in one store, or in every store the server knows.

@@ -2,7 +2,9 @@
 //!
 //! Vectors are unit length, so cosine is their dot product. The kernel sums in a fixed order
 //! (32 lanes, then a fixed reduction) with fused multiply-adds, so the AVX2 path and the portable
-//! path give the same bits.
+//! path give the same bits. Byte vectors' dot products are integer sums, exact on every path: the
+//! AVX2 kernel takes four rows at a time, 32 bytes per step (`abs(q)` times `v` signed as `q`,
+//! summed in pairs to 16 bits and then to 32).
 
 /// Scales `v` to unit length in place; a zero vector stays zero.
 pub fn normalize(v: &mut [f32]) {
@@ -112,40 +114,57 @@ mod avx2 {
         sum
     }
 
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn dot_i8_rows(q: &[i16], rows: &[i8], out: &mut Vec<i32>) {
-        let dim = q.len();
-        out.reserve(rows.len() / dim);
-        for row in rows.chunks_exact(dim) {
-            out.push(dot_i8(q, row));
-        }
-    }
-
+    /// Sums of 16-bit pair products `abs(q) · sign(v, q)` (each pair at most 2 · 127² = 32,258,
+    /// so no saturation: bytes are in −127..=127) widened to 32-bit lanes.
     #[target_feature(enable = "avx2")]
     #[inline]
-    pub(super) unsafe fn dot_i8(q: &[i16], v: &[i8]) -> i32 {
-        let n = q.len().min(v.len());
-        let (pq, pv) = (q.as_ptr(), v.as_ptr());
-        let mut acc = _mm256_setzero_si256();
-        let mut i = 0;
-        while i + 16 <= n {
-            let bytes = _mm_loadu_si128(pv.add(i) as *const __m128i);
-            let wide = _mm256_cvtepi8_epi16(bytes);
-            let query = _mm256_loadu_si256(pq.add(i) as *const __m256i);
-            acc = _mm256_add_epi32(acc, _mm256_madd_epi16(wide, query));
-            i += 16;
+    unsafe fn madd_bytes(qa: __m256i, q: __m256i, v: __m256i, ones: __m256i) -> __m256i {
+        _mm256_madd_epi16(_mm256_maddubs_epi16(qa, _mm256_sign_epi8(v, q)), ones)
+    }
+
+    /// The sum of the eight 32-bit lanes of each of four accumulators, in order.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn sums4(a: __m256i, b: __m256i, c: __m256i, d: __m256i) -> __m128i {
+        let ab = _mm256_hadd_epi32(a, b);
+        let cd = _mm256_hadd_epi32(c, d);
+        let abcd = _mm256_hadd_epi32(ab, cd);
+        _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256(abcd, 1))
+    }
+
+    /// Four rows at a time, 32 bytes per step; a dimension that is not a multiple of 32 (or a
+    /// last group of fewer than four rows) goes through the scalar twin.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn dot_i8_rows(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
+        let dim = q.len();
+        let count = rows.len() / dim;
+        out.reserve(count);
+        if !dim.is_multiple_of(32) {
+            out.extend(rows.chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
+            return;
         }
-        let lo = _mm256_castsi256_si128(acc);
-        let hi = _mm256_extracti128_si256(acc, 1);
-        let s4 = _mm_add_epi32(lo, hi);
-        let s2 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0b01_00_11_10));
-        let s1 = _mm_add_epi32(s2, _mm_shuffle_epi32(s2, 0b00_00_00_01));
-        let mut sum = _mm_cvtsi128_si32(s1);
-        while i < n {
-            sum += i32::from(*pq.add(i)) * i32::from(*pv.add(i));
-            i += 1;
+        let steps = dim / 32;
+        let pq = q.as_ptr();
+        let ones = _mm256_set1_epi16(1);
+        let mut r = 0;
+        while r + 4 <= count {
+            let base = rows.as_ptr().add(r * dim);
+            let mut acc = [_mm256_setzero_si256(); 4];
+            for s in 0..steps {
+                let qs = _mm256_loadu_si256(pq.add(32 * s) as *const __m256i);
+                let qa = _mm256_abs_epi8(qs);
+                for (j, a) in acc.iter_mut().enumerate() {
+                    let v = _mm256_loadu_si256(base.add(j * dim + 32 * s) as *const __m256i);
+                    *a = _mm256_add_epi32(*a, madd_bytes(qa, qs, v, ones));
+                }
+            }
+            let sums = sums4(acc[0], acc[1], acc[2], acc[3]);
+            let mut four = [0i32; 4];
+            _mm_storeu_si128(four.as_mut_ptr() as *mut __m128i, sums);
+            out.extend_from_slice(&four);
+            r += 4;
         }
-        sum
+        out.extend(rows[r * dim..].chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
     }
 }
 
@@ -170,17 +189,61 @@ mod tests {
             let a: Vec<f32> = (0..n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 300.0).collect();
             let b: Vec<f32> = (0..n).map(|i| ((i * 53 % 97) as f32 - 48.0) / 250.0).collect();
             let (qa, qb) = (quantize(&a), quantize(&b));
-            let wide: Vec<i16> = qa.q.iter().map(|x| i16::from(*x)).collect();
-            let exact: i32 = wide.iter().zip(&qb.q).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
-            assert_eq!(dot_i8(&wide, &qb.q), exact, "n={n}");
+            let exact: i32 = qa.q.iter().zip(&qb.q).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            assert_eq!(dot_i8(&qa.q, &qb.q), exact, "n={n}");
             let mut out = Vec::new();
-            dot_i8_rows(&wide, &[qb.q.clone(), qa.q.clone()].concat(), &mut out);
+            dot_i8_rows(&qa.q, &[qb.q.clone(), qa.q.clone()].concat(), &mut out);
             assert_eq!(out[0], exact);
             let approx = qa.scale * qb.scale * exact as f32;
             let norm = |v: &[f32]| v.iter().map(|x| x * x).sum::<f32>().sqrt();
             let bound = norm(&b) * qa.error_norm + qb.error_norm * qa.norm;
             let truth: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
             assert!((approx - truth).abs() <= bound + 1e-5, "n={n}: {approx} vs {truth}, bound {bound}");
+        }
+    }
+
+    #[test]
+    fn the_byte_row_kernel_is_exact_at_the_extremes_and_on_every_row_count() {
+        let mut x = 11u64;
+        let mut byte = || {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((x >> 33) % 255) as i32 - 127
+        };
+        for dim in [1, 31, 32, 64, 384, 390] {
+            for rows in [0, 1, 3, 4, 5, 8, 9] {
+                let q: Vec<i8> = (0..dim).map(|_| byte() as i8).collect();
+                let mut data: Vec<i8> = (0..dim * rows).map(|_| byte() as i8).collect();
+                if rows > 1 {
+                    // The largest sums: every product 127², with both signs.
+                    for (j, v) in data[..dim].iter_mut().enumerate() {
+                        *v = if q[j] < 0 { -127 } else { 127 };
+                    }
+                    for (j, v) in data[dim..2 * dim].iter_mut().enumerate() {
+                        *v = if q[j] < 0 { 127 } else { -127 };
+                    }
+                }
+                let mut q = q;
+                q[0] = -127;
+                let mut out = Vec::new();
+                dot_i8_rows(&q, &data, &mut out);
+                let want: Vec<i32> = data.chunks_exact(dim).map(|row| portable_dot_i8(&q, row)).collect();
+                assert_eq!(out, want, "dim {dim} rows {rows}");
+            }
+        }
+    }
+
+    #[test]
+    fn rounding_without_the_library_call_is_rounds() {
+        let mut x = 5u64;
+        let mut values =
+            vec![0.5f32, -0.5, 1.5, -1.5, 2.5, 126.5, -126.5, 0.49999997, -0.49999997, 127.00001, 0.0, -0.0];
+        values.extend((0..100_000).map(|_| {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            f32::from_bits((x >> 32) as u32 & 0x7fff_ffff) % 300.0 * if x & 1 == 0 { 1.0 } else { -1.0 }
+        }));
+        values.extend((0..=2540).map(|i| i as f32 / 10.0 - 127.0));
+        for y in values.into_iter().filter(|y| y.is_finite()) {
+            assert_eq!(round_half_away(y).to_bits(), y.round().to_bits(), "{y}");
         }
     }
 
@@ -212,7 +275,7 @@ pub struct Quantized {
 pub fn quantize(v: &[f32]) -> Quantized {
     let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    let q: Vec<i8> = v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8).collect();
+    let q: Vec<i8> = v.iter().map(|x| round_half_away(x / scale).clamp(-127.0, 127.0) as i8).collect();
     let (mut err, mut norm) = (0f64, 0f64);
     for (x, b) in v.iter().zip(&q) {
         let back = f64::from(scale) * f64::from(*b);
@@ -222,9 +285,27 @@ pub fn quantize(v: &[f32]) -> Quantized {
     Quantized { q, scale, error_norm: err.sqrt() as f32, norm: norm.sqrt() as f32 }
 }
 
-/// Exact integer dot products of a widened query with each `query.len()`-wide row of `rows`,
-/// written to `out` (one per row).
-pub fn dot_i8_rows(query: &[i16], rows: &[i8], out: &mut Vec<i32>) {
+/// `y.round()` (halves away from zero) for `|y| < 2^31`, without the library call `round` is on
+/// CPUs without SSE4.1: truncate by an integer conversion, then step by the fraction, which is
+/// exact (Sterbenz: `y` and its truncation are within a factor of two, or the truncation is 0).
+#[inline]
+fn round_half_away(y: f32) -> f32 {
+    let t = y as i32 as f32;
+    let f = y - t;
+    let r = if f >= 0.5 {
+        t + 1.0
+    } else if f <= -0.5 {
+        t - 1.0
+    } else {
+        t
+    };
+    // A negative `y` that rounds to zero gives −0, as `round` does.
+    r.copysign(y)
+}
+
+/// Exact integer dot products of `query` with each `query.len()`-wide row of `rows`, written to
+/// `out` (one per row). Integer sums are exact, so every kernel gives the same numbers.
+pub fn dot_i8_rows(query: &[i8], rows: &[i8], out: &mut Vec<i32>) {
     let dim = query.len();
     out.clear();
     if dim == 0 {
@@ -241,20 +322,13 @@ pub fn dot_i8_rows(query: &[i16], rows: &[i8], out: &mut Vec<i32>) {
     out.extend(rows.chunks_exact(dim).map(|row| portable_dot_i8(query, row)));
 }
 
-fn portable_dot_i8(query: &[i16], v: &[i8]) -> i32 {
+fn portable_dot_i8(query: &[i8], v: &[i8]) -> i32 {
     query.iter().zip(v).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum()
 }
 
-/// Exact integer dot product of a widened query and a byte vector.
+/// Exact integer dot product of two byte vectors of equal length.
 #[inline]
-pub fn dot_i8(query: &[i16], v: &[i8]) -> i32 {
+pub fn dot_i8(query: &[i8], v: &[i8]) -> i32 {
     debug_assert_eq!(query.len(), v.len());
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2, checked just above.
-            return unsafe { avx2::dot_i8(query, v) };
-        }
-    }
     portable_dot_i8(query, v)
 }

@@ -8,11 +8,16 @@
 //! The scan runs over byte-quantized copies of the vectors (a quarter of the memory traffic),
 //! then rescores in full precision every candidate that the quantization error could have
 //! misplaced. The result is the same top k, with the same scores, as a full-precision scan.
+//! The first pass streams: it reads each entry once, keeps a running lower bound of the k-th
+//! best owner's approximate score, and keeps only the entries near enough to it; a large index
+//! is split into contiguous parts scanned on several threads, whose bounds and kept entries are
+//! merged (any valid bound gives the same exact result).
 
+use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::embed::vector::{cosine, dot_i8_rows, quantize};
+use crate::embed::vector::{cosine, dot_i8_rows, quantize, Quantized};
 use crate::model::time::DateWindow;
 use crate::store::UserVectors;
 
@@ -27,6 +32,71 @@ pub struct Scored {
     pub cosine: f32,
     /// Whether the round's date is in the question's window.
     pub time_match: bool,
+    /// Its places in the lists a fused ranking merged (all 0 until one sets them).
+    pub why: Why,
+}
+
+/// A candidate's 1-based places in the lists a ranking merged; 0: not in that list (or a ranking
+/// that did not set it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Why {
+    /// In the dense (embedding) ranking.
+    pub dense: u16,
+    /// In the word (BM25) ranking of its kind.
+    pub words: u16,
+    /// In the dense ranking of the rounds inside the question's time window.
+    pub window: u16,
+}
+
+/// What the dense scans on one thread have read, counted for benchmarks (`mnemon bench` prints
+/// it per query beside the machine's memory bandwidth); the library never reads it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ScanStats {
+    /// Scans run (one per ranked list of a question).
+    pub scans: u64,
+    /// Entries the first pass scored from their bytes.
+    pub scanned: u64,
+    /// Entries scored in full precision (the second pass, or every entry of a small scope).
+    pub rescored: u64,
+    /// Bytes those passes read: per scanned entry its quantized vector, scale, salience and
+    /// day; per rescored entry its `f32` vector.
+    pub bytes: u64,
+}
+
+thread_local! {
+    static STATS: Cell<ScanStats> = const { Cell::new(ScanStats { scans: 0, scanned: 0, rescored: 0, bytes: 0 }) };
+}
+
+/// The scan statistics of this thread since the last call, reset.
+pub fn take_scan_stats() -> ScanStats {
+    STATS.with(Cell::take)
+}
+
+/// Counts a scan (`scan`: a top-k pass, not a lookup of one owner) of `scanned` entries from their
+/// bytes and `rescored` in full precision, of `dim` dimensions.
+fn counted(scan: bool, scanned: usize, rescored: usize, dim: usize) {
+    STATS.with(|c| {
+        let mut s = c.get();
+        s.scans += u64::from(scan);
+        s.scanned += scanned as u64;
+        s.rescored += rescored as u64;
+        s.bytes += (scanned * (dim + 12) + rescored * dim * 4) as u64;
+        c.set(s);
+    });
+}
+
+/// Which list a fused ranking's extra list is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum List {
+    /// A word (BM25) ranking.
+    Words,
+    /// The rounds inside the question's window, in dense order.
+    Window,
+}
+
+/// A 1-based place, saturating.
+pub(crate) fn place(rank: usize) -> u16 {
+    u16::try_from(rank + 1).unwrap_or(u16::MAX)
 }
 
 /// The final score of a candidate.
@@ -45,6 +115,18 @@ fn better(a: &Scored, b: &Scored) -> Ordering {
 
 /// Slack for float rounding in the approximate scores and in `cosine` itself.
 const ROUNDING_SLACK: f32 = 1e-4;
+
+/// Entries each thread of a scan takes at least: a scope of fewer than twice this many is scanned
+/// on the caller's thread alone (a thread costs tens of microseconds; this many entries, about a
+/// millisecond).
+const PARALLEL_CHUNK: usize = 1 << 15;
+
+/// Threads a large scan may use: the machine's available parallelism, read once, at most four
+/// (two already reach this machine's memory bandwidth on a scan).
+fn scan_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get().min(4)))
+}
 
 /// How a query shapes the dense score beyond the cosine: the time bonus, and memex's recency and importance.
 ///
@@ -192,6 +274,7 @@ impl Index {
             score: self.shaped(i, score(cos, m, shape.time_weight) * self.saliences[i], shape),
             cosine: cos,
             time_match: m,
+            why: Why::default(),
         }
     }
 
@@ -225,11 +308,18 @@ impl Index {
         shape: &Shape,
         mask: Option<&[bool]>,
     ) -> Option<Scored> {
-        self.entries_of(owner)
+        let mut rescored = 0;
+        let best = self
+            .entries_of(owner)
             .into_iter()
             .filter(|&i| mask.is_none_or(|m| m[i]))
-            .map(|i| self.exact(i, query, shape))
-            .min_by(better)
+            .map(|i| {
+                rescored += 1;
+                self.exact(i, query, shape)
+            })
+            .min_by(better);
+        counted(false, 0, rescored, self.dim);
+        best
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -264,6 +354,56 @@ impl Index {
         self.top_k_shaped(query, &Shape::plain(window, time_weight), k, None)
     }
 
+    /// The first pass over entries `range`: every entry's approximate score from its bytes, in
+    /// blocks small enough to stay in cache, keeping a running lower bound of the k-th best
+    /// owner's approximate score, and every entry whose approximate score is within `2·bound` of
+    /// that bound when it is read. The bound only rises, so every entry within `2·bound` of the
+    /// final one is among those kept.
+    fn first_pass(
+        &self,
+        range: std::ops::Range<usize>,
+        pass: &Pass,
+        mask: Option<&[bool]>,
+    ) -> (Leaders, Vec<(usize, f32)>) {
+        const BLOCK: usize = 1024;
+        let (q, shape) = (pass.q, pass.shape);
+        let plain = mask.is_none() && shape.importance.is_none() && shape.recency.is_none();
+        // The window as an inclusive day range; without one, a range no day is in.
+        let (lo, hi) = shape.window.unwrap_or((i32::MAX, i32::MIN));
+        let mut leaders = Leaders::new(pass.k, !self.grouped);
+        let mut kept = Vec::new();
+        let mut dots = Vec::with_capacity(BLOCK);
+        let mut start = range.start;
+        while start < range.end {
+            let end = (start + BLOCK).min(range.end);
+            dot_i8_rows(&q.q, &self.bytes[start * self.dim..end * self.dim], &mut dots);
+            let mut floor = leaders.kth() - 2.0 * pass.bound;
+            let rows = dots
+                .iter()
+                .zip(&self.scales[start..end])
+                .zip(&self.saliences[start..end])
+                .zip(&self.days[start..end])
+                .enumerate();
+            for (j, (((&dot, &scale), &salience), &day)) in rows {
+                let i = start + j;
+                if !plain && mask.is_some_and(|m| !m[i]) {
+                    continue;
+                }
+                let base =
+                    score(q.scale * scale * dot as f32, lo <= day && day <= hi, shape.time_weight) * salience;
+                let approx = if plain { base } else { self.shaped(i, base, shape) };
+                if approx >= floor {
+                    kept.push((i, approx));
+                    if leaders.offer(self.owners[i], approx) {
+                        floor = leaders.kth() - 2.0 * pass.bound;
+                    }
+                }
+            }
+            start = end;
+        }
+        (leaders, kept)
+    }
+
     /// The exact top `k` owners for `query` under `shape`, among the entries `mask` keeps (all
     /// without one), best first; an owner scores as its best kept entry.
     pub(crate) fn top_k_shaped(
@@ -286,69 +426,160 @@ impl Index {
             Some(m) => m.iter().filter(|&&b| b).count(),
         };
         if owners <= k {
-            let mut all = Self::best_per_round((0..n).filter(|&i| kept(i)).map(exact));
+            let mut rescored = 0;
+            let mut all = Self::best_per_round((0..n).filter(|&i| kept(i)).map(|i| {
+                rescored += 1;
+                exact(i)
+            }));
+            counted(true, 0, rescored, self.dim);
             all.truncate(k);
             return all;
         }
 
-        // Pass 1: approximate scores from bytes.
-        let q = quantize(query);
-        let wide: Vec<i16> = q.q.iter().map(|b| i16::from(*b)).collect();
-        let mut dots = Vec::new();
-        dot_i8_rows(&wide, &self.bytes, &mut dots);
-        let plain = mask.is_none() && shape.importance.is_none() && shape.recency.is_none();
-        let approx: Vec<f32> = if plain {
-            // The default read path: nothing to mask or reshape, so the tightest loop.
-            dots.iter()
-                .enumerate()
-                .map(|(i, dot)| {
-                    score(
-                        q.scale * self.scales[i] * *dot as f32,
-                        self.in_window(i, shape.window),
-                        shape.time_weight,
-                    ) * self.saliences[i]
-                })
-                .collect()
-        } else {
-            dots.iter()
-                .enumerate()
-                .map(|(i, dot)| {
-                    if !kept(i) {
-                        return f32::NEG_INFINITY;
-                    }
-                    let base = score(
-                        q.scale * self.scales[i] * *dot as f32,
-                        self.in_window(i, shape.window),
-                        shape.time_weight,
-                    ) * self.saliences[i];
-                    self.shaped(i, base, shape)
-                })
-                .collect()
-        };
+        // Pass 1: approximate scores from bytes, keeping each entry that may matter; a large
+        // index in contiguous parts on up to `scan_threads` threads.
+        //
         // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector (a salience ≤ 1 only
         // shrinks it; the importance factor scales it by at most its largest value; the recency
         // blend scales it by α ≤ 1 and adds the same term to both).
+        let q = quantize(query);
         let qnorm = query.iter().map(|x| x * x).sum::<f32>().sqrt();
         let factor = shape.importance.map_or(1.0, |w| ((1.0 - w) + 2.0 * w * self.max_importance).max(1.0));
         let bound = (qnorm * self.max_error_norm + q.error_norm * self.max_norm) * factor + ROUNDING_SLACK;
-        // The k-th best owner by approximate score (an owner's is its best entry's).
-        let mut per_round: Vec<f32> = if self.grouped {
-            self.entries
-                .values()
-                .map(|es| es.iter().map(|&i| approx[i]).fold(f32::NEG_INFINITY, f32::max))
-                .collect()
+        let pass = Pass { q: &q, shape, k, bound };
+        let threads = (n / PARALLEL_CHUNK).clamp(1, scan_threads());
+        let parts: Vec<(Leaders, Vec<(usize, f32)>)> = if threads == 1 {
+            vec![self.first_pass(0..n, &pass, mask)]
         } else {
-            approx.clone()
+            let per = n.div_ceil(threads);
+            std::thread::scope(|s| {
+                let pass = &pass;
+                let others: Vec<_> = (1..threads)
+                    .map(|t| s.spawn(move || self.first_pass(t * per..((t + 1) * per).min(n), pass, mask)))
+                    .collect();
+                let mut parts = vec![self.first_pass(0..per, pass, mask)];
+                // A scan thread only computes; were one to panic, so does the caller.
+                parts.extend(
+                    others.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+                );
+                parts
+            })
         };
-        let (_, kth, _) = per_round.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
-        // A true top-k owner's score is at least kth − bound, and the entry giving it has an
-        // approximate score of at least kth − 2·bound.
-        let threshold = *kth - 2.0 * bound;
+        // The k-th best owner's approximate score is at least `kth` (the leaders of all parts,
+        // an owner by its best). A true top-k owner's exact score is then at least `kth − bound`,
+        // and the entry giving it has an approximate score of at least `kth − 2·bound`.
+        let mut leaders = Leaders::new(k, !self.grouped);
+        for (part, _) in &parts {
+            for &(s, owner) in &part.heap {
+                leaders.offer(owner, s);
+            }
+        }
+        let threshold = leaders.kth() - 2.0 * bound;
 
         // Pass 2: every entry that could set a top-k owner's score, rescored exactly.
-        let mut candidates = Self::best_per_round((0..n).filter(|&i| approx[i] >= threshold).map(exact));
+        let mut rescored = 0;
+        let mut candidates = Self::best_per_round(
+            parts.iter().flat_map(|(_, kept)| kept).filter(|(_, a)| *a >= threshold).map(|&(i, _)| {
+                rescored += 1;
+                exact(i)
+            }),
+        );
+        counted(true, n, rescored, self.dim);
         candidates.truncate(k);
         candidates
+    }
+}
+
+/// What one first pass needs besides its range.
+struct Pass<'a> {
+    q: &'a Quantized,
+    shape: &'a Shape,
+    k: usize,
+    /// The bound on `|exact − approx|` of every entry.
+    bound: f32,
+}
+
+/// The best `k` distinct owners seen so far by approximate score (an owner by its best entry),
+/// in a min-heap: its root is a lower bound of the k-th best owner's score over everything
+/// offered, and over everything that contains it.
+struct Leaders {
+    k: usize,
+    /// Whether every owner is offered at most once (an index of one entry per owner): then no
+    /// offer needs to look for its owner among the leaders.
+    distinct: bool,
+    /// `(score, owner)`, each no greater than its children.
+    heap: Vec<(f32, i64)>,
+}
+
+impl Leaders {
+    fn new(k: usize, distinct: bool) -> Leaders {
+        Leaders { k, distinct, heap: Vec::with_capacity(k) }
+    }
+
+    /// The least leader's score once there are `k`; negative infinity before.
+    #[inline]
+    fn kth(&self) -> f32 {
+        match self.heap.first() {
+            Some(&(s, _)) if self.heap.len() == self.k => s,
+            _ => f32::NEG_INFINITY,
+        }
+    }
+
+    /// Offers `owner` at `score`; whether the bound rose.
+    #[inline]
+    fn offer(&mut self, owner: i64, score: f32) -> bool {
+        let before = self.kth();
+        if score <= before {
+            return false;
+        }
+        let known = if self.distinct { None } else { self.heap.iter().position(|&(_, o)| o == owner) };
+        match known {
+            Some(j) if score <= self.heap[j].0 => return false,
+            // A higher score moves a leader down the heap, never up.
+            Some(j) => {
+                self.heap[j].0 = score;
+                self.sift_down(j);
+            }
+            None if self.heap.len() < self.k => {
+                self.heap.push((score, owner));
+                self.sift_up(self.heap.len() - 1);
+            }
+            None => {
+                self.heap[0] = (score, owner);
+                self.sift_down(0);
+            }
+        }
+        self.kth() > before
+    }
+
+    fn sift_up(&mut self, mut j: usize) {
+        while j > 0 {
+            let parent = (j - 1) / 2;
+            if self.heap[j].0 >= self.heap[parent].0 {
+                break;
+            }
+            self.heap.swap(j, parent);
+            j = parent;
+        }
+    }
+
+    fn sift_down(&mut self, mut j: usize) {
+        let n = self.heap.len();
+        loop {
+            let (l, r) = (2 * j + 1, 2 * j + 2);
+            let mut least = j;
+            if l < n && self.heap[l].0 < self.heap[least].0 {
+                least = l;
+            }
+            if r < n && self.heap[r].0 < self.heap[least].0 {
+                least = r;
+            }
+            if least == j {
+                break;
+            }
+            self.heap.swap(j, least);
+            j = least;
+        }
     }
 }
 
@@ -361,18 +592,27 @@ pub(crate) const FUSION_DEPTH: usize = 100;
 /// the lower id; `dense_of` gives the dense score of an owner found only lexically.
 pub(crate) fn fuse(
     dense: &[Scored],
-    lexical: &[Vec<i64>],
+    lists: &[(List, Vec<i64>)],
     k: u32,
     top: usize,
     dense_of: impl Fn(i64) -> Option<Scored>,
 ) -> Vec<Scored> {
     let mut fused: std::collections::BTreeMap<i64, (f64, Scored)> = std::collections::BTreeMap::new();
     for (rank, s) in dense.iter().enumerate() {
-        fused.entry(s.id).or_insert((0.0, *s)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+        let e = fused.entry(s.id).or_insert((0.0, *s));
+        e.0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+        e.1.why.dense = place(rank);
     }
-    for (rank, id) in lexical.iter().flat_map(|list| list.iter().enumerate()) {
-        let Some(base) = fused.get(id).map(|e| e.1).or_else(|| dense_of(*id)) else { continue };
-        fused.entry(*id).or_insert((0.0, base)).0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+    for (list, ids) in lists {
+        for (rank, id) in ids.iter().enumerate() {
+            let Some(base) = fused.get(id).map(|e| e.1).or_else(|| dense_of(*id)) else { continue };
+            let e = fused.entry(*id).or_insert((0.0, base));
+            e.0 += 1.0 / (f64::from(k) + rank as f64 + 1.0);
+            match list {
+                List::Words => e.1.why.words = place(rank),
+                List::Window => e.1.why.window = place(rank),
+            }
+        }
     }
     let mut out: Vec<Scored> = fused.into_values().map(|(f, s)| Scored { score: f as f32, ..s }).collect();
     out.sort_by(better);
@@ -396,19 +636,71 @@ mod tests {
 
     #[test]
     fn fusion_rewards_rounds_that_both_lists_rank_high() {
-        let s = |id, c| Scored { id, score: c, cosine: c, time_match: false };
+        let s = |id, c| Scored { id, score: c, cosine: c, time_match: false, why: Why::default() };
         let dense = [s(1, 0.9), s(2, 0.8), s(3, 0.7)];
-        let got = fuse(&dense, &[vec![3, 9]], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
+        let got = fuse(&dense, &[(List::Words, vec![3, 9])], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
         let ids: Vec<i64> = got.iter().map(|x| x.id).collect();
         // 3: 1/63 + 1/61; 1: 1/61; 2 (dense only) and 9 (lexical only) tie at 1/62: the lower id first.
         assert_eq!(ids, vec![3, 1, 2]);
         assert!((got[0].score - (1.0 / 63.0 + 1.0 / 61.0) as f32).abs() < 1e-7);
         assert_eq!(got[0].cosine, 0.7);
-        let ids: Vec<i64> = fuse(&dense, &[vec![3, 9]], 60, 4, |id| (id == 9).then(|| s(9, 0.1)))
-            .iter()
-            .map(|x| x.id)
-            .collect();
+        let ids: Vec<i64> =
+            fuse(&dense, &[(List::Words, vec![3, 9])], 60, 4, |id| (id == 9).then(|| s(9, 0.1)))
+                .iter()
+                .map(|x| x.id)
+                .collect();
         assert_eq!(ids, vec![3, 1, 2, 9]);
+    }
+
+    #[test]
+    fn leaders_hold_the_kth_best_owner_score() {
+        let mut x = 7u64;
+        for n in [1usize, 2, 10, 257] {
+            // Owners repeat and scores tie: a few values over a few owners.
+            let offers: Vec<(i64, f32)> = (0..n)
+                .map(|_| {
+                    x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+                    (((x >> 20) % 40) as i64, ((x >> 40) % 50) as f32 / 7.0 - 3.0)
+                })
+                .collect();
+            let mut best: BTreeMap<i64, f32> = BTreeMap::new();
+            for &(o, s) in &offers {
+                let b = best.entry(o).or_insert(s);
+                *b = b.max(s);
+            }
+            let mut owners: Vec<f32> = best.into_values().collect();
+            owners.sort_by(|a, b| b.total_cmp(a));
+            for k in [1, 2, 5, 40, 41] {
+                let mut leaders = Leaders::new(k, false);
+                for &(o, s) in &offers {
+                    leaders.offer(o, s);
+                }
+                let want = owners.get(k - 1).copied().unwrap_or(f32::NEG_INFINITY);
+                assert_eq!(leaders.kth().to_bits(), want.to_bits(), "n {n} k {k}");
+                // Distinct owners need no search: the same bound over each owner's best alone.
+                let mut distinct = Leaders::new(k, true);
+                for (o, s) in owners.iter().enumerate() {
+                    distinct.offer(o as i64, *s);
+                }
+                assert_eq!(distinct.kth().to_bits(), want.to_bits(), "n {n} k {k}, distinct");
+            }
+        }
+    }
+
+    #[test]
+    fn scans_count_what_they_read() {
+        let v = vectors(&[[1.0, 0.0], [0.0, 1.0], [0.6, 0.8], [1.0, 0.0], [0.8, 0.6]], &[0; 5]);
+        take_scan_stats();
+        v.top_k(&[1.0, 0.0], None, 0.05, 2);
+        let s = take_scan_stats();
+        assert_eq!((s.scans, s.scanned), (1, 5));
+        assert!((2..=5).contains(&s.rescored), "{s:?}");
+        assert_eq!(s.bytes, 5 * (2 + 12) + s.rescored * 2 * 4);
+        assert_eq!(take_scan_stats(), ScanStats::default(), "taking resets");
+        // A scope no larger than k is scored in full precision only; a lookup is no scan.
+        v.top_k(&[1.0, 0.0], None, 0.05, 5);
+        v.score_of(3, &[1.0, 0.0], None, 0.05);
+        assert_eq!(take_scan_stats(), ScanStats { scans: 1, scanned: 0, rescored: 6, bytes: 6 * 8 });
     }
 
     #[test]
@@ -445,6 +737,36 @@ mod tests {
         }
         out.truncate(k);
         out
+    }
+
+    #[test]
+    fn a_scan_split_across_threads_equals_brute_force() {
+        let dim = 32;
+        let n = 2 * PARALLEL_CHUNK + 37;
+        let index = Index::new(
+            UserVectors {
+                ids: (1..=n as i64).collect(),
+                days: (0..n as i32).map(|i| 700_000 + i % 90).collect(),
+                saliences: (0..n).map(|i| [1.0, 0.5][i % 2]).collect(),
+                data: (0..n as u64).flat_map(|i| unit(i + 1, dim)).collect(),
+            },
+            dim,
+        );
+        let query = unit(424_242, dim);
+        let every_third: Vec<bool> = (0..n).map(|i| i % 3 != 0).collect();
+        let windowed = Shape { window: Some((700_010, 700_020)), time_weight: 0.05, ..Shape::default() };
+        for (mask, shape) in [(None, Shape::plain(None, 0.05)), (Some(&every_third[..]), windowed)] {
+            take_scan_stats();
+            let got = index.top_k_shaped(&query, &shape, 10, mask);
+            assert_eq!(take_scan_stats().scanned, n as u64);
+            let mut all: Vec<Scored> = (0..n)
+                .filter(|&i| mask.is_none_or(|m| m[i]))
+                .map(|i| index.exact(i, &query, &shape))
+                .collect();
+            all.sort_by(better);
+            all.truncate(10);
+            assert_eq!(got, all);
+        }
     }
 
     /// A deterministic pseudo-random unit vector.
@@ -495,11 +817,11 @@ mod tests {
                 .enumerate()
                 .map(|(i, v)| {
                     let c = cosine(&query, v);
-                    Scored { id: i as i64 + 1, score: c, cosine: c, time_match: false }
+                    Scored { id: i as i64 + 1, score: c, cosine: c, time_match: false, why: Why::default() }
                 })
                 .chain(extra.iter().map(|(o, sal, v)| {
                     let c = cosine(&query, v);
-                    Scored { id: *o, score: c * sal, cosine: c, time_match: false }
+                    Scored { id: *o, score: c * sal, cosine: c, time_match: false, why: Why::default() }
                 }))
                 .collect();
             all.sort_by(better);
@@ -544,7 +866,7 @@ mod tests {
                     .map(|i| {
                         let cos = cosine(&query, &rows[i]);
                         let m = w.is_some() && (2..=3).contains(&days[i]);
-                        Scored { id: i as i64 + 1, score: score(cos, m, 0.05), cosine: cos, time_match: m }
+                        Scored { id: i as i64 + 1, score: score(cos, m, 0.05), cosine: cos, time_match: m, why: Why::default() }
                     })
                     .collect();
                 brute.sort_by(better);
@@ -607,7 +929,7 @@ mod tests {
                         let age = f64::from((700_045 - day).max(0));
                         s = a * s + (1.0 - a) * (-(std::f64::consts::LN_2 / 30.0) * age).exp() as f32;
                     }
-                    Scored { id: *owner, score: s, cosine: c, time_match: m }
+                    Scored { id: *owner, score: s, cosine: c, time_match: m, why: Why::default() }
                 })
                 .collect();
             all.sort_by(better);

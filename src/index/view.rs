@@ -210,7 +210,11 @@ impl CachedView {
         let (entries, kept_notes) = self.masks(among);
         let entries = entries.as_deref();
         let Some(rrf) = rrf else {
-            return self.index.top_k_shaped(vector, shape, depth, entries);
+            let mut top = self.index.top_k_shaped(vector, shape, depth, entries);
+            for (rank, s) in top.iter_mut().enumerate() {
+                s.why.dense = rank::place(rank);
+            }
+            return top;
         };
         // Each list contributes its top 100, or as many as asked for when that is more.
         let each = rank::FUSION_DEPTH.max(depth);
@@ -222,17 +226,19 @@ impl CachedView {
                 .map(|w| w.top_masked(bare, each, mask).into_iter().map(|(id, _)| id).collect())
                 .unwrap_or_default()
         };
+        let words = |ids| (rank::List::Words, ids);
         let mut lists = match among {
-            Among::Rounds => vec![lexical(&self.words, None)],
-            Among::Notes(_) => vec![lexical(&self.note_words, kept_notes.as_deref())],
-            Among::All => vec![lexical(&self.words, None), lexical(&self.note_words, None)],
+            Among::Rounds => vec![words(lexical(&self.words, None))],
+            Among::Notes(_) => vec![words(lexical(&self.note_words, kept_notes.as_deref()))],
+            Among::All => vec![words(lexical(&self.words, None)), words(lexical(&self.note_words, None))],
         };
         // A question that names a time window ranks the rounds dated inside it once more, in
         // dense order, as a list of its own (notes never: their relevance stays on the usual scale).
         if shape.window.is_some() && !matches!(among, Among::Notes(_)) {
-            lists.push(
+            lists.push((
+                rank::List::Window,
                 dense.iter().filter(|s| s.time_match && note_id(s.id).is_none()).map(|s| s.id).collect(),
-            );
+            ));
         }
         rank::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
     }

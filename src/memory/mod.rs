@@ -211,6 +211,75 @@ mod tests {
     use crate::{Config, Error, HashingEmbedder, Memory};
 
     #[test]
+    fn a_read_statement_is_not_prepared_again_when_its_values_change() {
+        use mnemon_backend::Param;
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::builder(dir.path().join("s.db")).embedder(HashingEmbedder::default()).open().unwrap();
+        let rounds: Vec<crate::Message> =
+            (1..=3).map(|d| crate::Message::user(format!("Day {d}."), format!("2026-01-0{d}"))).collect();
+        m.add(&rounds, "ana").unwrap();
+        let store = m.shared.engine.read().unwrap();
+        // The read path's statement for one round's facts, run for several rounds and agents.
+        let sql = format!(
+            "SELECT id FROM facts WHERE round_id = ?3 AND user_id = ?1 AND salience > 0 AND {} ORDER BY id",
+            crate::store::visible("agent", 2)
+        );
+        let runs: Vec<Vec<Param<'_>>> = [(None, 1), (None, 2), (Some("a"), 2), (None, 3)]
+            .into_iter()
+            .map(|(agent, round)| vec![Param::Int(1), Param::from(agent), Param::Int(round)])
+            .collect();
+        assert_eq!(store.reprepares(&sql, &runs), 0);
+    }
+
+    #[test]
+    fn vectors_read_chunk_by_chunk_equal_those_read_one_by_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::builder(dir.path().join("s.db")).embedder(HashingEmbedder::default()).open().unwrap();
+        // Users interleaved; "ana" past one sqlite-vec chunk (1,024 vectors), half of it private
+        // to an agent; "bo" forgotten in the middle, so that chunks have holes.
+        let mut n = 0u64;
+        for s in 0..60 {
+            for (user, agent) in [("ana", None), ("bo", None), ("ana", Some("helper")), ("cy", None)] {
+                let messages: Vec<crate::Message> = (0..10)
+                    .map(|r| {
+                        n += 1;
+                        let text = format!("w{} x{} y{} z{}", n * 7 % 1000, n * 13 % 997, n * 31 % 991, n);
+                        crate::Message::user(text, format!("2026-01-{:02}T10:{r:02}:00", s % 28 + 1))
+                            .in_session(format!("s{s}"))
+                    })
+                    .collect();
+                m.add(&messages, crate::Scope::user(user).with_agent(agent)).unwrap();
+            }
+            if s == 30 {
+                m.forget_user("bo").unwrap();
+            }
+        }
+        let store = m.shared.engine.read().unwrap();
+        for (user, agent) in
+            [("ana", None), ("ana", Some("helper")), ("ana", Some("other")), ("cy", None), ("bo", None)]
+        {
+            let (id, _) = store.user(user).unwrap().unwrap();
+            let view = crate::store::View { user: id, agent };
+            let (got, want) =
+                (store.user_vectors(view).unwrap(), store.user_vectors_one_by_one(view).unwrap());
+            assert!(!want.ids.is_empty());
+            if (user, agent) == ("ana", Some("helper")) {
+                assert!(want.ids.len() > 1024, "{} vectors: not past one chunk", want.ids.len());
+            }
+            assert_eq!(
+                (got.ids, got.days, got.saliences),
+                (want.ids, want.days, want.saliences),
+                "{user} {agent:?}"
+            );
+            assert!(
+                got.data.iter().zip(&want.data).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{user} {agent:?}"
+            );
+            assert_eq!(got.data.len(), want.data.len());
+        }
+    }
+
+    #[test]
     fn read_connections_are_capped_and_a_read_past_the_cap_waits_then_is_busy() {
         let dir = tempfile::tempdir().unwrap();
         let config = Config { max_readers: 2, busy_timeout_ms: 50, ..Config::default() };

@@ -7,7 +7,8 @@ use crate::export::ExportFormat;
 use crate::facts::{self, ExtractorInfo};
 use crate::model::scope::Scope;
 use crate::read::{
-    self, Context, Counts, Decision, Fact, Found, List, Page, Query, Recall, Record, Search, StoredRound,
+    self, Activity, Context, Counts, Decision, DecisionPage, Fact, Found, List, Page, Paging, Query, Recall,
+    Record, Search, StoredRound, TimelinePage, UserSummary,
 };
 
 impl Memory {
@@ -162,6 +163,65 @@ impl Memory {
     /// The decisions `scope` sees, in logical order (an unknown user has none).
     pub fn decisions<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Decision>> {
         read::decisions(&self.shared.engine, scope.into())
+    }
+
+    /// Every user of the store, by name, with what they hold (rounds, notes, active and
+    /// superseded facts) in all and per agent, and their logical now: one grouped read per
+    /// table, however many users there are.
+    ///
+    /// ```
+    /// use mnemon::{HashingEmbedder, Memory, Message, NewNote, Scope};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
+    /// memory.remember(&[NewNote::new("Prefers tea.", "2026-01-03")], Scope::user("eve").agent("tutor"))?;
+    /// let users = memory.user_summaries()?;
+    /// assert_eq!((users[0].user.as_str(), users[0].holds.rounds, users[0].holds.notes), ("eve", 1, 1));
+    /// assert_eq!((users[0].agents[0].agent.as_str(), users[0].agents[0].holds.notes), ("tutor", 1));
+    /// assert_eq!(users[0].latest.as_deref(), Some("2026-01-03"));
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn user_summaries(&self) -> Result<Vec<UserSummary>> {
+        read::user_summaries(&self.shared.engine)
+    }
+
+    /// A page of the rounds `scope` sees, oldest first, each with every fact extracted from it;
+    /// a superseded fact carries the key of the fact that replaced it and the decision (rule,
+    /// both values). Pass [`TimelinePage::next`] as the next call's cursor.
+    ///
+    /// ```
+    /// use mnemon::{HashingEmbedder, Memory, Message, Paging};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
+    /// for d in 1..=3 {
+    ///     memory.add(&[Message::user(format!("Day {d}."), format!("2026-01-0{d}T09:00:00"))], "eve")?;
+    /// }
+    /// let first = memory.timeline(&Paging { limit: 2, cursor: None }, "eve")?;
+    /// assert_eq!((first.rounds.len(), first.total, first.offset), (2, 3, 0));
+    /// let second = memory.timeline(&Paging { limit: 2, cursor: first.next }, "eve")?;
+    /// assert_eq!((second.rounds[0].round.turns[0].content.as_str(), second.offset), ("Day 3.", 2));
+    /// assert!(second.next.is_none());
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn timeline<'s>(&self, paging: &Paging, scope: impl Into<Scope<'s>>) -> Result<TimelinePage> {
+        read::timeline(&self.shared.engine, paging, scope.into())
+    }
+
+    /// A page of the decisions `scope` sees whose kind is one of `kinds` (every kind when empty),
+    /// in logical order, with how many decisions of each kind there are.
+    pub fn decision_log<'s>(
+        &self,
+        kinds: &[String],
+        paging: &Paging,
+        scope: impl Into<Scope<'s>>,
+    ) -> Result<DecisionPage> {
+        read::decision_log(&self.shared.engine, kinds, paging, scope.into())
+    }
+
+    /// What `scope` stored per month (rounds, notes, facts by their round's month, supersessions
+    /// by when they were decided), every month from the first to the last.
+    pub fn activity<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Activity> {
+        read::activity(&self.shared.engine, scope.into())
     }
 
     /// Every extractor the store knows, oldest first, with the rounds and facts of `user_id` it

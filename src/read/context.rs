@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use super::ask::{ask, known_then, rank_asked, top_k, At};
 use super::render::{self, Item, RenderNote, RenderRound};
-use super::types::{Context, Fact, Query, RecalledRound};
+use super::types::{Context, ContextRecord, Fact, Query, RecalledRound};
 use crate::embed::Calibration;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
@@ -67,9 +67,9 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         order.sort_by(|x, y| {
             y.2.score.total_cmp(&x.2.score).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)).then(x.2.id.cmp(&y.2.id))
         });
-        let scored: Vec<Scored> = order.into_iter().map(|o| o.2).collect();
-        let of_rounds: Vec<Scored> = scored.iter().filter(|s| note_id(s.id).is_none()).copied().collect();
-        let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.id)).collect();
+        let scored: Vec<(usize, Scored)> = order.into_iter().map(|o| (o.0, o.2)).collect();
+        let of_rounds: Vec<Scored> = scored.iter().map(|s| s.1).filter(|s| note_id(s.id).is_none()).collect();
+        let note_ids: Vec<i64> = scored.iter().filter_map(|s| note_id(s.1.id)).collect();
         let rounds: HashMap<i64, RecalledRound> =
             recalled(store, view, &of_rounds, as_of.as_ref(), calibration)?
                 .into_iter()
@@ -79,14 +79,57 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
             store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
         Ok(Some((scored, rounds, notes)))
     })?;
-    let ranked: Vec<Ranked<'_>> = scored
+    let (ranked, why): (Vec<Ranked<'_>>, Vec<&(usize, Scored)>) = scored
         .iter()
-        .filter_map(|s| match note_id(s.id) {
-            Some(id) => notes.get(&id).map(|n| Ranked::Note(n, Relevance::of(calibration.score(s.cosine)))),
-            None => rounds.get(&s.id).map(Ranked::Round),
+        .filter_map(|a_s| {
+            let s = &a_s.1;
+            let r = match note_id(s.id) {
+                Some(id) => {
+                    notes.get(&id).map(|n| Ranked::Note(n, Relevance::of(calibration.score(s.cosine))))
+                }
+                None => rounds.get(&s.id).map(Ranked::Round),
+            };
+            r.map(|r| (r, a_s))
         })
-        .collect();
-    Ok(render_ranked(&ranked, budget))
+        .unzip();
+    let mut context = render_ranked(&ranked, budget);
+    if query.explain {
+        context.records = explain(&ranked, &why, &context.omitted, calibration);
+    }
+    Ok(context)
+}
+
+/// Why each ranked record is where it is, best first.
+fn explain(
+    ranked: &[Ranked<'_>],
+    why: &[&(usize, Scored)],
+    omitted: &[String],
+    calibration: Calibration,
+) -> Vec<ContextRecord> {
+    let place = |p: u16| (p > 0).then_some(usize::from(p));
+    ranked
+        .iter()
+        .zip(why)
+        .map(|(r, (angle, s))| {
+            let (key, kind) = match r {
+                Ranked::Round(r) => (r.key.clone(), "round"),
+                Ranked::Note(n, _) => (n.key.clone(), "note"),
+            };
+            ContextRecord {
+                kept: !omitted.contains(&key),
+                key,
+                kind: kind.to_owned(),
+                score: s.score,
+                cosine: s.cosine,
+                relevance: Relevance::of(calibration.score(s.cosine)),
+                time_match: s.time_match,
+                angle: *angle,
+                dense: place(s.why.dense),
+                words: place(s.why.words),
+                window: place(s.why.window),
+            }
+        })
+        .collect()
 }
 
 /// A record in a context's ranking.
@@ -142,6 +185,7 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
         cut,
         omitted,
         text,
+        records: Vec::new(),
     }
 }
 

@@ -1,18 +1,25 @@
 //! The read path: `recall` (rounds), `search` (notes), `get_context` (everything, with query
 //! angles, in one token budget), and reading records as stored (`get`, `list`, `count`, every
-//! round, fact and decision of a scope).
+//! round, fact and decision of a scope), and reading a store as a person browses it (users, a
+//! timeline by pages, the decision log by kind, activity per month).
 //!
 //! Owns turning a question into a ranking (date prefix, anchor, time window, the shape of the
 //! ranking), merging angles, and the one renderer that contexts and exports share. Must not call
 //! a model other than the embedder, and never writes.
 
 mod ask;
+mod browse;
 mod context;
 mod ranked;
 mod records;
 pub(crate) mod render;
 mod types;
 
+pub(crate) use browse::{activity, decision_log, timeline, users as user_summaries};
+pub use browse::{
+    Activity, AgentSummary, DecisionPage, Holdings, MonthActivity, Paging, Supersession, TimelineFact,
+    TimelinePage, TimelineRound, UserSummary, MAX_PAGE,
+};
 pub(crate) use context::get_context;
 pub(crate) use ranked::{nearest_in_database, recall, search};
 pub(crate) use records::{count, decisions, every_fact, facts, get, list, rounds};

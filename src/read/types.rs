@@ -78,6 +78,9 @@ pub struct Query<'a> {
     /// rounds and notes dated at or before it, and facts as they stood then, a fact superseded
     /// later still current. Anchors the question when it has no date of its own.
     pub as_of: Option<&'a str>,
+    /// For [`Memory::get_context`]: say why each ranked record is in the block or was cut
+    /// ([`Context::records`]). Changes nothing else.
+    pub explain: bool,
 }
 
 impl<'a> Query<'a> {
@@ -92,7 +95,12 @@ impl<'a> Query<'a> {
             ranking: Ranking::default(),
             cancel: Cancel::default(),
             as_of: None,
+            explain: false,
         }
+    }
+    /// Asks [`Memory::get_context`] to say why each record is in the block or was cut.
+    pub fn explain(self) -> Query<'a> {
+        Query { explain: true, ..self }
     }
     /// Adds query angles (see [`Query::angles`](Query#structfield.angles)).
     pub fn angles(self, angles: &'a [&'a str]) -> Query<'a> {
@@ -285,6 +293,42 @@ pub struct Context {
     pub cut: bool,
     /// Keys of the records (rounds and notes) left out, best first.
     pub omitted: Vec<String>,
+    /// With [`Query::explain`]: every record ranked, best first, with why it ranked there and
+    /// whether it is in the block (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub records: Vec<ContextRecord>,
+}
+
+/// Why a record is in a context, or was cut from it ([`Query::explain`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ContextRecord {
+    /// The round's or note's key.
+    pub key: String,
+    /// `round` or `note`.
+    pub kind: String,
+    /// Its score in the ranking that placed it best: the fused score (reciprocal ranks), or the
+    /// dense score with fusion off. Records are ordered by it.
+    pub score: f32,
+    /// The cosine between that phrasing and the record (a round's best part or fact included).
+    pub cosine: f32,
+    /// The cosine's relevance label (through the embedder's calibration).
+    pub relevance: Relevance,
+    /// Whether its date is in the question's time window.
+    pub time_match: bool,
+    /// The phrasing that placed it best: 0 the question, `i` its `angles[i - 1]`.
+    pub angle: usize,
+    /// Its place (from 1) in the dense ranking of that phrasing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dense: Option<usize>,
+    /// Its place in the word (BM25) ranking.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub words: Option<usize>,
+    /// Its place among the rounds inside the question's time window.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<usize>,
+    /// Whether it is in the rendered block.
+    pub kept: bool,
 }
 
 /// A stored round, as listed by [`Memory::rounds`].
@@ -306,6 +350,7 @@ pub struct StoredRound {
 
 /// One entry of the decision log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Decision {
     /// Logical time (sortable timestamp).
     pub at: String,

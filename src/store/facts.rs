@@ -92,24 +92,24 @@ impl Store {
     /// The vectors of the active facts (salience above 0) the view sees, in fact id order, each
     /// under its round's id, with the fact's day and salience.
     pub(crate) fn user_fact_vectors(&self, view: View<'_>) -> Result<UserVectors> {
-        self.vectors(
-            &format!(
-                "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-                 WHERE f.user_id = ?1 AND f.salience > 0 AND {} ORDER BY f.id",
-                visible("f.agent", 2)
-            ),
+        self.vectors_of(
+            "f.round_id, f.day, f.salience",
+            "facts f",
+            "fact_vectors",
+            "f.id",
+            &format!("WHERE f.user_id = ?1 AND f.salience > 0 AND {} ORDER BY f.id", visible("f.agent", 2)),
             view,
         )
     }
 
     /// The vectors of every fact the view sees (active or not), in fact id order.
     pub(crate) fn all_fact_vectors(&self, view: View<'_>) -> Result<UserVectors> {
-        self.vectors(
-            &format!(
-                "SELECT f.round_id, f.day, f.salience, v.embedding FROM facts f JOIN fact_vectors v ON v.rowid = f.id \
-                 WHERE f.user_id = ?1 AND {} ORDER BY f.id",
-                visible("f.agent", 2)
-            ),
+        self.vectors_of(
+            "f.round_id, f.day, f.salience",
+            "facts f",
+            "fact_vectors",
+            "f.id",
+            &format!("WHERE f.user_id = ?1 AND {} ORDER BY f.id", visible("f.agent", 2)),
             view,
         )
     }

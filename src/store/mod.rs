@@ -10,6 +10,7 @@
 //! The store never embeds, ranks or renders.
 
 mod as_of;
+mod browse;
 pub(crate) mod db;
 mod extractors;
 mod facts;
@@ -26,6 +27,7 @@ mod sqlite;
 mod users;
 
 pub(crate) use as_of::AsOf;
+pub(crate) use browse::Tally;
 pub(crate) use extractors::ExtractorRow;
 pub(crate) use facts::{ActiveFact, FactRow};
 pub(crate) use notes::{NoteMeta, NoteRow};

@@ -341,33 +341,46 @@ impl Store {
     /// The visible, not condensed notes' index entries: what a filter needs, the word text and
     /// each vector, in id order.
     pub(crate) fn note_vectors(&self, view: View<'_>) -> Result<(Vec<NoteMeta>, Vec<f32>)> {
-        // The notes first, in id order, then each one's vector: vectors are read in the order
-        // they were stored (sqlite-vec keeps them in chunks of a thousand; read in another
-        // order, as an index over the notes gives them, every read walks a chunk again: 21 s
-        // instead of about 2 s for 10^5 notes).
+        // The notes first, in id order, then each one's vector. In a SQLite file each note's
+        // place in sqlite-vec's chunks is read, and the chunks after, each once
+        // (`Store::chunk_vectors`); elsewhere the vector itself.
+        let sqlite = self.db().dialect() == Dialect::Sqlite;
+        let (vector, join) = if sqlite {
+            ("v.chunk_id, v.chunk_offset", "note_vectors_rowids")
+        } else {
+            ("v.embedding", "note_vectors")
+        };
         let sql = format!(
             "WITH n AS MATERIALIZED (SELECT id, day, importance, kind, tags, ts_unix, tokens, title, content \
              FROM notes WHERE user_id = ?1 AND {} AND condensed_into IS NULL ORDER BY id) \
-             SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, v.embedding, n.title, n.content \
-             FROM n JOIN note_vectors v ON v.rowid = n.id ORDER BY n.id",
+             SELECT n.id, n.day, n.importance, n.kind, n.tags, n.ts_unix, n.tokens, n.title, n.content, {vector} \
+             FROM n JOIN {join} v ON v.rowid = n.id ORDER BY n.id",
             visible("agent", 2)
         );
-        let (mut metas, mut data) = (Vec::new(), Vec::new());
+        let (mut metas, mut data, mut places) = (Vec::new(), Vec::new(), Vec::new());
         self.db().query(&sql, p![view.user, view.agent], &mut |r| {
             let tags = parse_tags(&r.get::<String>(4)?, 4)?;
-            let (title, content): (Option<String>, String) = (r.get(8)?, r.get(9)?);
+            let (title, content): (Option<String>, String) = (r.get(7)?, r.get(8)?);
             metas.push(NoteMeta {
                 id: r.get(0)?,
                 day: r.get(1)?,
                 importance: r.get(2)?,
                 kind: parse_kind(&r.get::<String>(3)?, 3)?,
-                words: crate::model::note::word_text(title.as_deref(), &content, &tags),
+                words: word_text(title.as_deref(), &content, &tags),
                 tags: tags.iter().map(|t| t.to_lowercase()).collect(),
                 ts_unix: r.get(5)?,
                 tokens: r.get(6)?,
             });
-            r.extend_vector(7, &mut data)
+            if sqlite {
+                places.push((r.get::<i64>(9)?, r.get::<i64>(10)?));
+                Ok(())
+            } else {
+                r.extend_vector(9, &mut data)
+            }
         })?;
+        if sqlite {
+            data = self.chunk_vectors("note_vectors", &places)?;
+        }
         Ok((metas, data))
     }
 

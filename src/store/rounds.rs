@@ -38,7 +38,7 @@ pub(crate) struct StaleRound {
     pub rule: Option<String>,
 }
 
-const ROUND_COLUMNS: &str =
+pub(super) const ROUND_COLUMNS: &str =
     "id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, extractor";
 
 impl Store {
@@ -61,7 +61,7 @@ impl Store {
         })
     }
 
-    fn rounds_where(&self, sql: &str, args: &[Param<'_>]) -> Result<Vec<RoundRow>> {
+    pub(super) fn rounds_where(&self, sql: &str, args: &[Param<'_>]) -> Result<Vec<RoundRow>> {
         self.db().rows(sql, args, |r| self.round_from_row(r))
     }
 
@@ -101,12 +101,12 @@ impl Store {
 
     /// The vector of every round the view sees, in round id order, with each round's day number.
     pub(crate) fn user_vectors(&self, view: View<'_>) -> Result<UserVectors> {
-        self.vectors(
-            &format!(
-                "SELECT r.id, r.day, CAST(1 AS REAL), v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-                 WHERE r.user_id = ?1 AND {} ORDER BY r.id",
-                visible("r.agent", 2)
-            ),
+        self.vectors_of(
+            "r.id, r.day, CAST(1 AS REAL)",
+            "rounds r",
+            "round_vectors",
+            "r.id",
+            &format!("WHERE r.user_id = ?1 AND {} ORDER BY r.id", visible("r.agent", 2)),
             view,
         )
     }

@@ -20,7 +20,7 @@ pub(crate) struct DecisionRow {
 
 /// The first character of a forgotten user's name: a control character, which no user name may
 /// hold.
-const TOMBSTONE_MARK: &str = "\u{1}";
+pub(super) const TOMBSTONE_MARK: &str = "\u{1}";
 
 /// The name a forgotten user's row keeps: it starts with [`TOMBSTONE_MARK`].
 pub(crate) fn tombstone(user_id: i64) -> String {
@@ -111,17 +111,7 @@ impl Store {
              ORDER BY at, record, id",
             visible("agent", 2)
         );
-        self.db().rows(&sql, p![view.user, view.agent], |r| {
-            Ok(DecisionRow {
-                id: r.get(0)?,
-                at: r.get(1)?,
-                kind: r.get(2)?,
-                record: r.get(3)?,
-                other: r.get(4)?,
-                detail: r.get(5)?,
-                agent: r.get(6)?,
-            })
-        })
+        self.db().rows(&sql, p![view.user, view.agent], super::browse::decision_from_row)
     }
 }
 

@@ -225,7 +225,7 @@ pub enum Command {
     /// Logs go to stderr.
     Mcp(McpArgs),
     /// Serve the HTTP API under /v1, MCP (streamable HTTP) at /mcp, /health, /metrics,
-    /// /openapi.json and /docs.
+    /// /openapi.json, /docs and the web page at /ui.
     Serve(ServeArgs),
     /// Load a running server with concurrent clients (searches and writes) and print RPS and
     /// latency percentiles.

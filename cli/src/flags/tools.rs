@@ -39,6 +39,11 @@ pub struct BenchArgs {
     /// another client (`python/bench.py --workload`) measures the very same work.
     #[arg(long, value_name = "FILE", requires = "notes")]
     pub workload_out: Option<std::path::PathBuf>,
+    /// Measure the reads the web page makes (a timeline page, the users, the decision log by
+    /// kind, activity) on one user of each size's rounds, each round with a scripted fact and
+    /// every tenth a move that supersedes the one before, instead of recall.
+    #[arg(long, conflicts_with = "notes")]
+    pub browse: bool,
     /// Build each store in a fresh database on this PostgreSQL server (a URL whose user may
     /// create databases) instead of a temporary file; dropped afterwards.
     #[arg(long = "scratch", alias = "postgres", value_name = "URL")]

@@ -1,0 +1,103 @@
+//! The web page at `/ui` in a real browser: Debian's `chromium` driven by Playwright for Python
+//! (in a venv this test makes on first use) against the real `mnemon serve`, with a token and a
+//! scripted extractor (its facts are below). `ui_browser.py` seeds the store through the JSON API
+//! and walks every view at 1280 and 390 pixels, saving a screenshot of each into the test's
+//! temporary folder (`MNEMON_UI_SCREENSHOTS` names another).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::Serving;
+
+mod common;
+
+const PLAYWRIGHT: &str = "playwright==1.65.2";
+
+/// The venv's Python, made once per machine under the cache folder.
+fn python() -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
+    let venv = cache.join("mnemon").join(format!("venv-{}", PLAYWRIGHT.replace("==", "-")));
+    let python = venv.join("bin").join("python");
+    if !venv.join(".installed").exists() {
+        let run = |cmd: &mut Command| {
+            let out = cmd.output().expect("run python3");
+            assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            PLAYWRIGHT,
+        ]));
+        std::fs::write(venv.join(".installed"), PLAYWRIGHT).unwrap();
+    }
+    python
+}
+
+/// Debian's Chromium (`scripts/system-deps.sh` installs it), or the one `MNEMON_CHROMIUM` names.
+fn chromium() -> PathBuf {
+    let path =
+        std::env::var_os("MNEMON_CHROMIUM").map(PathBuf::from).unwrap_or_else(|| "/usr/bin/chromium".into());
+    assert!(
+        path.exists(),
+        "no browser at {}: run scripts/system-deps.sh (it installs Debian's chromium)",
+        path.display()
+    );
+    path
+}
+
+/// A home superseded by a move, with a relative date to resolve.
+const SCRIPT: &str = r#"{
+  "I live in Porto, near the river.": [{"content": "The user lives in Porto.", "raw": "user: I live in Porto",
+    "when": null, "subject": "user", "predicate": "lives in", "object": "Porto", "salience": 1.0}],
+  "Big news: I moved to Lisbon last week!": [{"content": "The user moved to Lisbon.",
+    "raw": "user: I moved to Lisbon last week", "when": "last week", "subject": "user", "predicate": "moved to",
+    "object": "Lisbon", "salience": 1.0}]
+}"#;
+
+#[test]
+fn every_view_of_the_page_works_in_a_real_browser_and_stored_text_stays_text() {
+    let browser = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let token = "a-browser-token-of-some-length";
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let script = dir.path().join("facts.json");
+    std::fs::write(&script, SCRIPT).unwrap();
+    let data = dir.path().join("data");
+    let server = Serving::start([
+        "--embedder".as_ref(),
+        "hashing".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--token-file".as_ref(),
+        token_file.as_os_str(),
+        "--extractor".as_ref(),
+        script.as_os_str(),
+    ]);
+    let shots = std::env::var_os("MNEMON_UI_SCREENSHOTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_TARGET_TMPDIR")).join("ui-screenshots"));
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ui_browser.py");
+    let out = Command::new(python())
+        .arg(page)
+        .arg(format!("http://{}", server.addr))
+        .arg(token)
+        .arg(&browser)
+        .arg(&shots)
+        .output()
+        .expect("run the browser test");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("all checks passed"),
+        "browser test failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{stdout}screenshots in {}", shots.display());
+    drop(server);
+}
