@@ -397,3 +397,84 @@ fn a_messages_metadata_stays_with_its_turn_outside_the_key_and_through_a_dump() 
     }
     assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
 }
+
+/// One call of many rounds: stored rounds with part records, exact duplicates of stored rounds
+/// and of the call's own, a cosine duplicate, a replay, and the same text in another session.
+fn mixed_rounds() -> Vec<Message> {
+    let (a, b) = near_duplicates();
+    let ts = "2026-03-01T09:00:00";
+    let long: String = (0..12)
+        .map(|i| format!("On day {i} of the trip we walked along the coast and stopped at a small cafe by the harbour."))
+        .collect::<Vec<_>>()
+        .join(" ");
+    vec![
+        Message::user("I live in Porto.", ts).in_session("s1"),
+        Message::user("i live in PORTO!", ts).in_session("s1"),
+        Message::user(&long, ts).in_session("s1"),
+        Message::assistant("That sounds like a lovely trip along the coast.", ts).in_session("s1"),
+        Message::user(&a, ts).in_session("s1"),
+        Message::user(&b, ts).in_session("s1"),
+        Message::user("My sister lives in Braga.", ts).in_session("s1"),
+        Message::user("I live in Porto.", ts).in_session("s2"),
+        Message::user("Stored before this call.", "2026-02-28T09:00:00").in_session("s1"),
+        Message::user("stored before this call", ts).in_session("s1"),
+    ]
+}
+
+#[test]
+fn one_call_of_many_rounds_writes_what_a_call_a_round_writes_on_either_store() {
+    let messages = mixed_rounds();
+    let earlier = [Message::user("Stored before this call.", "2026-02-28T09:00:00").in_session("s1")];
+    let dump_of = |m: &mnemon::Memory| {
+        let dump = m.export("u", ExportFormat::Jsonl).unwrap();
+        let decisions: Vec<(String, String, Option<String>, String)> =
+            m.decisions("u").unwrap().into_iter().map(|d| (d.kind, d.record, d.other, d.detail)).collect();
+        (dump, decisions)
+    };
+
+    let whole = temp_store();
+    let m = hashing(&whole.path);
+    m.add(&earlier, "u").unwrap();
+    let report = m.add(&messages, "u").unwrap();
+    assert_eq!(report.stored.len(), 5, "{report:?}");
+    assert_eq!(report.duplicates.len(), 4, "{report:?}");
+    assert_eq!(report.duplicates.iter().filter(|d| d.cosine.is_some()).count(), 1);
+    let one_call = dump_of(&m);
+    let count = |kind: &str| one_call.1.iter().filter(|d| d.0 == kind).count();
+    // The replay of the earlier round is not logged; the other three duplicates are.
+    assert_eq!((count("round.stored"), count("round.duplicate")), (6, 3), "{:?}", one_call.1);
+    // Two calls counted, the logical now at the latest round.
+    let now = common::text(&whole.path, "SELECT now_ts || ' ' || version FROM users WHERE name = 'u'");
+    assert_eq!(now, "2026-03-01T09:00:00 2");
+    let parts: i64 = common::count(&whole.path, "SELECT count(*) FROM round_parts");
+    assert!(parts >= 12, "the long round has a part a sentence: {parts}");
+
+    // The same rounds, a call each (a round is a user turn and the reply after it).
+    let single = temp_store();
+    let n = hashing(&single.path);
+    n.add(&earlier, "u").unwrap();
+    let mut i = 0;
+    while i < messages.len() {
+        let end = if messages.get(i + 1).is_some_and(|m| m.role == Role::Assistant) { i + 2 } else { i + 1 };
+        n.add(&messages[i..end], "u").unwrap();
+        i = end;
+    }
+    assert_eq!(dump_of(&n), one_call);
+
+    // On PostgreSQL (a statement a table), the same as in a file (a statement a row).
+    if common::on_postgres() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = mnemon::Memory::builder(dir.path().join("file.db"))
+            .embedder(HashingEmbedder::default())
+            .open()
+            .unwrap();
+        file.add(&earlier, "u").unwrap();
+        file.add(&messages, "u").unwrap();
+        assert_eq!(dump_of(&file), one_call);
+        // The part records too: a question about one sentence of the long round ranks the same.
+        let q = mnemon::Query::new("the small cafe by the harbour on day 7").top_k(3);
+        assert_eq!(m.get_context(q, "u").unwrap(), file.get_context(q, "u").unwrap());
+        let (pg, f) = (m.recall(q, "u").unwrap(), file.recall(q, "u").unwrap());
+        assert_eq!(serde_json::to_string(&pg).unwrap(), serde_json::to_string(&f).unwrap());
+    }
+}

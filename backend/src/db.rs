@@ -39,6 +39,11 @@ pub enum Param<'a> {
     Vector(&'a [f32]),
     /// A list of integers (for `= ANY(?N)` in PostgreSQL; SQLite statements take lists as JSON text).
     Ints(&'a [i64]),
+    /// A list of texts, any of them NULL (PostgreSQL: `?N::text[]`; SQLite: JSON text).
+    Texts(&'a [Option<&'a str>]),
+    /// A list of embeddings (PostgreSQL only: `?N::vector[]`, for a statement that writes many
+    /// rows at once through `unnest`; SQLite refuses it: it writes a vector a row).
+    Vectors(&'a [&'a [f32]]),
 }
 
 /// A value read from a row.

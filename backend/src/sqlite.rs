@@ -19,6 +19,14 @@ impl rusqlite::ToSql for Param<'_> {
             Param::Ints(list) => ToSqlOutput::Owned(V::Text(
                 serde_json::to_string(list).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?,
             )),
+            Param::Texts(list) => ToSqlOutput::Owned(V::Text(
+                serde_json::to_string(list).map_err(|e| rusqlite::Error::ToSqlConversionFailure(e.into()))?,
+            )),
+            Param::Vectors(_) => {
+                return Err(rusqlite::Error::ToSqlConversionFailure(
+                    "a list of vectors has no SQLite form: bind one vector a row".into(),
+                ))
+            }
         })
     }
 }
@@ -103,5 +111,13 @@ mod tests {
             .one("SELECT count(*) FROM (SELECT 3 AS x UNION SELECT 4 UNION SELECT 5) WHERE x IN (SELECT value FROM json_each(?1))", &[Param::Ints(&list)])
             .unwrap();
         assert_eq!(n, 2);
+        let texts = [Some("a"), None, Some("c\"d")];
+        let found: Vec<Option<String>> = db
+            .rows("SELECT value FROM json_each(?1) ORDER BY key", &[Param::Texts(&texts)], |r| r.get(0))
+            .unwrap();
+        assert_eq!(found, vec![Some("a".to_owned()), None, Some("c\"d".to_owned())]);
+        let v: &[f32] = &[1.0];
+        let err = db.one::<i64>("SELECT ?1", &[Param::Vectors(&[v])]).unwrap_err();
+        assert!(err.to_string().contains("no SQLite form"), "{err}");
     }
 }

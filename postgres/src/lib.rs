@@ -428,6 +428,10 @@ impl ToSql for Bound<'_> {
             Param::Blob(b) => b.to_sql(ty, out),
             Param::Vector(v) => pgvector::Vector::from(v.to_vec()).to_sql(ty, out),
             Param::Ints(list) => list.to_sql(ty, out),
+            Param::Texts(list) => list.to_sql(ty, out),
+            Param::Vectors(list) => {
+                list.iter().map(|v| pgvector::Vector::from(v.to_vec())).collect::<Vec<_>>().to_sql(ty, out)
+            }
         }
     }
 

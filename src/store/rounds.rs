@@ -203,37 +203,42 @@ impl Store {
 pub(crate) mod write {
     use super::*;
     use crate::store::facts::write::{delete_fact, round_facts};
+    use crate::store::users::write::{enqueue, log, touch_user};
     use crate::store::FactRow;
+    use std::collections::HashMap;
 
-    /// The key of a round of the same session and agent with the same normalized text, if any.
-    pub(crate) fn exact_duplicate(
+    /// The rounds stored in `sessions` by `agent` (or shared), in insertion order: each one's
+    /// session, normalized text, key and vector. What an `add` call needs to find its rounds'
+    /// duplicates, exact and by cosine, in one read.
+    pub(crate) fn session_rounds(
         conn: &dyn Db,
         user_id: i64,
         agent: Option<&str>,
-        session: &str,
-        norm_key: &str,
-    ) -> Result<Option<String>> {
-        conn.opt(
-            "SELECT round_key FROM rounds WHERE user_id = ?1 AND session = ?2 AND norm_key = ?3 \
-             AND agent IS NOT DISTINCT FROM ?4 LIMIT 1",
-            p![user_id, session, norm_key, agent],
-        )
+        sessions: &[Option<&str>],
+    ) -> Result<Vec<SessionRound>> {
+        let sql = match conn.dialect() {
+            Dialect::Sqlite => {
+                "SELECT r.session, r.norm_key, r.round_key, v.embedding FROM rounds r \
+                 JOIN round_vectors v ON v.rowid = r.id WHERE r.user_id = ?1 \
+                 AND r.session IN (SELECT value FROM json_each(?2)) AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id"
+            }
+            Dialect::Postgres => {
+                "SELECT r.session, r.norm_key, r.round_key, v.embedding FROM rounds r \
+                 JOIN round_vectors v ON v.rowid = r.id WHERE r.user_id = ?1 \
+                 AND r.session = ANY(?2) AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id"
+            }
+        };
+        conn.rows(sql, &[Param::Int(user_id), Param::Texts(sessions), Param::from(agent)], |r| {
+            Ok(SessionRound { session: r.get(0)?, norm_key: r.get(1)?, key: r.get(2)?, vector: r.get(3)? })
+        })
     }
 
-    /// Keys and vectors of the rounds stored in one session by one agent (or shared), in
-    /// insertion order.
-    pub(crate) fn session_vectors(
-        conn: &dyn Db,
-        user_id: i64,
-        agent: Option<&str>,
-        session: &str,
-    ) -> Result<Vec<(String, Vec<f32>)>> {
-        conn.rows(
-            "SELECT r.round_key, v.embedding FROM rounds r JOIN round_vectors v ON v.rowid = r.id \
-             WHERE r.user_id = ?1 AND r.session = ?2 AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id",
-            p![user_id, session, agent],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+    /// A stored round as [`session_rounds`] reads it.
+    pub(crate) struct SessionRound {
+        pub session: String,
+        pub norm_key: String,
+        pub key: String,
+        pub vector: Vec<f32>,
     }
 
     /// Inserts a round with its vector and its FTS row; returns the round's id.
@@ -258,6 +263,191 @@ pub(crate) mod write {
         )?;
         index_round(conn, user_id, id, &round.text, vector)?;
         Ok(id)
+    }
+
+    /// One of an `add` call's writes, in the call's order.
+    pub(crate) enum AddWrite<'a> {
+        /// A new round with its vector and its part records' vectors, logged `round.stored` at
+        /// `at` (its sortable time).
+        Round { row: RoundRow, vector: &'a [f32], parts: &'a [Vec<f32>], at: String },
+        /// A decision about a round not stored (a duplicate).
+        Log { at: String, kind: &'static str, record: String, other: Option<String>, detail: String },
+    }
+
+    /// Writes an `add` call's `writes` for user `user_id` and `agent`, in order: each round with
+    /// its vector, words, part records (under `rule`), decision `round.stored` and, when
+    /// `queue`, its place in the extraction queue; each other decision; then counts the write
+    /// on the user and raises its logical now to `latest` ([`touch_user`]). Returns the new
+    /// rounds' ids in order.
+    ///
+    /// A SQLite file runs a statement a row (in process, microseconds each). PostgreSQL writes
+    /// each table's rows in one statement over `unnest`ed arrays, at most six statements
+    /// whatever the count of rounds: a statement there costs a round trip to the server. Both
+    /// give every table's rows in the same order, so the same ids in a fresh store.
+    pub(crate) fn add_rounds(
+        conn: &dyn Db,
+        user_id: i64,
+        agent: Option<&str>,
+        rule: &str,
+        queue: bool,
+        writes: &[AddWrite<'_>],
+        latest: Option<(&str, i64)>,
+    ) -> Result<Vec<i64>> {
+        if conn.dialect() == Dialect::Postgres {
+            return add_rounds_batched(conn, user_id, agent, rule, queue, writes, latest);
+        }
+        let mut ids = Vec::new();
+        for w in writes {
+            match w {
+                AddWrite::Round { row, vector, parts, at } => {
+                    let id = insert_round(conn, user_id, row, vector)?;
+                    set_parts(conn, user_id, id, rule, parts)?;
+                    log(conn, user_id, agent, at, "round.stored", &row.key, None, "{}")?;
+                    if queue {
+                        enqueue(conn, user_id, id)?;
+                    }
+                    ids.push(id);
+                }
+                AddWrite::Log { at, kind, record, other, detail } => {
+                    log(conn, user_id, agent, at, kind, record, other.as_deref(), detail)?;
+                }
+            }
+        }
+        touch_user(conn, user_id, latest)?;
+        Ok(ids)
+    }
+
+    /// The statement of [`add_rounds_batched`]: every table's rows, then the user's counter and
+    /// logical now (`?23`, `?24`).
+    static ADD_ROUNDS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "WITH input AS (SELECT * FROM unnest(?2::text[], ?3::text[], ?4::text[], ?5::int8[], ?6::int8[], \
+             ?7::text[], ?8::text[], ?9::text[], ?10::text[], ?11::text[], ?12::vector[]) \
+             WITH ORDINALITY AS i(key, session, ts, unix, day, norm, turns, body, agent, extractor, vec, ord)), \
+             made AS (INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
+             extractor) SELECT CAST(?1 AS BIGINT), key, session, ts, unix, day, norm, turns, body, agent, \
+             extractor::bigint FROM input ORDER BY ord RETURNING id, round_key), \
+             vectors AS (INSERT INTO round_vectors(rowid, user_id, embedding) \
+             SELECT made.id, CAST(?1 AS BIGINT), input.vec FROM made JOIN input ON input.key = made.round_key), \
+             parts AS (INSERT INTO round_parts(round_id, user_id, embedding) \
+             SELECT made.id, CAST(?1 AS BIGINT), p.vec FROM unnest(?13::text[], ?14::vector[]) \
+             WITH ORDINALITY AS p(key, vec, ord) JOIN made ON made.round_key = p.key ORDER BY p.ord), \
+             parted AS (INSERT INTO rounds_parted(round_id, rule) SELECT id, CAST(?15 AS TEXT) FROM made), \
+             queued AS (INSERT INTO extract_queue(round_id, user_id) SELECT made.id, CAST(?1 AS BIGINT) \
+             FROM made JOIN input ON input.key = made.round_key WHERE CAST(?16 AS BOOLEAN) ORDER BY input.ord), \
+             logged AS (INSERT INTO decisions(user_id, at, kind, record, other, detail, agent) \
+             SELECT CAST(?1 AS BIGINT), l.at, l.kind, l.record, l.other, l.detail, CAST(?17 AS TEXT) \
+             FROM unnest(?18::text[], ?19::text[], ?20::text[], ?21::text[], ?22::text[]) \
+             WITH ORDINALITY AS l(at, kind, record, other, detail, ord) ORDER BY l.ord), \
+             touched AS (UPDATE users SET {} WHERE id = CAST(?1 AS BIGINT)) \
+             SELECT id, round_key FROM made",
+            crate::store::users::touch_set(23, 24)
+        )
+    });
+
+    /// [`add_rounds`] in PostgreSQL: one statement, each table's rows in one insert of its own
+    /// and the user's update (data-modifying `WITH` clauses over `unnest`ed arrays), so one
+    /// round trip.
+    fn add_rounds_batched(
+        conn: &dyn Db,
+        user_id: i64,
+        agent: Option<&str>,
+        rule: &str,
+        queue: bool,
+        writes: &[AddWrite<'_>],
+        latest: Option<(&str, i64)>,
+    ) -> Result<Vec<i64>> {
+        let rounds: Vec<&RoundRow> = writes
+            .iter()
+            .filter_map(|w| match w {
+                AddWrite::Round { row, .. } => Some(row),
+                AddWrite::Log { .. } => None,
+            })
+            .collect();
+        let turns = rounds
+            .iter()
+            .map(|r| serde_json::to_string(&r.turns).map_err(|e| Error::input("turns", e.to_string())))
+            .collect::<Result<Vec<String>>>()?;
+        let extractors: Vec<Option<String>> =
+            rounds.iter().map(|r| r.extractor.map(|e| e.to_string())).collect();
+        let column = |f: fn(&RoundRow) -> Option<&str>| rounds.iter().map(|r| f(r)).collect::<Vec<_>>();
+        let keys = column(|r| Some(&r.key));
+        let sessions = column(|r| Some(&r.session));
+        let ts = column(|r| Some(&r.ts));
+        let norm_keys = column(|r| Some(&r.norm_key));
+        let stored = column(|r| Some(&r.text));
+        let agents = column(|r| r.agent.as_deref());
+        let turns: Vec<Option<&str>> = turns.iter().map(|t| Some(t.as_str())).collect();
+        let extractors: Vec<Option<&str>> = extractors.iter().map(Option::as_deref).collect();
+        let unix: Vec<i64> = rounds.iter().map(|r| r.ts_unix).collect();
+        let days: Vec<i64> = rounds.iter().map(|r| i64::from(r.day)).collect();
+        let mut vectors: Vec<&[f32]> = Vec::with_capacity(rounds.len());
+        let (mut part_keys, mut part_vectors): (Vec<Option<&str>>, Vec<&[f32]>) = (Vec::new(), Vec::new());
+        // The decisions, stored rounds' among the rest, in the call's order.
+        let mut log: [Vec<Option<&str>>; 5] = Default::default();
+        for w in writes {
+            let (at, kind, record, other, detail) = match w {
+                AddWrite::Round { row, vector, parts, at } => {
+                    vectors.push(vector);
+                    for p in *parts {
+                        part_keys.push(Some(&row.key));
+                        part_vectors.push(p);
+                    }
+                    (at.as_str(), "round.stored", row.key.as_str(), None, "{}")
+                }
+                AddWrite::Log { at, kind, record, other, detail } => {
+                    (at.as_str(), *kind, record.as_str(), other.as_deref(), detail.as_str())
+                }
+            };
+            for (column, value) in
+                log.iter_mut().zip([Some(at), Some(kind), Some(record), other, Some(detail)])
+            {
+                column.push(value);
+            }
+        }
+        let mut by_key = HashMap::with_capacity(rounds.len());
+        let (latest_ts, latest_unix) = latest.unzip();
+        conn.query(
+            &ADD_ROUNDS,
+            &[
+                Param::Int(user_id),
+                Param::Texts(&keys),
+                Param::Texts(&sessions),
+                Param::Texts(&ts),
+                Param::Ints(&unix),
+                Param::Ints(&days),
+                Param::Texts(&norm_keys),
+                Param::Texts(&turns),
+                Param::Texts(&stored),
+                Param::Texts(&agents),
+                Param::Texts(&extractors),
+                Param::Vectors(&vectors),
+                Param::Texts(&part_keys),
+                Param::Vectors(&part_vectors),
+                Param::Text(rule),
+                Param::Int(i64::from(queue)),
+                Param::from(agent),
+                Param::Texts(&log[0]),
+                Param::Texts(&log[1]),
+                Param::Texts(&log[2]),
+                Param::Texts(&log[3]),
+                Param::Texts(&log[4]),
+                Param::from(latest_ts),
+                Param::from(latest_unix),
+            ],
+            &mut |r| {
+                by_key.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
+                Ok(())
+            },
+        )?;
+        rounds
+            .iter()
+            .map(|row| {
+                by_key.get(&row.key).copied().ok_or_else(|| {
+                    Error::Database(format!("round {} was not returned by its insert", row.key))
+                })
+            })
+            .collect()
     }
 
     /// Indexes round `id` for ranking: its vector and (SQLite) its FTS row over `text` (its

@@ -3,7 +3,7 @@
 
 use super::db::{Db, Dialect, Param};
 use super::{visible, Store, View};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use mnemon_backend::p;
 
 /// A logged write-path decision.
@@ -115,6 +115,17 @@ impl Store {
     }
 }
 
+/// The `SET` list of [`write::touch_user`]: the write counter up by one, and the logical now
+/// raised to the time in `?ts` (its Unix seconds in `?unix`) when that is later; neither when
+/// `?unix` is NULL.
+pub(super) fn touch_set(ts: usize, unix: usize) -> String {
+    let later = format!("CAST(?{unix} AS BIGINT) IS NOT NULL AND (now_unix IS NULL OR now_unix < ?{unix})");
+    format!(
+        "version = version + 1, now_ts = CASE WHEN {later} THEN CAST(?{ts} AS TEXT) ELSE now_ts END, \
+         now_unix = CASE WHEN {later} THEN ?{unix} ELSE now_unix END"
+    )
+}
+
 /// Writes inside one transaction (`conn` is the open transaction).
 pub(crate) mod write {
     use super::*;
@@ -125,16 +136,30 @@ pub(crate) mod write {
         conn.one("SELECT id FROM users WHERE name = ?1", p![name])
     }
 
-    /// Raises the user's logical now to `ts` if later, and counts a write.
+    /// Raises the user's logical now to `ts` if later, and counts a write: one statement (the
+    /// `SET` expressions all read the row as it was).
     pub(crate) fn touch_user(conn: &dyn Db, user_id: i64, latest: Option<(&str, i64)>) -> Result<()> {
-        conn.execute("UPDATE users SET version = version + 1 WHERE id = ?1", p![user_id])?;
-        if let Some((ts, unix)) = latest {
-            conn.execute(
-                "UPDATE users SET now_ts = ?2, now_unix = ?3 WHERE id = ?1 AND (now_unix IS NULL OR now_unix < ?3)",
-                p![user_id, ts, unix],
-            )?;
-        }
+        let (ts, unix) = latest.unzip();
+        conn.execute(&format!("UPDATE users SET {} WHERE id = ?1", touch_set(2, 3)), p![user_id, ts, unix])?;
         Ok(())
+    }
+
+    /// The user's row id and write counter, creating the user if needed: one statement in
+    /// PostgreSQL (a round trip there), the two of [`ensure_user`] and one more in a file.
+    pub(crate) fn user_for_write(conn: &dyn Db, name: &str) -> Result<(i64, i64)> {
+        if conn.dialect() == Dialect::Sqlite {
+            let id = ensure_user(conn, name)?;
+            return Ok((id, user_version(conn, id)?));
+        }
+        // The insert's row for a new user; the snapshot's row (taken before the insert) for
+        // one that was there.
+        conn.row(
+            "WITH made AS (INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING RETURNING id, version) \
+             SELECT id, version FROM made UNION ALL SELECT id, version FROM users WHERE name = ?1",
+            p![name],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?
+        .ok_or_else(|| Error::Database(format!("user {name:?} neither made nor found")))
     }
 
     /// The user's write counter.

@@ -43,49 +43,56 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
 
     let mut store = engine.lock_store();
     let tx = store.begin_for(&[scope.user])?;
-    let user = write::ensure_user(&tx, scope.user)?;
-    let version = write::user_version(&tx, user)?;
+    let (user, version) = write::user_for_write(&tx, scope.user)?;
+    // The stored rounds of the call's sessions, read once: each round's exact duplicate (the
+    // first stored round of its session with its normalized text) and the session's vectors
+    // for the cosine probe. The rounds this call stores join both as they are decided.
+    let mut session_names: Vec<Option<&str>> = rounds.iter().map(|r| Some(r.session.as_str())).collect();
+    session_names.sort_unstable();
+    session_names.dedup();
+    let mut exact: HashMap<(String, String), String> = HashMap::new();
     let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
+    for r in write::session_rounds(&tx, user, agent, &session_names)? {
+        exact.entry((r.session.clone(), r.norm_key)).or_insert_with(|| r.key.clone());
+        sessions.entry(r.session).or_default().push((r.key, r.vector));
+    }
+    // What the call writes, decided first and written after in one go (PostgreSQL writes them
+    // all in one statement).
+    let mut writes: Vec<write::AddWrite<'_>> = Vec::new();
     let mut added: Vec<Added<'_>> = Vec::new();
     let mut latest: Option<&Timestamp> = None;
-    // Whether the call changes the store (a call of replays alone leaves it byte-identical).
-    let mut changed = false;
     for ((((round, text), index_text), vector), parts) in
         rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors)
     {
         let key = round_key(&round.ts, &round.session, text, agent);
         let at = round.ts.sortable();
-        let norm_key = normalized_key(text);
-        if let Some(of) = write::exact_duplicate(&tx, user, agent, &round.session, &norm_key)? {
+        let probe = (round.session.clone(), normalized_key(text));
+        if let Some(of) = exact.get(&probe) {
             // A replay (this very round again: its key is the stored one's) decides nothing new.
-            if key != of {
-                write::log(
-                    &tx,
-                    user,
-                    agent,
-                    &at,
-                    "round.duplicate",
-                    &key,
-                    Some(&of),
-                    r#"{"match":"exact"}"#,
-                )?;
-                changed = true;
+            if key != *of {
+                writes.push(write::AddWrite::Log {
+                    at,
+                    kind: "round.duplicate",
+                    record: key.clone(),
+                    other: Some(of.clone()),
+                    detail: r#"{"match":"exact"}"#.to_owned(),
+                });
             }
-            report.duplicates.push(Duplicate { key, of, cosine: None });
+            report.duplicates.push(Duplicate { key, of: of.clone(), cosine: None });
             continue;
         }
-        let members = match sessions.entry(round.session.clone()) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(write::session_vectors(&tx, user, agent, &round.session)?)
-            }
-        };
+        let members = sessions.entry(round.session.clone()).or_default();
         // Every round of the session is probed, not only the nearest.
         let best = nearest(vector, members.iter().map(|(k, v)| (k, v.as_slice())));
         if let Some((cos, of)) = best.filter(|(c, _)| *c >= engine.config.dedup_cosine) {
             let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
-            write::log(&tx, user, agent, &at, "round.duplicate", &key, Some(of), &detail)?;
-            changed = true;
+            writes.push(write::AddWrite::Log {
+                at,
+                kind: "round.duplicate",
+                record: key.clone(),
+                other: Some(of.clone()),
+                detail,
+            });
             report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
             continue;
         }
@@ -96,32 +103,32 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
             ts: round.ts.raw().to_owned(),
             ts_unix: round.ts.unix_seconds(),
             day: day_number(round.ts.date()),
-            norm_key,
+            norm_key: probe.1.clone(),
             turns: round.turns.clone(),
             text: index_text.clone(),
             agent: agent.map(str::to_owned),
             extractor: None,
         };
-        let id = write::insert_round(&tx, user, &row, vector)?;
-        write::set_parts(&tx, user, id, RULE, parts)?;
-        write::log(&tx, user, agent, &at, "round.stored", &key, None, "{}")?;
-        if engine.pins.extracts() {
-            write::enqueue(&tx, user, id)?;
-        }
         members.push((key.clone(), vector.clone()));
-        added.push(Added { id, day: row.day, vector, text: index_text, parts });
+        exact.insert(probe, key.clone());
+        added.push(Added { id: 0, day: row.day, vector, text: index_text, parts });
+        writes.push(write::AddWrite::Round { row, vector, parts, at });
         if latest.is_none_or(|l| round.ts > *l) {
             latest = Some(&round.ts);
         }
         report.stored.push(key);
     }
-    if !changed && added.is_empty() {
-        // Nothing to commit (the transaction rolls back on drop): the user was there already,
-        // since a replay found its round.
+    if writes.is_empty() {
+        // A call of replays alone changes nothing (the transaction rolls back on drop): the
+        // user was there already, since a replay found its round.
         drop(tx);
         return Ok((report, user));
     }
-    write::touch_user(&tx, user, latest.map(|t| (t.raw(), t.unix_seconds())))?;
+    let latest = latest.map(|t| (t.raw(), t.unix_seconds()));
+    let ids = write::add_rounds(&tx, user, agent, RULE, engine.pins.extracts(), &writes, latest)?;
+    for (a, id) in added.iter_mut().zip(ids) {
+        a.id = id;
+    }
     tx.commit()?;
     // Grown before the next write can commit: the views follow the writes in order.
     engine.views.grow(user, version, agent, |view| {
