@@ -147,13 +147,14 @@ fn a_connection_dropped_in_the_middle_of_a_write_loses_that_write_only_and_the_n
         .unwrap();
     let killer = std::thread::spawn(move || {
         // Wait until the write sleeps in the trigger, then end its session: only in this test's
-        // database, as the other tests write beside it on the same server.
+        // database, as the other tests write beside it on the same server. (An add writes its
+        // rounds in one statement that begins with the lists it inserts.)
         for _ in 0..300 {
             let n: i64 = admin
                 .query_one(
                     "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
                      WHERE datname = current_database() AND application_name = 'mnemon' \
-                     AND query LIKE 'INSERT INTO rounds%' AND state = 'active'",
+                     AND query LIKE '%INSERT INTO rounds(%' AND state = 'active'",
                     &[],
                 )
                 .unwrap()

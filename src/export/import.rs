@@ -339,23 +339,35 @@ pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<Impor
         ids.insert(user.as_str(), write::ensure_user(&tx, user)?);
     }
     let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
-    let mut round_ids: BTreeMap<(&str, &str), i64> = BTreeMap::new();
-    for (user, row, vector, hash) in &parsed.rounds {
-        let id = ids[user.as_str()];
-        let stored = RoundRow { extractor: extractor(hash), ..row.clone() };
-        let round_id = write::insert_round(&tx, id, &stored, vector).map_err(|e| match e {
-            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("round {}: {e}", row.key) },
+    let mut round_ids_by_key: BTreeMap<(&str, &str), i64> = BTreeMap::new();
+    // Each run of one user's rounds in one call (PostgreSQL writes them a thousand a statement).
+    let stored: Vec<RoundRow> = parsed
+        .rounds
+        .iter()
+        .map(|(_, row, _, hash)| RoundRow { extractor: extractor(hash), ..row.clone() })
+        .collect();
+    let mut start = 0;
+    for run in parsed.rounds.chunk_by(|a, b| a.0 == b.0) {
+        let user = run[0].0.as_str();
+        let id = ids[user];
+        let rows: Vec<(&RoundRow, &[f32])> =
+            stored[start..start + run.len()].iter().zip(run).map(|(row, r)| (row, r.2.as_slice())).collect();
+        start += run.len();
+        let round_ids = write::insert_rounds(&tx, id, &rows).map_err(|e| match e {
+            Error::Sqlite(e) => Error::Import { line: 0, reason: format!("rounds of {user:?}: {e}") },
             other => other,
         })?;
-        round_ids.insert((user.as_str(), row.key.as_str()), round_id);
-        let entry = latest.entry(id).or_insert_with(|| (row.ts.clone(), row.ts_unix));
-        if row.ts_unix > entry.1 {
-            *entry = (row.ts.clone(), row.ts_unix);
+        for ((_, row, _, _), round_id) in run.iter().zip(round_ids) {
+            round_ids_by_key.insert((user, row.key.as_str()), round_id);
+            let entry = latest.entry(id).or_insert_with(|| (row.ts.clone(), row.ts_unix));
+            if row.ts_unix > entry.1 {
+                *entry = (row.ts.clone(), row.ts_unix);
+            }
         }
     }
     for ParsedFact { user, round, row: fact, vector, extractor: hash } in &parsed.facts {
         let row = FactRow {
-            round_id: round_ids[&(user.as_str(), round.as_str())],
+            round_id: round_ids_by_key[&(user.as_str(), round.as_str())],
             extractor: extractor(hash),
             ..fact.clone()
         };
@@ -376,12 +388,22 @@ pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<Impor
         }
     }
     for (user, round) in &parsed.queued {
-        write::enqueue(&tx, ids[user.as_str()], round_ids[&(user.as_str(), round.as_str())])?;
+        write::enqueue(&tx, ids[user.as_str()], round_ids_by_key[&(user.as_str(), round.as_str())])?;
     }
-    for (user, d) in &parsed.decisions {
-        let id = ids[user.as_str()];
-        write::log(&tx, id, d.agent.as_deref(), &d.at, &d.kind, &d.record, d.other.as_deref(), &d.detail)?;
-    }
+    let entries: Vec<write::Entry<'_>> = parsed
+        .decisions
+        .iter()
+        .map(|(user, d)| write::Entry {
+            user_id: ids[user.as_str()],
+            agent: d.agent.as_deref(),
+            at: &d.at,
+            kind: &d.kind,
+            record: &d.record,
+            other: d.other.as_deref(),
+            detail: &d.detail,
+        })
+        .collect();
+    write::log_many(&tx, &entries)?;
     for id in ids.values() {
         write::touch_user(&tx, *id, latest.get(id).map(|(ts, unix)| (ts.as_str(), *unix)))?;
     }

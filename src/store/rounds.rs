@@ -317,18 +317,24 @@ pub(crate) mod write {
         Ok(ids)
     }
 
-    /// The statement of [`add_rounds_batched`]: every table's rows, then the user's counter and
-    /// logical now (`?23`, `?24`).
+    /// The rounds of `?2`…`?12` (columns of [`RoundColumns`], vectors in `?12`) for user `?1`,
+    /// inserted in order with their vectors: the `WITH` clauses `input`, `made` (each new
+    /// round's id and key) and `vectors`, which the PostgreSQL statements below go on from.
+    const ROUNDS_WITH: &str = "WITH input AS (SELECT * FROM unnest(?2::text[], ?3::text[], ?4::text[], \
+         ?5::int8[], ?6::int8[], ?7::text[], ?8::text[], ?9::text[], ?10::text[], ?11::text[], ?12::vector[]) \
+         WITH ORDINALITY AS i(key, session, ts, unix, day, norm, turns, body, agent, extractor, vec, ord)), \
+         made AS (INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
+         extractor) SELECT CAST(?1 AS BIGINT), key, session, ts, unix, day, norm, turns, body, agent, \
+         extractor::bigint FROM input ORDER BY ord RETURNING id, round_key), \
+         vectors AS (INSERT INTO round_vectors(rowid, user_id, embedding) \
+         SELECT made.id, CAST(?1 AS BIGINT), input.vec FROM made JOIN input ON input.key = made.round_key)";
+
+    /// The statement of [`add_rounds_batched`]: the rounds ([`ROUNDS_WITH`]), their parts
+    /// (`?13`, `?14`), rule (`?15`) and queue entries (when `?16`), the decisions (agent `?17`,
+    /// columns `?18`…`?22`), then the user's counter and logical now (`?23`, `?24`).
     static ADD_ROUNDS: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
         format!(
-            "WITH input AS (SELECT * FROM unnest(?2::text[], ?3::text[], ?4::text[], ?5::int8[], ?6::int8[], \
-             ?7::text[], ?8::text[], ?9::text[], ?10::text[], ?11::text[], ?12::vector[]) \
-             WITH ORDINALITY AS i(key, session, ts, unix, day, norm, turns, body, agent, extractor, vec, ord)), \
-             made AS (INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
-             extractor) SELECT CAST(?1 AS BIGINT), key, session, ts, unix, day, norm, turns, body, agent, \
-             extractor::bigint FROM input ORDER BY ord RETURNING id, round_key), \
-             vectors AS (INSERT INTO round_vectors(rowid, user_id, embedding) \
-             SELECT made.id, CAST(?1 AS BIGINT), input.vec FROM made JOIN input ON input.key = made.round_key), \
+            "{ROUNDS_WITH}, \
              parts AS (INSERT INTO round_parts(round_id, user_id, embedding) \
              SELECT made.id, CAST(?1 AS BIGINT), p.vec FROM unnest(?13::text[], ?14::vector[]) \
              WITH ORDINALITY AS p(key, vec, ord) JOIN made ON made.round_key = p.key ORDER BY p.ord), \
@@ -345,6 +351,109 @@ pub(crate) mod write {
         )
     });
 
+    /// Rounds' columns as the lists [`ROUNDS_WITH`] binds.
+    struct RoundColumns<'r> {
+        rows: Vec<&'r RoundRow>,
+        turns: Vec<String>,
+        extractors: Vec<Option<String>>,
+        unix: Vec<i64>,
+        days: Vec<i64>,
+    }
+
+    impl<'r> RoundColumns<'r> {
+        fn new(rows: Vec<&'r RoundRow>) -> Result<RoundColumns<'r>> {
+            let turns = rows
+                .iter()
+                .map(|r| serde_json::to_string(&r.turns).map_err(|e| Error::input("turns", e.to_string())))
+                .collect::<Result<Vec<String>>>()?;
+            Ok(RoundColumns {
+                extractors: rows.iter().map(|r| r.extractor.map(|e| e.to_string())).collect(),
+                unix: rows.iter().map(|r| r.ts_unix).collect(),
+                days: rows.iter().map(|r| i64::from(r.day)).collect(),
+                turns,
+                rows,
+            })
+        }
+
+        /// The text lists, in the order of `?2`, `?3`, `?4`, `?7`, `?8`, `?9`, `?10`, `?11`.
+        fn texts(&self) -> [Vec<Option<&str>>; 8] {
+            let rows = &self.rows;
+            [
+                rows.iter().map(|r| Some(r.key.as_str())).collect(),
+                rows.iter().map(|r| Some(r.session.as_str())).collect(),
+                rows.iter().map(|r| Some(r.ts.as_str())).collect(),
+                rows.iter().map(|r| Some(r.norm_key.as_str())).collect(),
+                self.turns.iter().map(|t| Some(t.as_str())).collect(),
+                rows.iter().map(|r| Some(r.text.as_str())).collect(),
+                rows.iter().map(|r| r.agent.as_deref()).collect(),
+                self.extractors.iter().map(Option::as_deref).collect(),
+            ]
+        }
+
+        /// `?1`…`?12` of [`ROUNDS_WITH`].
+        fn params<'a>(
+            &'a self,
+            user_id: i64,
+            texts: &'a [Vec<Option<&'a str>>; 8],
+            vectors: &'a [&'a [f32]],
+        ) -> Vec<Param<'a>> {
+            let [keys, sessions, ts, norm_keys, turns, stored, agents, extractors] = texts;
+            vec![
+                Param::Int(user_id),
+                Param::Texts(keys),
+                Param::Texts(sessions),
+                Param::Texts(ts),
+                Param::Ints(&self.unix),
+                Param::Ints(&self.days),
+                Param::Texts(norm_keys),
+                Param::Texts(turns),
+                Param::Texts(stored),
+                Param::Texts(agents),
+                Param::Texts(extractors),
+                Param::Vectors(vectors),
+            ]
+        }
+
+        /// The new rounds' ids in order, from the `(id, round_key)` rows a statement returned.
+        fn ids(&self, returned: &HashMap<String, i64>) -> Result<Vec<i64>> {
+            self.rows
+                .iter()
+                .map(|row| {
+                    returned.get(&row.key).copied().ok_or_else(|| {
+                        Error::Database(format!("round {} was not returned by its insert", row.key))
+                    })
+                })
+                .collect()
+        }
+    }
+
+    /// Inserts rounds of user `user_id` with their vectors (as [`insert_round`] does each);
+    /// returns their ids in order. PostgreSQL takes them a thousand a statement.
+    pub(crate) fn insert_rounds(
+        conn: &dyn Db,
+        user_id: i64,
+        rounds: &[(&RoundRow, &[f32])],
+    ) -> Result<Vec<i64>> {
+        if conn.dialect() == Dialect::Sqlite {
+            return rounds.iter().map(|(row, v)| insert_round(conn, user_id, row, v)).collect();
+        }
+        static INSERT_ROUNDS: std::sync::LazyLock<String> =
+            std::sync::LazyLock::new(|| format!("{ROUNDS_WITH} SELECT id, round_key FROM made"));
+        let mut ids = Vec::with_capacity(rounds.len());
+        for chunk in rounds.chunks(1000) {
+            let columns = RoundColumns::new(chunk.iter().map(|(r, _)| *r).collect())?;
+            let texts = columns.texts();
+            let vectors: Vec<&[f32]> = chunk.iter().map(|(_, v)| *v).collect();
+            let mut returned = HashMap::with_capacity(chunk.len());
+            conn.query(&INSERT_ROUNDS, &columns.params(user_id, &texts, &vectors), &mut |r| {
+                returned.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
+                Ok(())
+            })?;
+            ids.extend(columns.ids(&returned)?);
+        }
+        Ok(ids)
+    }
+
     /// [`add_rounds`] in PostgreSQL: one statement, each table's rows in one insert of its own
     /// and the user's update (data-modifying `WITH` clauses over `unnest`ed arrays), so one
     /// round trip.
@@ -357,31 +466,17 @@ pub(crate) mod write {
         writes: &[AddWrite<'_>],
         latest: Option<(&str, i64)>,
     ) -> Result<Vec<i64>> {
-        let rounds: Vec<&RoundRow> = writes
-            .iter()
-            .filter_map(|w| match w {
-                AddWrite::Round { row, .. } => Some(row),
-                AddWrite::Log { .. } => None,
-            })
-            .collect();
-        let turns = rounds
-            .iter()
-            .map(|r| serde_json::to_string(&r.turns).map_err(|e| Error::input("turns", e.to_string())))
-            .collect::<Result<Vec<String>>>()?;
-        let extractors: Vec<Option<String>> =
-            rounds.iter().map(|r| r.extractor.map(|e| e.to_string())).collect();
-        let column = |f: fn(&RoundRow) -> Option<&str>| rounds.iter().map(|r| f(r)).collect::<Vec<_>>();
-        let keys = column(|r| Some(&r.key));
-        let sessions = column(|r| Some(&r.session));
-        let ts = column(|r| Some(&r.ts));
-        let norm_keys = column(|r| Some(&r.norm_key));
-        let stored = column(|r| Some(&r.text));
-        let agents = column(|r| r.agent.as_deref());
-        let turns: Vec<Option<&str>> = turns.iter().map(|t| Some(t.as_str())).collect();
-        let extractors: Vec<Option<&str>> = extractors.iter().map(Option::as_deref).collect();
-        let unix: Vec<i64> = rounds.iter().map(|r| r.ts_unix).collect();
-        let days: Vec<i64> = rounds.iter().map(|r| i64::from(r.day)).collect();
-        let mut vectors: Vec<&[f32]> = Vec::with_capacity(rounds.len());
+        let rounds = RoundColumns::new(
+            writes
+                .iter()
+                .filter_map(|w| match w {
+                    AddWrite::Round { row, .. } => Some(row),
+                    AddWrite::Log { .. } => None,
+                })
+                .collect(),
+        )?;
+        let texts = rounds.texts();
+        let mut vectors: Vec<&[f32]> = Vec::with_capacity(rounds.rows.len());
         let (mut part_keys, mut part_vectors): (Vec<Option<&str>>, Vec<&[f32]>) = (Vec::new(), Vec::new());
         // The decisions, stored rounds' among the rest, in the call's order.
         let mut log: [Vec<Option<&str>>; 5] = Default::default();
@@ -405,49 +500,28 @@ pub(crate) mod write {
                 column.push(value);
             }
         }
-        let mut by_key = HashMap::with_capacity(rounds.len());
         let (latest_ts, latest_unix) = latest.unzip();
-        conn.query(
-            &ADD_ROUNDS,
-            &[
-                Param::Int(user_id),
-                Param::Texts(&keys),
-                Param::Texts(&sessions),
-                Param::Texts(&ts),
-                Param::Ints(&unix),
-                Param::Ints(&days),
-                Param::Texts(&norm_keys),
-                Param::Texts(&turns),
-                Param::Texts(&stored),
-                Param::Texts(&agents),
-                Param::Texts(&extractors),
-                Param::Vectors(&vectors),
-                Param::Texts(&part_keys),
-                Param::Vectors(&part_vectors),
-                Param::Text(rule),
-                Param::Int(i64::from(queue)),
-                Param::from(agent),
-                Param::Texts(&log[0]),
-                Param::Texts(&log[1]),
-                Param::Texts(&log[2]),
-                Param::Texts(&log[3]),
-                Param::Texts(&log[4]),
-                Param::from(latest_ts),
-                Param::from(latest_unix),
-            ],
-            &mut |r| {
-                by_key.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
-                Ok(())
-            },
-        )?;
-        rounds
-            .iter()
-            .map(|row| {
-                by_key.get(&row.key).copied().ok_or_else(|| {
-                    Error::Database(format!("round {} was not returned by its insert", row.key))
-                })
-            })
-            .collect()
+        let mut params = rounds.params(user_id, &texts, &vectors);
+        params.extend([
+            Param::Texts(&part_keys),
+            Param::Vectors(&part_vectors),
+            Param::Text(rule),
+            Param::Int(i64::from(queue)),
+            Param::from(agent),
+            Param::Texts(&log[0]),
+            Param::Texts(&log[1]),
+            Param::Texts(&log[2]),
+            Param::Texts(&log[3]),
+            Param::Texts(&log[4]),
+            Param::from(latest_ts),
+            Param::from(latest_unix),
+        ]);
+        let mut returned = HashMap::with_capacity(rounds.rows.len());
+        conn.query(&ADD_ROUNDS, &params, &mut |r| {
+            returned.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
+            Ok(())
+        })?;
+        rounds.ids(&returned)
     }
 
     /// Indexes round `id` for ranking: its vector and (SQLite) its FTS row over `text` (its

@@ -187,6 +187,53 @@ pub(crate) mod write {
         Ok(())
     }
 
+    /// One decision of a [`log_many`] call.
+    pub(crate) struct Entry<'a> {
+        pub user_id: i64,
+        pub agent: Option<&'a str>,
+        pub at: &'a str,
+        pub kind: &'a str,
+        pub record: &'a str,
+        pub other: Option<&'a str>,
+        pub detail: &'a str,
+    }
+
+    /// Appends `entries` to their users' logs in order (as [`log`] does each); PostgreSQL takes
+    /// them five thousand a statement.
+    pub(crate) fn log_many(conn: &dyn Db, entries: &[Entry<'_>]) -> Result<()> {
+        if conn.dialect() == Dialect::Sqlite {
+            for e in entries {
+                log(conn, e.user_id, e.agent, e.at, e.kind, e.record, e.other, e.detail)?;
+            }
+            return Ok(());
+        }
+        for chunk in entries.chunks(5000) {
+            let users: Vec<i64> = chunk.iter().map(|e| e.user_id).collect();
+            let agents: Vec<Option<&str>> = chunk.iter().map(|e| e.agent).collect();
+            let at: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.at)).collect();
+            let kinds: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.kind)).collect();
+            let records: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.record)).collect();
+            let others: Vec<Option<&str>> = chunk.iter().map(|e| e.other).collect();
+            let details: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.detail)).collect();
+            conn.execute(
+                "INSERT INTO decisions(user_id, at, kind, record, other, detail, agent) \
+                 SELECT l.user_id, l.at, l.kind, l.record, l.other, l.detail, l.agent \
+                 FROM unnest(?1::int8[], ?2::text[], ?3::text[], ?4::text[], ?5::text[], ?6::text[], ?7::text[]) \
+                 WITH ORDINALITY AS l(user_id, at, kind, record, other, detail, agent, ord) ORDER BY l.ord",
+                &[
+                    Param::Ints(&users),
+                    Param::Texts(&at),
+                    Param::Texts(&kinds),
+                    Param::Texts(&records),
+                    Param::Texts(&others),
+                    Param::Texts(&details),
+                    Param::Texts(&agents),
+                ],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Queues round `round_id` for extraction.
     pub(crate) fn enqueue(conn: &dyn Db, user_id: i64, round_id: i64) -> Result<()> {
         conn.execute("INSERT INTO extract_queue(round_id, user_id) VALUES (?1, ?2)", p![round_id, user_id])?;
