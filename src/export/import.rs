@@ -341,18 +341,15 @@ pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<Impor
     let mut latest: BTreeMap<i64, (String, i64)> = BTreeMap::new();
     let mut round_ids_by_key: BTreeMap<(&str, &str), i64> = BTreeMap::new();
     // Each run of one user's rounds in one call (PostgreSQL writes them a thousand a statement).
-    let stored: Vec<RoundRow> = parsed
-        .rounds
-        .iter()
-        .map(|(_, row, _, hash)| RoundRow { extractor: extractor(hash), ..row.clone() })
-        .collect();
-    let mut start = 0;
     for run in parsed.rounds.chunk_by(|a, b| a.0 == b.0) {
         let user = run[0].0.as_str();
         let id = ids[user];
+        let stored: Vec<RoundRow> = run
+            .iter()
+            .map(|(_, row, _, hash)| RoundRow { extractor: extractor(hash), ..row.clone() })
+            .collect();
         let rows: Vec<(&RoundRow, &[f32])> =
-            stored[start..start + run.len()].iter().zip(run).map(|(row, r)| (row, r.2.as_slice())).collect();
-        start += run.len();
+            stored.iter().zip(run).map(|(row, r)| (row, r.2.as_slice())).collect();
         let round_ids = write::insert_rounds(&tx, id, &rows).map_err(|e| match e {
             Error::Sqlite(e) => Error::Import { line: 0, reason: format!("rounds of {user:?}: {e}") },
             other => other,

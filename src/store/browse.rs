@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use super::db::{Dialect, Row};
 use super::facts::{fact_from_row, FACT_COLUMNS};
 use super::users::{DecisionRow, TOMBSTONE_MARK};
-use super::{visible, FactRow, RoundRow, Store, View};
+use super::{among, visible, FactRow, RoundRow, Store, View};
 use crate::error::Result;
 use mnemon_backend::p;
 use mnemon_backend::Param;
@@ -141,13 +141,10 @@ impl Store {
         if rounds.is_empty() {
             return Ok(Vec::new());
         }
-        let among = match self.db().dialect() {
-            Dialect::Sqlite => "round_id IN (SELECT value FROM json_each(?3))",
-            Dialect::Postgres => "round_id = ANY(?3)",
-        };
         let sql = format!(
-            "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND {} AND {among} ORDER BY round_id, id",
-            visible("agent", 2)
+            "SELECT {FACT_COLUMNS} FROM facts WHERE user_id = ?1 AND {} AND {} ORDER BY round_id, id",
+            visible("agent", 2),
+            among(self.db().dialect(), "round_id", 3)
         );
         self.db().rows(
             &sql,
@@ -166,19 +163,18 @@ impl Store {
         if records.is_empty() {
             return Ok(Vec::new());
         }
-        let among = match self.db().dialect() {
-            Dialect::Sqlite => "record IN (SELECT value FROM json_each(?4))",
-            Dialect::Postgres => {
-                "record IN (SELECT jsonb_array_elements_text(CAST(CAST(?4 AS text) AS jsonb)))"
-            }
-        };
         let sql = format!(
-            "SELECT {DECISION_COLUMNS} FROM decisions WHERE user_id = ?1 AND {} AND kind = ?3 AND {among} \
+            "SELECT {DECISION_COLUMNS} FROM decisions WHERE user_id = ?1 AND {} AND kind = ?3 AND {} \
              ORDER BY id",
-            visible("agent", 2)
+            visible("agent", 2),
+            among(self.db().dialect(), "record", 4)
         );
-        let list = serde_json::to_string(records).map_err(|e| self.corrupt(e.to_string()))?;
-        self.db().rows(&sql, p![view.user, view.agent, kind, list.as_str()], decision_from_row)
+        let records: Vec<Option<&str>> = records.iter().copied().map(Some).collect();
+        self.db().rows(
+            &sql,
+            &[Param::Int(view.user), Param::from(view.agent), Param::Text(kind), Param::Texts(&records)],
+            decision_from_row,
+        )
     }
 
     /// Up to `limit` decisions the view sees after the one with id `after` in logical order

@@ -72,6 +72,15 @@ pub(crate) fn visible(column: &str, param: usize) -> String {
     format!("(CAST(?{param} AS TEXT) IS NULL OR {column} IS NULL OR {column} = ?{param})")
 }
 
+/// `column` is one of the list bound as `?param` (`Param::Ints` or `Param::Texts`): JSON read by
+/// `json_each` in SQLite, an array in PostgreSQL.
+pub(crate) fn among(dialect: db::Dialect, column: &str, param: usize) -> String {
+    match dialect {
+        db::Dialect::Sqlite => format!("{column} IN (SELECT value FROM json_each(?{param}))"),
+        db::Dialect::Postgres => format!("{column} = ANY(?{param})"),
+    }
+}
+
 /// A write transaction on the store (SQLite: `BEGIN IMMEDIATE`; another backend: its
 /// [`begin_write`](db::Connection::begin_write), or [`begin_user_write`](db::Connection::begin_user_write)
 /// for one user's records): every write of one call happens inside one, and

@@ -3,7 +3,7 @@
 
 use super::db::{Db, Dialect, Param, Row};
 use super::rows::UserVectors;
-use super::{visible, Store, View};
+use super::{among, visible, Store, View};
 use crate::error::{Error, Result};
 use crate::model::round::Turn;
 use mnemon_backend::p;
@@ -216,19 +216,13 @@ pub(crate) mod write {
         agent: Option<&str>,
         sessions: &[Option<&str>],
     ) -> Result<Vec<SessionRound>> {
-        let sql = match conn.dialect() {
-            Dialect::Sqlite => {
-                "SELECT r.session, r.norm_key, r.round_key, v.embedding FROM rounds r \
-                 JOIN round_vectors v ON v.rowid = r.id WHERE r.user_id = ?1 \
-                 AND r.session IN (SELECT value FROM json_each(?2)) AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id"
-            }
-            Dialect::Postgres => {
-                "SELECT r.session, r.norm_key, r.round_key, v.embedding FROM rounds r \
-                 JOIN round_vectors v ON v.rowid = r.id WHERE r.user_id = ?1 \
-                 AND r.session = ANY(?2) AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id"
-            }
-        };
-        conn.rows(sql, &[Param::Int(user_id), Param::Texts(sessions), Param::from(agent)], |r| {
+        let sql = format!(
+            "SELECT r.session, r.norm_key, r.round_key, v.embedding FROM rounds r \
+             JOIN round_vectors v ON v.rowid = r.id WHERE r.user_id = ?1 AND {} \
+             AND r.agent IS NOT DISTINCT FROM ?3 ORDER BY r.id",
+            among(conn.dialect(), "r.session", 2)
+        );
+        conn.rows(&sql, &[Param::Int(user_id), Param::Texts(sessions), Param::from(agent)], |r| {
             Ok(SessionRound { session: r.get(0)?, norm_key: r.get(1)?, key: r.get(2)?, vector: r.get(3)? })
         })
     }
@@ -280,10 +274,10 @@ pub(crate) mod write {
     /// on the user and raises its logical now to `latest` ([`touch_user`]). Returns the new
     /// rounds' ids in order.
     ///
-    /// A SQLite file runs a statement a row (in process, microseconds each). PostgreSQL writes
-    /// each table's rows in one statement over `unnest`ed arrays, at most six statements
-    /// whatever the count of rounds: a statement there costs a round trip to the server. Both
-    /// give every table's rows in the same order, so the same ids in a fresh store.
+    /// A SQLite file runs a statement a row (in process, microseconds each). PostgreSQL runs one
+    /// statement whatever the count of rounds ([`add_rounds_batched`]): a statement there costs
+    /// a round trip to the server. Both give every table's rows in the same order, so the same
+    /// ids in a fresh store.
     pub(crate) fn add_rounds(
         conn: &dyn Db,
         user_id: i64,
@@ -414,8 +408,14 @@ pub(crate) mod write {
             ]
         }
 
-        /// The new rounds' ids in order, from the `(id, round_key)` rows a statement returned.
-        fn ids(&self, returned: &HashMap<String, i64>) -> Result<Vec<i64>> {
+        /// Runs `sql`, which inserts these rounds and returns each one's `(id, round_key)`; the
+        /// new rounds' ids in order.
+        fn insert(&self, conn: &dyn Db, sql: &str, params: &[Param<'_>]) -> Result<Vec<i64>> {
+            let mut returned = HashMap::with_capacity(self.rows.len());
+            conn.query(sql, params, &mut |r| {
+                returned.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
+                Ok(())
+            })?;
             self.rows
                 .iter()
                 .map(|row| {
@@ -444,12 +444,7 @@ pub(crate) mod write {
             let columns = RoundColumns::new(chunk.iter().map(|(r, _)| *r).collect())?;
             let texts = columns.texts();
             let vectors: Vec<&[f32]> = chunk.iter().map(|(_, v)| *v).collect();
-            let mut returned = HashMap::with_capacity(chunk.len());
-            conn.query(&INSERT_ROUNDS, &columns.params(user_id, &texts, &vectors), &mut |r| {
-                returned.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
-                Ok(())
-            })?;
-            ids.extend(columns.ids(&returned)?);
+            ids.extend(columns.insert(conn, &INSERT_ROUNDS, &columns.params(user_id, &texts, &vectors))?);
         }
         Ok(ids)
     }
@@ -516,12 +511,7 @@ pub(crate) mod write {
             Param::from(latest_ts),
             Param::from(latest_unix),
         ]);
-        let mut returned = HashMap::with_capacity(rounds.rows.len());
-        conn.query(&ADD_ROUNDS, &params, &mut |r| {
-            returned.insert(r.get::<String>(1)?, r.get::<i64>(0)?);
-            Ok(())
-        })?;
-        rounds.ids(&returned)
+        rounds.insert(conn, &ADD_ROUNDS, &params)
     }
 
     /// Indexes round `id` for ranking: its vector and (SQLite) its FTS row over `text` (its

@@ -2,7 +2,7 @@
 //! queue and the decision log.
 
 use super::db::{Db, Dialect, Param};
-use super::{visible, Store, View};
+use super::{among, visible, Store, View};
 use crate::error::{Error, Result};
 use mnemon_backend::p;
 
@@ -88,18 +88,13 @@ impl Store {
 
     /// The first `limit` queued rounds (lowest ids) of `users`: `(round id, user id, user name)`.
     pub(crate) fn queued_of(&self, users: &[i64], limit: usize) -> Result<Vec<(i64, i64, String)>> {
-        let sql = match self.db().dialect() {
-            Dialect::Sqlite => {
-                "SELECT q.round_id, q.user_id, u.name FROM extract_queue q JOIN users u ON u.id = q.user_id \
-                 WHERE q.user_id IN (SELECT value FROM json_each(?1)) ORDER BY q.round_id LIMIT ?2"
-            }
-            Dialect::Postgres => {
-                "SELECT q.round_id, q.user_id, u.name FROM extract_queue q JOIN users u ON u.id = q.user_id \
-                 WHERE q.user_id = ANY(?1) ORDER BY q.round_id LIMIT ?2"
-            }
-        };
+        let sql = format!(
+            "SELECT q.round_id, q.user_id, u.name FROM extract_queue q JOIN users u ON u.id = q.user_id \
+             WHERE {} ORDER BY q.round_id LIMIT ?2",
+            among(self.db().dialect(), "q.user_id", 1)
+        );
         self.db()
-            .rows(sql, &[Param::Ints(users), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .rows(&sql, &[Param::Ints(users), Param::from(limit)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
     }
 
     /// The decisions the view sees in logical order: by logical time, then record key (a round's
