@@ -233,7 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn rounding_without_the_library_call_is_rounds() {
+    fn bytes_without_the_library_call_are_rounded_and_clamped() {
         let mut x = 5u64;
         let mut values =
             vec![0.5f32, -0.5, 1.5, -1.5, 2.5, 126.5, -126.5, 0.49999997, -0.49999997, 127.00001, 0.0, -0.0];
@@ -241,9 +241,10 @@ mod tests {
             x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             f32::from_bits((x >> 32) as u32 & 0x7fff_ffff) % 300.0 * if x & 1 == 0 { 1.0 } else { -1.0 }
         }));
-        values.extend((0..=2540).map(|i| i as f32 / 10.0 - 127.0));
-        for y in values.into_iter().filter(|y| y.is_finite()) {
-            assert_eq!(round_half_away(y).to_bits(), y.round().to_bits(), "{y}");
+        values.extend((0..=2560).map(|i| i as f32 / 10.0 - 128.0));
+        values.extend([f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30, -1e30, 127.49999, 127.5, -127.5]);
+        for y in values {
+            assert_eq!(to_byte(y), y.round().clamp(-127.0, 127.0) as i8, "{y}");
         }
     }
 
@@ -273,34 +274,65 @@ pub struct Quantized {
 
 /// Quantizes `v` symmetrically to bytes, recording the error so that callers can bound it.
 pub fn quantize(v: &[f32]) -> Quantized {
-    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    let q: Vec<i8> = v.iter().map(|x| round_half_away(x / scale).clamp(-127.0, 127.0) as i8).collect();
-    let (mut err, mut norm) = (0f64, 0f64);
-    for (x, b) in v.iter().zip(&q) {
-        let back = f64::from(scale) * f64::from(*b);
-        err += (f64::from(*x) - back).powi(2);
-        norm += back * back;
-    }
-    Quantized { q, scale, error_norm: err.sqrt() as f32, norm: norm.sqrt() as f32 }
+    let mut q = Vec::with_capacity(v.len());
+    let (scale, error_norm, norm) = quantize_into(v, &mut q);
+    Quantized { q, scale, error_norm, norm }
 }
 
-/// `y.round()` (halves away from zero) for `|y| < 2^31`, without the library call `round` is on
-/// CPUs without SSE4.1: truncate by an integer conversion, then step by the fraction, which is
-/// exact (Sterbenz: `y` and its truncation are within a factor of two, or the truncation is 0).
+/// [`quantize`], appending the bytes to `out`: `(scale, error_norm, norm)`. Loading a view
+/// quantizes every vector, so each step runs in lanes: the largest magnitude (a maximum, the same
+/// in any order), the bytes (each on its own), and the two norms in eight running `f32` sums each.
+/// The norms feed an error bound, not a ranked score: their rounding (some 10^-5 of their value)
+/// sits far inside the bound's slack (`ROUNDING_SLACK`, 10^-4, in `index::rank`).
+pub(crate) fn quantize_into(v: &[f32], out: &mut Vec<i8>) -> (f32, f32, f32) {
+    const W: usize = 8;
+    let mut lanes = [0f32; W];
+    let mut chunks = v.chunks_exact(W);
+    for c in &mut chunks {
+        for (m, x) in lanes.iter_mut().zip(c) {
+            *m = m.max(x.abs());
+        }
+    }
+    let max =
+        chunks.remainder().iter().fold(lanes.iter().fold(0f32, |m, x| m.max(*x)), |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    let start = out.len();
+    out.extend(v.iter().map(|x| to_byte(x / scale)));
+    let (mut err, mut norm) = ([0f32; W], [0f32; W]);
+    let bytes = &out[start..];
+    let mut pairs = v.chunks_exact(W).zip(bytes.chunks_exact(W));
+    for (xs, bs) in &mut pairs {
+        for j in 0..W {
+            let back = scale * f32::from(bs[j]);
+            let e = xs[j] - back;
+            err[j] += e * e;
+            norm[j] += back * back;
+        }
+    }
+    let tail = v.len() - v.len() % W;
+    for (j, (x, b)) in v[tail..].iter().zip(&bytes[tail..]).enumerate() {
+        let back = scale * f32::from(*b);
+        err[j] += (x - back) * (x - back);
+        norm[j] += back * back;
+    }
+    let sum = |a: [f32; W]| a.iter().map(|x| f64::from(*x)).sum::<f64>().sqrt() as f32;
+    (scale, sum(err), sum(norm))
+}
+
+/// `y` rounded half away from zero and clamped to −127..=127, as a byte (NaN gives 0), without
+/// the library call `round` is on CPUs without SSE4.1 and without the checks of a saturating
+/// cast, so that a loop over many values runs in lanes: clamp, truncate by an integer conversion
+/// that cannot overflow, then step by the fraction, which is exact (Sterbenz: `y` and its
+/// truncation are within a factor of two, or the truncation is 0). Clamping before rounding
+/// gives what rounding before clamping gives: past ±127 both give ±127.
 #[inline]
-fn round_half_away(y: f32) -> f32 {
-    let t = y as i32 as f32;
-    let f = y - t;
-    let r = if f >= 0.5 {
-        t + 1.0
-    } else if f <= -0.5 {
-        t - 1.0
-    } else {
-        t
-    };
-    // A negative `y` that rounds to zero gives −0, as `round` does.
-    r.copysign(y)
+fn to_byte(y: f32) -> i8 {
+    let y = if y.is_nan() { 0.0 } else { y.clamp(-127.0, 127.0) };
+    // SAFETY: `y` is finite and within ±127, so it truncates to an `i32` without overflow.
+    let t = unsafe { y.to_int_unchecked::<i32>() };
+    let f = y - t as f32;
+    let r = t + i32::from(f >= 0.5) - i32::from(f <= -0.5);
+    r as i8
 }
 
 /// Exact integer dot products of `query` with each `query.len()`-wide row of `rows`, written to

@@ -9,7 +9,6 @@
 //! uses fixed keys.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use crate::model::words::{stem, terms, words};
 
@@ -23,25 +22,9 @@ const B: f32 = 0.75;
 /// The smallest idf: a term in most rounds still matches.
 const MIN_IDF: f32 = 1e-6;
 
-/// FNV-1a: fixed keys (no per-process randomness) and fast on short words. The maps are private
-/// to one user's index and keyed by that user's own words.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for b in bytes {
-            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type Fixed = BuildHasherDefault<Fnv>;
+/// Fixed keys (no per-process randomness), hashing eight bytes at a time. The maps are private
+/// to one user's index, keyed by that user's own words, and only looked up, never iterated.
+type Fixed = foldhash::fast::FixedState;
 
 /// One user's BM25 index over round texts, appended in round-id order.
 #[derive(Default)]

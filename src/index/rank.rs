@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::embed::vector::{cosine, dot_i8_rows, quantize, Quantized};
+use crate::embed::vector::{cosine, dot_i8_rows, quantize, quantize_into, Quantized};
 use crate::model::time::DateWindow;
 use crate::store::UserVectors;
 
@@ -178,15 +178,16 @@ pub(crate) struct Index {
 
 impl Index {
     pub(crate) fn new(vectors: UserVectors, dim: usize) -> Index {
+        let n = vectors.ids.len();
         let mut index = Index {
             dim,
-            owners: Vec::with_capacity(vectors.ids.len()),
-            days: Vec::with_capacity(vectors.ids.len()),
-            saliences: Vec::with_capacity(vectors.ids.len()),
-            importances: Vec::with_capacity(vectors.ids.len()),
-            data: Vec::with_capacity(vectors.data.len()),
+            owners: Vec::with_capacity(n),
+            days: Vec::with_capacity(n),
+            saliences: Vec::with_capacity(n),
+            importances: Vec::with_capacity(n),
+            data: Vec::new(),
             bytes: Vec::with_capacity(vectors.data.len()),
-            scales: Vec::with_capacity(vectors.ids.len()),
+            scales: Vec::with_capacity(n),
             max_error_norm: 0.0,
             max_norm: 0.0,
             max_importance: 0.0,
@@ -194,7 +195,13 @@ impl Index {
             entry_count: 0,
             grouped: false,
         };
-        index.extend(vectors);
+        // The vectors stay where they were read: a copy would fault in as much fresh memory again.
+        let UserVectors { ids, days, saliences, data } = vectors;
+        debug_assert_eq!(data.len(), n * dim);
+        for (i, v) in data.chunks_exact(dim).enumerate() {
+            index.push_entry(ids[i], days[i], saliences[i], crate::model::note::NEUTRAL_IMPORTANCE, v);
+        }
+        index.data = data;
         index
     }
 
@@ -221,7 +228,13 @@ impl Index {
 
     /// Appends one record ranking for `owner`.
     pub(crate) fn push_weighted(&mut self, owner: i64, day: i32, salience: f32, importance: f32, v: &[f32]) {
-        let q = quantize(v);
+        self.push_entry(owner, day, salience, importance, v);
+        self.data.extend_from_slice(v);
+    }
+
+    /// Appends everything of one record but its full-precision vector.
+    fn push_entry(&mut self, owner: i64, day: i32, salience: f32, importance: f32, v: &[f32]) {
+        let (scale, error_norm, norm) = quantize_into(v, &mut self.bytes);
         let i = self.owners.len();
         if !self.grouped && self.owners.last().is_some_and(|last| *last >= owner) {
             // The first record that is not a new owner: index every owner's entries from here on.
@@ -239,11 +252,9 @@ impl Index {
         self.days.push(day);
         self.saliences.push(salience);
         self.importances.push(importance);
-        self.data.extend_from_slice(v);
-        self.bytes.extend_from_slice(&q.q);
-        self.scales.push(q.scale);
-        self.max_error_norm = self.max_error_norm.max(q.error_norm);
-        self.max_norm = self.max_norm.max(q.norm);
+        self.scales.push(scale);
+        self.max_error_norm = self.max_error_norm.max(error_norm);
+        self.max_norm = self.max_norm.max(norm);
         self.max_importance = self.max_importance.max(importance);
     }
 
