@@ -487,14 +487,27 @@ impl Index {
         }
         let threshold = leaders.kth() - 2.0 * bound;
 
-        // Pass 2: every entry that could set a top-k owner's score, rescored exactly.
-        let mut rescored = 0;
-        let mut candidates = Self::best_per_round(
-            parts.iter().flat_map(|(_, kept)| kept).filter(|(_, a)| *a >= threshold).map(|&(i, _)| {
-                rescored += 1;
-                exact(i)
-            }),
-        );
+        // Pass 2: every entry that could set a top-k owner's score, rescored exactly. First the
+        // 2k entries of highest approximate score: the k-th best owner among them bounds the
+        // final k-th best exact score from below, so an entry whose approximate score plus the
+        // bound falls short of it can neither reach nor tie the top k, and is not rescored.
+        // Owners take their best entry in index order, as a full scan does.
+        let mut pool: Vec<(usize, f32)> =
+            parts.iter().flat_map(|(_, kept)| kept).filter(|(_, a)| *a >= threshold).copied().collect();
+        let first = (2 * k).min(pool.len());
+        if first > 0 && first < pool.len() {
+            pool.select_nth_unstable_by(first - 1, |a, b| b.1.total_cmp(&a.1));
+        }
+        let mut scored: Vec<(usize, Scored)> = pool[..first].iter().map(|&(i, _)| (i, exact(i))).collect();
+        let mut exact_leaders = Leaders::new(k, !self.grouped);
+        for (_, s) in &scored {
+            exact_leaders.offer(s.id, s.score);
+        }
+        let floor = exact_leaders.kth();
+        scored.extend(pool[first..].iter().filter(|(_, a)| *a + bound >= floor).map(|&(i, _)| (i, exact(i))));
+        scored.sort_unstable_by_key(|(i, _)| *i);
+        let rescored = scored.len();
+        let mut candidates = Self::best_per_round(scored.into_iter().map(|(_, s)| s));
         counted(true, n, rescored, self.dim);
         candidates.truncate(k);
         candidates
