@@ -27,8 +27,8 @@ pub(crate) fn note_id(owner: i64) -> Option<i64> {
     (owner & NOTE_BIT != 0).then_some(owner & !NOTE_BIT)
 }
 
-/// Round texts from which a view's word index is built on a thread of its own (about 2 µs a
-/// text, against some 30 µs to start a thread).
+/// Round texts from which a view's word index is built on a thread of its own: fewer take less
+/// time than starting a thread (docs/DECISIONS.md, 2026-12-04).
 const WORDS_ON_A_THREAD: usize = 256;
 
 /// What a view entry stands for when it is not a note.

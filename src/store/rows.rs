@@ -1,6 +1,6 @@
 //! What the row modules share: the flat vector arrays the views load, and vectors as blobs.
 
-use super::{Conn, Store, View};
+use super::{Store, View};
 use crate::error::{Error, Result};
 use mnemon_backend::{p, Dialect};
 
@@ -100,12 +100,10 @@ impl Store {
     /// as one flat array: each chunk is opened once, in chunk order (a user's chunks hold only
     /// its vectors: the tables are partitioned by user), and each run of vectors that lie one
     /// after another in the chunk and in the result is read in one call, straight into the
-    /// result. Reading the chunk as a column instead would first copy its 1.5 MB into a buffer
-    /// of its own, fresh memory on every view load.
+    /// result. Reading the chunk as a column instead would first copy the whole chunk into a
+    /// buffer of its own, fresh memory on every view load.
     pub(super) fn chunk_vectors(&self, table: &str, places: &[(i64, i64)]) -> Result<Vec<f32>> {
-        let Conn::File(conn) = &self.conn else {
-            return Err(Error::Database("sqlite-vec chunks are read from a SQLite file only".into()));
-        };
+        let conn = self.file("reading sqlite-vec's chunks")?;
         let dim = self.pins.dim()?;
         let width = dim * 4;
         let mut order: Vec<usize> = (0..places.len()).collect();
