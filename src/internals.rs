@@ -18,7 +18,7 @@ pub mod extract {
     };
 }
 
-/// The similarity kernels: cosine (AVX-512 and AVX2 kernels and a portable twin, bit-identical), byte
+/// The similarity kernels: cosine (an AVX2 kernel and a portable twin, bit-identical), byte
 /// quantization, exact `i8` dot products.
 pub mod vector {
     pub use crate::embed::vector::{
