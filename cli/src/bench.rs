@@ -553,7 +553,11 @@ pub fn run(args: &Args) -> Result<()> {
         let embed_s = t.elapsed().as_secs_f64();
 
         let dir = tempfile::tempdir().context("temp dir")?;
-        let config = Config { rrf_k: args.fusion.rrf_k(), ..Config::default() };
+        let config = Config {
+            rrf_k: args.fusion.rrf_k(),
+            view_cache_bytes: args.view_cache_mib << 20,
+            ..Config::default()
+        };
         let database = match &args.scratch {
             Some(url) => Some(BenchDb::create(url, size)?),
             None => None,

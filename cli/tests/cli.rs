@@ -45,6 +45,28 @@ fn ingest_chat(dir: &Path, name: &str, embedder: &str) -> std::path::PathBuf {
 }
 
 #[test]
+fn bench_runs_with_views_that_do_not_all_fit() {
+    // 40 users under a view budget of nothing: every query loads its user's view and drops the
+    // one before, and the run still reports its row.
+    let out = ok(&[
+        "bench",
+        "--embedder",
+        "hashing",
+        "--sizes",
+        "400",
+        "--users",
+        "40",
+        "--queries",
+        "40",
+        "--view-cache-mib",
+        "0",
+    ]);
+    let row =
+        out.lines().find(|l| l.starts_with("| 400 |")).unwrap_or_else(|| panic!("no row for 400 in:\n{out}"));
+    assert_eq!(row.split('|').count(), 17, "{row}");
+}
+
+#[test]
 fn two_processes_build_byte_identical_outputs() {
     let dir = tempfile::tempdir().unwrap();
     for embedder in ["hashing", "minilm"] {

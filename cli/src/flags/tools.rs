@@ -56,6 +56,11 @@ pub struct BenchArgs {
     /// scan on the same queries: build time, KNN p50 both ways, recall@10 of HNSW.
     #[arg(long)]
     pub hnsw: bool,
+    /// Memory, in MiB, the views may hold (`Config::view_cache_bytes`). With many users and a
+    /// budget smaller than their views, each load drops the least recently used view and reuses
+    /// its memory: the cold view of a server that has run a while, not a process's first loads.
+    #[arg(long, default_value_t = 2048)]
+    pub view_cache_mib: usize,
     #[command(flatten)]
     pub fusion: FusionArgs,
 }
