@@ -1,5 +1,7 @@
 //! Engine configuration: every threshold in one validated struct.
 
+pub use crate::index::views::MemoryBudget;
+
 use crate::error::{Error, Result};
 
 /// The smallest token budget a context accepts: the frame and the cut marker take about 70.
@@ -12,9 +14,9 @@ pub const MIN_BUDGET: usize = 200;
 /// store: a store built with one value refuses to open with another.
 ///
 /// ```
-/// let config = mnemon::Config { top_k: 5, context_budget: Some(2_000), ..Default::default() };
+/// let config = mnemon::config::Config { top_k: 5, context_budget: Some(2_000), ..Default::default() };
 /// config.validate().unwrap();
-/// assert!(mnemon::Config { top_k: 0, ..Default::default() }.validate().is_err());
+/// assert!(mnemon::config::Config { top_k: 0, ..Default::default() }.validate().is_err());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
@@ -28,7 +30,7 @@ pub struct Config {
     pub dedup_cosine: f32,
     /// Token budget of a rendered context, a hard cap (`None`: unbounded). Default 4,000 tokens:
     /// a quarter of a 16k window, and more than most questions' evidence needs (docs/EVAL.md).
-    /// At least [`MIN_BUDGET`](crate::MIN_BUDGET) (200) if set.
+    /// At least [`MIN_BUDGET`](crate::config::MIN_BUDGET) (200) if set.
     pub context_budget: Option<usize>,
     /// How long a writer waits for another process's lock before [`Error::Busy`]. Default 5000 ms.
     pub busy_timeout_ms: u32,
@@ -124,7 +126,7 @@ impl Decay {
     /// The decayed salience of a fact of salience `initial` that is `days` logical days old.
     ///
     /// ```
-    /// let d = mnemon::Decay::default();
+    /// let d = mnemon::config::Decay::default();
     /// assert_eq!(d.apply(1.0, 0.0), 1.0);
     /// assert_eq!(d.apply(1.0, 30.0), 0.5);
     /// assert_eq!(d.apply(1.0, 3000.0), 0.15);
@@ -186,10 +188,10 @@ impl Config {
                 return bad("decay.floor", "must be a number in (0, 1]");
             }
         }
-        if let Some(c) = self.condense {
-            if !(2..=200).contains(&c.batch) {
-                return bad("condense.batch", "must be in 2..=200");
-            }
+        if let Some(c) = self.condense
+            && !(2..=200).contains(&c.batch)
+        {
+            return bad("condense.batch", "must be in 2..=200");
         }
         if self.context_budget.is_some_and(|b| b < MIN_BUDGET) {
             return bad("context_budget", "must be at least 200 tokens when set");

@@ -13,8 +13,8 @@ pub mod extract {
     #[cfg(feature = "llama")]
     pub use crate::facts::extract::kernels;
     pub use crate::facts::extract::{
-        parse, prompt_blake3, prompt_messages, prompt_messages_of, round_key, round_text, GRAMMAR, MAX_FACTS,
-        PROMPT, SALIENCES, SCHEMA,
+        GRAMMAR, MAX_FACTS, PROMPT, SALIENCES, SCHEMA, parse, prompt_blake3, prompt_messages,
+        prompt_messages_of, round_key, round_text,
     };
 }
 
@@ -22,16 +22,16 @@ pub mod extract {
 /// quantization, exact `i8` dot products.
 pub mod vector {
     pub use crate::embed::vector::{
-        cosine, cosine_from_l2, dot_i8, dot_i8_rows, normalize, quantize, Quantized,
+        Quantized, cosine, cosine_from_l2, dot_i8, dot_i8_rows, normalize, quantize,
     };
 }
 
 /// Dates in questions: the `[Current date: …]` prefix, the window a question names, and the
 /// month and weekday names the resolver reads.
 pub mod time {
-    pub use crate::model::time::{month_number, query_window, split_date_prefix, weekday, DateWindow};
+    pub use crate::model::time::{DateWindow, month_number, query_window, split_date_prefix, weekday};
 }
 
 pub use crate::facts::{conflict, normalize, prefilter, resolve, verify};
 pub use crate::index::bm25::LEXICAL_SCHEME;
-pub use crate::index::rank::{score, take_scan_stats, ScanStats};
+pub use crate::index::rank::{ScanStats, score, take_scan_stats};

@@ -67,13 +67,16 @@
 
 #![deny(missing_docs)]
 
-mod config;
+pub mod config;
+#[doc(hidden)]
+mod deprecated;
 pub mod embed;
 mod engine;
-mod error;
-mod export;
-mod facts;
+pub mod error;
+pub mod export;
+pub mod facts;
 mod index;
+#[doc(hidden)]
 pub mod internals;
 mod memory;
 mod model;
@@ -83,47 +86,92 @@ mod store;
 pub mod stores;
 mod write;
 
+// The core types: what every caller names.
+pub use memory::{Builder, Memory};
+pub use mnemon_backend::{Error, Result};
+pub use model::round::Message;
+pub use model::scope::Scope;
+pub use model::time::Timestamp;
+pub use read::{Context, Query};
+
+/// Conversation rounds: a user turn and the assistant's reply, stored verbatim
+/// ([`Memory::add`]), listed ([`Memory::rounds`]) and ranked ([`Memory::recall`]).
+pub mod rounds {
+    pub use crate::model::round::{MAX_CONTENT_BYTES, Role, Turn, validate_messages};
+    pub use crate::read::{Recall, RecalledRound, StoredRound};
+    pub use crate::write::{AddReport, Duplicate};
+}
+
+/// Notes: memories a caller states outright ([`Memory::remember`]), with tags, metadata, a kind
+/// and an importance; searched ([`Memory::search`]), listed, edited, condensed, copied and moved
+/// between stores.
+pub mod notes {
+    pub use crate::model::filter::Filter;
+    pub use crate::model::metadata::{MetadataFilter, MetadataTest};
+    pub use crate::model::note::{
+        MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAG_BYTES, MAX_TAGS, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
+        NewNote, Note, NoteKind, NoteUpdate, validate_notes,
+    };
+    pub use crate::read::{ListNotes, NoteHit, NotePage, Search, SearchResults};
+    pub use crate::write::{
+        CondenseReport, MAX_NOTES_PER_CALL, MAX_TRANSFER_KEYS, RememberReport, Remembered, TransferReport,
+    };
+}
+
+/// Contexts: the options of a [`Query`] and what went into a [`Context`], the relevance labels,
+/// and the renderer's frame and token counter.
+pub mod context {
+    pub use crate::model::filter::Relevance;
+    pub use crate::read::render::{CONTEXT_INTRO, context_body, count_tokens};
+    pub use crate::read::{Cancel, ContextRecord, Ranking, Recency};
+}
+
+/// The decision log: every decision the engine made about a record (stored, duplicate,
+/// superseded, deleted, …), in logical order ([`Memory::decisions`], [`Memory::decision_page`]).
+pub mod decisions {
+    pub use crate::model::decision::DecisionKind;
+    pub use crate::read::{Decision, DecisionPage};
+}
+
+/// Records by key, and what a scope holds: [`Memory::get`], [`Memory::count`],
+/// [`Memory::delete`] and [`Memory::forget_user`].
+pub mod records {
+    pub use crate::read::{Counts, Record};
+    pub use crate::write::{Deleted, ForgetReport};
+}
+
+/// Reading a store as a person browses it: its users with what they hold, a user's timeline a
+/// page at a time, activity per month.
+pub mod browse {
+    pub use crate::read::{
+        Activity, AgentSummary, MAX_PAGE, MonthActivity, Paging, RecordCounts, Supersession, TimelineFact,
+        TimelinePage, TimelineRound, UserSummary,
+    };
+}
+
 /// Fact extraction: the [`Extractor`](extract::Extractor) trait, the GGUF extractor, its cache,
 /// and a scripted extractor for tests and demos.
 pub mod extract {
     /// The slots contract's candidate sentences and records.
     pub use crate::facts::extract::slots;
-    #[cfg(feature = "llama")]
-    pub use crate::facts::extract::{
-        default_gguf, row_invariant, LlamaConfig, LlamaExtractor, Speed, DEFAULT_GGUF, RUNTIME,
-    };
     pub use crate::facts::extract::{
         CachedExtractor, Contract, ExtractedFact, Extraction, Extractor, ExtractorPins, ScriptedExtractor,
     };
+    #[cfg(feature = "llama")]
+    pub use crate::facts::extract::{
+        DEFAULT_GGUF, LlamaConfig, LlamaExtractor, RUNTIME, Speed, default_gguf, row_invariant,
+    };
 }
 
-pub use config::{Condense, Config, Decay, MIN_BUDGET};
-pub use embed::{CachedEmbedder, Calibration, Embedder, EmbedderPins, HashingEmbedder};
-#[cfg(feature = "onnx")]
-pub use embed::{OnnxConfig, OnnxEmbedder};
-pub use error::{Error, PinDifference, Result, SqliteError};
-pub use export::{ExportFormat, ImportReport};
-pub use facts::{ConsolidateReport, ExtractorInfo, Reextract, ReextractReport};
-pub use index::views::MemoryBudget;
-pub use memory::{Builder, Location, Memory};
-pub use mnemon_backend::Backend;
-pub use model::filter::{Filter, Relevance};
-pub use model::metadata::{MetadataFilter, MetadataTest};
-pub use model::note::{
-    validate_notes, NewNote, Note, NoteKind, NoteUpdate, MAX_METADATA_BYTES, MAX_NOTE_BYTES, MAX_TAGS,
-    MAX_TAG_BYTES, MAX_TITLE_BYTES, NEUTRAL_IMPORTANCE,
-};
-pub use model::round::{validate_messages, Message, Role, Turn, MAX_CONTENT_BYTES};
-pub use model::scope::Scope;
-pub use model::time::Timestamp;
-pub use read::render::{context_body, count_tokens, CONTEXT_INTRO};
-pub use read::{
-    Activity, AgentSummary, Cancel, Context, ContextRecord, Counts, Decision, DecisionPage, Fact, FactHit,
-    Found, Hit, Holdings, List, MonthActivity, Page, Paging, Query, Ranking, Recall, RecalledRound, Recency,
-    Record, Search, StoredRound, Supersession, TimelineFact, TimelinePage, TimelineRound, UserSummary,
-    MAX_PAGE,
-};
-pub use write::{
-    AddReport, CondenseReport, Deleted, Duplicate, ForgetReport, RememberReport, Remembered, TransferReport,
-    MAX_NOTES_PER_CALL, MAX_TRANSFER_KEYS,
-};
+pub use deprecated::*;
+
+// The examples of the README and the guides, compiled and run with the crate's doctests.
+#[cfg(all(doctest, feature = "onnx"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/GUIDE.md")]
+struct GuideExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/POSTGRES.md")]
+struct PostgresExamples;

@@ -14,9 +14,13 @@
 
 use std::path::{Path, PathBuf};
 
+pub use crate::memory::Location;
+pub use mnemon_backend::Backend;
+
 use crate::error::{Error, Result};
 use crate::model::note::Note;
-use crate::{Found, Hit, List, Memory, Page, Scope, Search};
+use crate::read::{ListNotes, NoteHit, NotePage, Search, SearchResults};
+use crate::{Memory, Scope};
 
 /// The folder of project and global stores: `$MNEMON_DATA`, else `$XDG_DATA_HOME/mnemon`, else
 /// `$HOME/.local/share/mnemon`, else `./.mnemon-data`.
@@ -89,9 +93,10 @@ pub fn global_store(data: &Path) -> PathBuf {
 /// The file a store reference names, creating [`data_dir`]'s folders when it names a project or
 /// the global store. See the module docs for the rules.
 ///
-/// ```
+/// ```standalone_crate
 /// # let dir = tempfile::tempdir().unwrap();
-/// # std::env::set_var("MNEMON_DATA", dir.path().join("data"));
+/// # // Its own process: the variable must not reach the other examples.
+/// # unsafe { std::env::set_var("MNEMON_DATA", dir.path().join("data")) };
 /// use mnemon::stores::resolve;
 /// let file = resolve(Some("notes.db"))?;
 /// assert_eq!(file, std::path::PathBuf::from("notes.db"));
@@ -119,7 +124,7 @@ pub fn resolve_in(reference: Option<&str>, data: &Path) -> Result<PathBuf> {
         Some("") => return Err(bad("is empty")),
         // A database server's store: opened through its backend crate (`mnemon-postgres`).
         Some(r) if r.starts_with("postgres://") || r.starts_with("postgresql://") => {
-            return Ok(PathBuf::from(r))
+            return Ok(PathBuf::from(r));
         }
         Some(r) => r,
     };
@@ -187,7 +192,9 @@ impl Stores<'_> {
     /// as a better hit is dropped), at most `search.limit`.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, Search};
+    /// use mnemon::Memory;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{NewNote, Search};
     /// use mnemon::stores::Stores;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let open = |f: &str| Memory::builder(dir.path().join(f)).embedder(HashingEmbedder::default()).open();
@@ -199,11 +206,11 @@ impl Stores<'_> {
     /// assert_eq!(found.hits.len(), 2, "the shared note once");
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn search<'s>(&self, search: &Search<'_>, scope: impl Into<Scope<'s>>) -> Result<Found> {
+    pub fn search<'s>(&self, search: &Search<'_>, scope: impl Into<Scope<'s>>) -> Result<SearchResults> {
         let scope = scope.into();
         let local = self.local.search(search, scope)?;
         let global = self.global.search(search, scope)?;
-        let mut all: Vec<(usize, Hit)> =
+        let mut all: Vec<(usize, NoteHit)> =
             local.hits.into_iter().map(|h| (0, h)).chain(global.hits.into_iter().map(|h| (1, h))).collect();
         all.sort_by(|(sa, a), (sb, b)| {
             b.score
@@ -227,7 +234,7 @@ impl Stores<'_> {
         let mut facts: Vec<_> = local.facts.into_iter().chain(global.facts).collect();
         facts.sort_by(|a, b| b.score.total_cmp(&a.score));
         facts.truncate(search.limit);
-        Ok(Found {
+        Ok(SearchResults {
             hits,
             facts,
             anchor: local.anchor.or(global.anchor),
@@ -239,7 +246,9 @@ impl Stores<'_> {
     /// the cursor works across both.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, List, Memory, NewNote};
+    /// use mnemon::Memory;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{ListNotes, NewNote};
     /// use mnemon::stores::Stores;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let open = |f: &str| Memory::builder(dir.path().join(f)).embedder(HashingEmbedder::default()).open();
@@ -247,14 +256,14 @@ impl Stores<'_> {
     /// local.remember(&[NewNote::new("A", "2026-01-01"), NewNote::new("C", "2026-01-03")], "ana")?;
     /// global.remember(&[NewNote::new("B", "2026-01-02"), NewNote::new("A", "2026-01-01")], "ana")?;
     /// let both = Stores { local: &local, global: &global };
-    /// let page = both.list(&List { limit: 2, ..List::default() }, "ana")?;
+    /// let page = both.list(&ListNotes { limit: 2, ..ListNotes::default() }, "ana")?;
     /// assert_eq!(page.notes.iter().map(|n| n.content.as_str()).collect::<Vec<_>>(), ["C", "B"]);
-    /// let rest = both.list(&List { limit: 2, cursor: page.next, ..List::default() }, "ana")?;
+    /// let rest = both.list(&ListNotes { limit: 2, cursor: page.next, ..ListNotes::default() }, "ana")?;
     /// assert_eq!(rest.notes.iter().map(|n| n.content.as_str()).collect::<Vec<_>>(), ["A"]);
     /// assert!(rest.next.is_none());
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn list<'s>(&self, list: &List, scope: impl Into<Scope<'s>>) -> Result<Page> {
+    pub fn list<'s>(&self, list: &ListNotes, scope: impl Into<Scope<'s>>) -> Result<NotePage> {
         let scope = scope.into();
         // A page of each store holds every note of the merged page.
         let local = self.local.list(list, scope)?;
@@ -269,6 +278,6 @@ impl Stores<'_> {
         let more = all.len() > list.limit || unfinished;
         all.truncate(list.limit);
         let next = if more { all.last().map(|(t, n)| format!("{t}:{}", n.key)) } else { None };
-        Ok(Page { notes: all.into_iter().map(|(_, n)| n).collect(), next })
+        Ok(NotePage { notes: all.into_iter().map(|(_, n)| n).collect(), next })
     }
 }

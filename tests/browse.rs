@@ -2,14 +2,20 @@
 //! with their supersessions), the decision log by kind, activity per month. The extractor is a
 //! scripted test double (its outputs are below): these tests are about the reads, not extraction.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use common::temp_store;
+use mnemon::browse::Paging;
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::HashingEmbedder;
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
-use mnemon::{Config, Error, HashingEmbedder, Memory, Message, NewNote, Paging, Scope, Turn};
+use mnemon::notes::NewNote;
+use mnemon::rounds::Turn;
+use mnemon::{Error, Memory, Message, Scope};
 
 /// Facts as JSON per user turn; `[]` for any other round.
 struct Scripted(HashMap<String, String>);
@@ -108,7 +114,7 @@ fn users_are_listed_with_what_they_and_their_agents_hold() {
     let t = temp_store();
     let m = open(&t.path);
     seeded(&m);
-    let users = m.user_summaries().unwrap();
+    let users = m.users().unwrap();
     let names: Vec<&str> = users.iter().map(|u| u.user.as_str()).collect();
     assert_eq!(names, ["bob", "maya"]);
     let maya = &users[1];
@@ -126,7 +132,7 @@ fn users_are_listed_with_what_they_and_their_agents_hold() {
     assert_eq!((users[0].holds.rounds, users[0].agents.len()), (1, 0));
     // A forgotten user is gone from the list.
     m.forget_user("bob").unwrap();
-    let names: Vec<String> = m.user_summaries().unwrap().into_iter().map(|u| u.user).collect();
+    let names: Vec<String> = m.users().unwrap().into_iter().map(|u| u.user).collect();
     assert_eq!(names, ["maya"]);
 }
 
@@ -140,7 +146,10 @@ fn a_timeline_pages_through_rounds_oldest_first_with_every_fact_and_its_superses
     loop {
         let page = m.timeline(&Paging { limit: 3, cursor }, "maya").unwrap();
         assert_eq!(page.total, 7);
-        assert_eq!(page.offset, pages.iter().map(|p: &mnemon::TimelinePage| p.rounds.len()).sum::<usize>());
+        assert_eq!(
+            page.offset,
+            pages.iter().map(|p: &mnemon::browse::TimelinePage| p.rounds.len()).sum::<usize>()
+        );
         cursor = page.next.clone();
         pages.push(page);
         if cursor.is_none() {
@@ -148,7 +157,7 @@ fn a_timeline_pages_through_rounds_oldest_first_with_every_fact_and_its_superses
         }
     }
     assert_eq!(pages.iter().map(|p| p.rounds.len()).collect::<Vec<_>>(), [3, 3, 1]);
-    let rounds: Vec<&mnemon::TimelineRound> = pages.iter().flat_map(|p| &p.rounds).collect();
+    let rounds: Vec<&mnemon::browse::TimelineRound> = pages.iter().flat_map(|p| &p.rounds).collect();
     let all = m.rounds("maya").unwrap();
     assert_eq!(rounds.iter().map(|r| &r.round).collect::<Vec<_>>(), all.iter().collect::<Vec<_>>());
 
@@ -160,7 +169,8 @@ fn a_timeline_pages_through_rounds_oldest_first_with_every_fact_and_its_superses
     let why = porto[0].supersession.as_ref().expect("the decision that superseded it");
     assert_eq!((why.old.as_deref(), why.new.as_deref()), (Some("Porto"), Some("Lisbon")));
     assert!(!why.rule.is_empty() && why.rule != "unrecorded", "{why:?}");
-    let logged = m.decisions("maya").unwrap().into_iter().find(|d| d.kind == "fact.superseded").unwrap();
+    let logged =
+        m.decisions("maya").unwrap().into_iter().find(|d| d.kind == DecisionKind::FactSuperseded).unwrap();
     assert_eq!(why.at, logged.at);
     assert!(lisbon.superseded_by.is_none() && lisbon.supersession.is_none());
     assert_eq!(lisbon.fact.supersedes, [porto[0].fact.key.clone()]);
@@ -191,7 +201,7 @@ fn a_timeline_sees_what_the_scope_sees_and_refuses_bad_paging() {
     assert_eq!(total(Scope::user("nobody")), 0);
     for (paging, field) in [
         (Paging { limit: 0, cursor: None }, "limit"),
-        (Paging { limit: mnemon::MAX_PAGE + 1, cursor: None }, "limit"),
+        (Paging { limit: mnemon::browse::MAX_PAGE + 1, cursor: None }, "limit"),
         (Paging { limit: 5, cursor: Some("n-1".into()) }, "cursor"),
     ] {
         match m.timeline(&paging, "maya") {
@@ -210,7 +220,7 @@ fn the_decision_log_pages_in_logical_order_and_filters_by_kind() {
     let mut paged = Vec::new();
     let mut cursor = None;
     loop {
-        let page = m.decision_log(&[], &Paging { limit: 4, cursor }, "maya").unwrap();
+        let page = m.decision_page(&[], &Paging { limit: 4, cursor }, "maya").unwrap();
         assert_eq!(page.kinds.values().sum::<usize>(), all.len());
         paged.extend(page.decisions);
         cursor = page.next;
@@ -219,14 +229,14 @@ fn the_decision_log_pages_in_logical_order_and_filters_by_kind() {
         }
     }
     assert_eq!(paged, all);
-    let kinds = vec!["fact.superseded".to_string(), "note.stored".to_string()];
-    let page = m.decision_log(&kinds, &Paging::default(), "maya").unwrap();
+    let kinds = [DecisionKind::FactSuperseded, DecisionKind::NoteStored];
+    let page = m.decision_page(&kinds, &Paging::default(), "maya").unwrap();
     let expected: Vec<_> = all.iter().filter(|d| kinds.contains(&d.kind)).cloned().collect();
     assert_eq!(page.decisions, expected);
     assert_eq!(page.decisions.len(), 2);
-    assert_eq!(page.kinds["round.stored"], 7);
+    assert_eq!(page.kinds[&DecisionKind::RoundStored], 7);
     assert!(matches!(
-        m.decision_log(&[], &Paging { limit: 5, cursor: Some("x".into()) }, "maya"),
+        m.decision_page(&[], &Paging { limit: 5, cursor: Some("x".into()) }, "maya"),
         Err(Error::InvalidInput { field, .. }) if field == "cursor"
     ));
 }

@@ -3,11 +3,14 @@
 //! readers and writers on many threads with no error and no other user's record, and
 //! concurrent notes sharing commits without one failing call undoing another.
 
-mod common;
-
 use std::sync::Arc;
 
-use mnemon::{Config, HashingEmbedder, Memory, Message, NewNote, Query, Record, Search};
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::HashingEmbedder;
+use mnemon::notes::{NewNote, Search};
+use mnemon::records::Record;
+use mnemon::{Memory, Message, Query};
 
 fn round(i: usize, user: &str) -> Vec<Message> {
     let ts = format!("2026-01-{:02}T10:{:02}:00", 1 + i % 28, i % 60);
@@ -67,9 +70,10 @@ fn views_evicted_past_their_budget_give_the_same_answers() {
     for pass in 0..3 {
         for user in users {
             let q = Query::new("tulips in the garden").top_k(5);
-            let a = roomy.recall(q, user).unwrap();
-            let b = tight.recall(q, user).unwrap();
-            let keys = |r: &mnemon::Recall| r.rounds.iter().map(|x| x.key.clone()).collect::<Vec<_>>();
+            let a = roomy.recall(q.clone(), user).unwrap();
+            let b = tight.recall(q.clone(), user).unwrap();
+            let keys =
+                |r: &mnemon::rounds::Recall| r.rounds.iter().map(|x| x.key.clone()).collect::<Vec<_>>();
             assert_eq!(keys(&a), keys(&b), "pass {pass}, {user}");
             assert!(b.rounds.iter().all(|r| r.turns[0].content.starts_with(user)));
         }
@@ -173,7 +177,7 @@ fn calls_queued_behind_a_write_share_one_commit_and_a_failing_one_undoes_only_it
     assert!(hits.iter().all(|h| !h.note.content.contains("poison")));
     let logged = memory.decisions("ana").unwrap();
     assert_eq!(
-        logged.iter().filter(|d| d.kind == "note.stored").count(),
+        logged.iter().filter(|d| d.kind == DecisionKind::NoteStored).count(),
         4,
         "nothing logged for the failed call"
     );

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use mnemon::internals::conflict::{conflict, newer, Statement};
+use mnemon::internals::conflict::{Statement, conflict, newer};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -94,7 +94,12 @@ fn supersession_precision_and_recall_on_the_labelled_set() {
     }
     let precision = tp as f64 / (tp + fp).max(1) as f64;
     let recall = tp as f64 / (tp + fn_).max(1) as f64;
-    eprintln!("{} pairs ({conflicts} conflicts): precision {precision:.3} ({tp} / {}), recall {recall:.3} ({tp} / {})", set.pairs.len(), tp + fp, tp + fn_);
+    eprintln!(
+        "{} pairs ({conflicts} conflicts): precision {precision:.3} ({tp} / {}), recall {recall:.3} ({tp} / {})",
+        set.pairs.len(),
+        tp + fp,
+        tp + fn_
+    );
     for (kind, (right, n)) in &by_kind {
         eprintln!("  {kind:<18} {right} / {n}");
     }

@@ -4,9 +4,10 @@
 
 use std::sync::OnceLock;
 
-use mnemon::extract::{default_gguf, Contract, Extractor, LlamaConfig, LlamaExtractor};
+use mnemon::Error;
+use mnemon::extract::{Contract, Extractor, LlamaConfig, LlamaExtractor, default_gguf};
 use mnemon::internals::extract::{GRAMMAR, SCHEMA};
-use mnemon::{Error, Role, Turn};
+use mnemon::rounds::{Role, Turn};
 
 fn turn(role: Role, content: &str) -> Turn {
     Turn::new(role, content, "2024-03-01T10:00:00")
@@ -261,8 +262,11 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     let _decoding = one_decode_at_a_time();
     use std::sync::Arc;
 
+    use mnemon::Memory;
+    use mnemon::config::Config;
+    use mnemon::embed::HashingEmbedder;
+    use mnemon::export::ExportFormat;
     use mnemon::extract::CachedExtractor;
-    use mnemon::{Config, ExportFormat, HashingEmbedder, Memory};
 
     let dir = tempfile::tempdir().unwrap();
     let config =
@@ -289,7 +293,7 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     let conversation = long_conversation();
     // A chat loop: one call per exchange (a user turn and its reply, if any).
     let exchanges: Vec<&[mnemon::Message]> =
-        conversation.chunk_by(|_, b| b.role == mnemon::Role::Assistant).collect();
+        conversation.chunk_by(|_, b| b.role == mnemon::rounds::Role::Assistant).collect();
     for exchange in &exchanges {
         inline.add(exchange, "maya").unwrap();
     }
@@ -302,12 +306,12 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     assert!(sent > 20, "the inline run sent {sent} rounds to the model");
     assert_eq!(background_cache.stats(), (0, sent), "the background run decoded every round itself");
     assert_eq!(inline.rounds("maya").unwrap().len(), 32);
-    let facts = inline.facts("maya").unwrap();
+    let facts = inline.active_facts("maya").unwrap();
     assert!(!facts.is_empty(), "SmolLM2 extracted nothing from 32 rounds");
     for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-        assert_eq!(inline.export("maya", format).unwrap(), background.export("maya", format).unwrap());
+        assert_eq!(inline.export(format, "maya").unwrap(), background.export(format, "maya").unwrap());
     }
-    let text = inline.export("maya", ExportFormat::Text).unwrap();
+    let text = inline.export(ExportFormat::Text, "maya").unwrap();
     assert!(text.contains(" round.prefiltered "), "the small talk skips the model: {text}");
 }
 

@@ -2,15 +2,21 @@
 //! ranking with their round, rendering, export and import. The extractor here is a scripted test
 //! double (its outputs are written below); `tests/extract.rs` runs the same paths with a real GGUF.
 
-mod common;
+use crate::common::{self, ts};
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::{conversation, temp_store};
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::HashingEmbedder;
+use mnemon::export::ExportFormat;
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
-use mnemon::{Config, Error, ExportFormat, Filter, HashingEmbedder, Memory, Message, Query, Search, Turn};
+use mnemon::notes::{Filter, Search};
+use mnemon::rounds::Turn;
+use mnemon::{Error, Memory, Message, Query};
 
 /// Facts as JSON per user turn; `[]` for any other round. Fails while `fail` is above zero.
 struct Scripted {
@@ -166,7 +172,7 @@ fn open(path: &std::path::Path, x: &Arc<Scripted>, background: bool) -> Memory {
 }
 
 fn exports(m: &Memory, user: &str) -> [String; 3] {
-    [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl].map(|f| m.export(user, f).unwrap())
+    [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl].map(|f| m.export(f, user).unwrap())
 }
 
 #[test]
@@ -176,7 +182,7 @@ fn facts_are_verified_deduplicated_stored_and_logged() {
     let m = open(&t.path, &x, false);
     m.add(&conversation(), "u").unwrap();
     assert_eq!(m.pending(None).unwrap(), 0);
-    let facts = m.facts("u").unwrap();
+    let facts = m.active_facts("u").unwrap();
     let contents: Vec<&str> = facts.iter().map(|f| f.content.as_str()).collect();
     assert_eq!(
         contents,
@@ -190,7 +196,7 @@ fn facts_are_verified_deduplicated_stored_and_logged() {
     assert_eq!(facts[0].valid_time.as_deref(), Some("2023-04"));
     assert_eq!(facts[0].mention.as_deref(), Some("last month"));
     assert!(facts[0].key.ends_with("/1"), "{}", facts[0].key);
-    let text = m.export("u", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "u").unwrap();
     assert_eq!(text.matches(" fact.stored ").count(), 3, "{text}");
     assert_eq!(text.matches(" fact.duplicate ").count(), 1, "{text}");
     assert_eq!(text.matches(" round.extracted ").count(), 4, "{text}");
@@ -216,8 +222,8 @@ fn facts_rank_with_their_round_and_render_under_it() {
     plain.add(&conversation(), "u").unwrap();
 
     let q = Query::new("The user adopted a beagle named Toby.").top_k(1);
-    let with = m.recall(q, "u").unwrap();
-    let without = plain.recall(q, "u").unwrap();
+    let with = m.recall(q.clone(), "u").unwrap();
+    let without = plain.recall(q.clone(), "u").unwrap();
     assert_eq!(with.rounds[0].key, without.rounds[0].key);
     // The round scores as its best record: here the fact, a closer match than the round's text.
     assert!(
@@ -241,13 +247,13 @@ fn facts_rank_with_their_round_and_render_under_it() {
     assert!(!work.text.contains("facts:"), "{}", work.text);
     let nurse = m.recall(Query::new("Where do I work as a nurse?").top_k(1), "u").unwrap();
     assert!(nurse.rounds[0].facts.iter().any(|f| !f.in_context()), "{:?}", nurse.rounds[0].facts);
-    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    let md = m.export(ExportFormat::Markdown, "u").unwrap();
     assert!(md.contains("The user started learning the cello."), "{md}");
     assert!(md.contains("The user works as a nurse at the city hospital."), "{md}");
     // Recall after a reopen (index rebuilt from the store) equals recall on the warm index.
     drop(m);
     let again = open(&t.path, &x, false);
-    assert_eq!(again.recall(q, "u").unwrap(), with);
+    assert_eq!(again.recall(q.clone(), "u").unwrap(), with);
 }
 
 #[test]
@@ -263,7 +269,7 @@ fn the_queue_drained_in_the_background_ends_where_inline_extraction_does() {
         b.add(std::slice::from_ref(&message), "u").unwrap();
     }
     b.flush().unwrap();
-    assert_eq!(b.pending(Some("u")).unwrap(), 0);
+    assert_eq!(b.pending(Some("u".into())).unwrap(), 0);
     assert_eq!(exports(&a, "u"), exports(&b, "u"));
 }
 
@@ -277,11 +283,11 @@ fn a_failed_extraction_stays_queued_and_resumes_after_a_restart() {
         // Inline: the rounds are committed, the error is returned, the rounds wait.
         let err = m.add(&conversation(), "u").unwrap_err();
         assert!(matches!(err, Error::Extractor(_)), "{err}");
-        assert_eq!(m.pending(Some("u")).unwrap(), 4);
+        assert_eq!(m.pending(Some("u".into())).unwrap(), 4);
         assert_eq!(m.rounds("u").unwrap().len(), 4);
         assert!(m.flush().is_err());
         // A dump keeps the queue.
-        assert!(m.export("u", ExportFormat::Jsonl).unwrap().contains(r#""kind":"queued""#));
+        assert!(m.export(ExportFormat::Jsonl, "u").unwrap().contains(r#""kind":"queued""#));
     }
     // Without an extractor the queue cannot drain, and says so.
     let stored = Memory::builder(&t.path).stored().open().unwrap();
@@ -295,10 +301,10 @@ fn a_failed_extraction_stays_queued_and_resumes_after_a_restart() {
     let reference = temp_store();
     let r = open(&reference.path, &x, false);
     r.add(&conversation(), "u").unwrap();
-    assert_eq!(m.facts("u").unwrap(), r.facts("u").unwrap());
+    assert_eq!(m.active_facts("u").unwrap(), r.active_facts("u").unwrap());
     assert_eq!(
-        m.export("u", ExportFormat::Markdown).unwrap(),
-        r.export("u", ExportFormat::Markdown).unwrap()
+        m.export(ExportFormat::Markdown, "u").unwrap(),
+        r.export(ExportFormat::Markdown, "u").unwrap()
     );
 }
 
@@ -308,12 +314,12 @@ fn a_plain_store_refuses_an_extractor_and_an_extracting_one_opens_without_it() {
     let t = temp_store();
     let m = open(&t.path, &x, false);
     m.add(&conversation(), "u").unwrap();
-    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    let md = m.export(ExportFormat::Markdown, "u").unwrap();
     drop(m);
     // Reading needs no extractor.
     let reader = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
-    assert_eq!(reader.export("u", ExportFormat::Markdown).unwrap(), md);
-    assert_eq!(reader.facts("u").unwrap().len(), 3);
+    assert_eq!(reader.export(ExportFormat::Markdown, "u").unwrap(), md);
+    assert_eq!(reader.active_facts("u").unwrap().len(), 3);
     let plain = temp_store();
     Memory::builder(&plain.path).embedder(HashingEmbedder::default()).open().unwrap();
     match Memory::builder(&plain.path)
@@ -334,16 +340,16 @@ fn a_dump_with_facts_imports_losslessly_and_forget_removes_them() {
     let t = temp_store();
     let m = open(&t.path, &x, false);
     m.add(&conversation(), "u").unwrap();
-    let dump = m.export("u", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "u").unwrap();
     let copy = t.dir.path().join("copy.db");
     let report = Memory::builder(&copy).import(&dump).unwrap();
     assert_eq!((report.rounds, report.facts, report.queued), (4, 3, 0));
     let imported = open(&copy, &x, false);
     assert_eq!(exports(&imported, "u"), exports(&m, "u"));
     let q = Query::new("Which instrument am I learning?");
-    assert_eq!(imported.recall(q, "u").unwrap(), m.recall(q, "u").unwrap());
+    assert_eq!(imported.recall(q.clone(), "u").unwrap(), m.recall(q.clone(), "u").unwrap());
     assert_eq!(m.forget_user("u").unwrap().rounds, 4);
-    assert!(m.facts("u").unwrap().is_empty());
+    assert!(m.active_facts("u").unwrap().is_empty());
     assert_eq!(m.pending(None).unwrap(), 0);
 }
 
@@ -354,7 +360,7 @@ fn a_prefiltered_round_never_reaches_the_model() {
     let m = open(&t.path, &x, false);
     m.add(&[Message::user("ok thanks!", "2023-05-20T10:00:00")], "u").unwrap();
     assert_eq!(x.calls.load(Ordering::SeqCst), 0);
-    let text = m.export("u", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "u").unwrap();
     assert!(text.contains(" round.prefiltered "), "{text}");
 }
 
@@ -424,22 +430,22 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     let t = temp_store();
     let m = open(&t.path, &x, false);
     m.add(&messages, "maya").unwrap();
-    let facts = m.facts("maya").unwrap();
+    let facts = m.active_facts("maya").unwrap();
     assert!(facts.iter().all(|f| !f.content.contains("Porto")), "superseded facts are on no read path");
     let lisbon = facts.iter().find(|f| f.content.contains("Lisbon")).unwrap();
     assert_eq!(lisbon.salience, 1.0);
     // Pets coexist: the dog does not replace the cat.
     assert_eq!(facts.iter().filter(|f| f.content.contains("cat") || f.content.contains("dog")).count(), 2);
     let log = m.decisions("maya").unwrap();
-    let superseded: Vec<_> = log.iter().filter(|d| d.kind == "fact.superseded").collect();
+    let superseded: Vec<_> = log.iter().filter(|d| d.kind == DecisionKind::FactSuperseded).collect();
     assert_eq!(superseded.len(), 1);
     assert_eq!(superseded[0].other.as_deref(), Some(lisbon.key.as_str()));
     let porto = superseded[0].record.clone();
 
     let q = Query::new("Where does the user live?").top_k(10);
-    let recall = m.recall(q, "maya").unwrap();
+    let recall = m.recall(q.clone(), "maya").unwrap();
     assert!(recall.rounds.iter().flat_map(|r| &r.facts).all(|f| !f.content.contains("Porto")));
-    let context = m.get_context(q, "maya").unwrap();
+    let context = m.get_context(q.clone(), "maya").unwrap();
     // Undated, but an update of the old home: rendered.
     let moved = recall.rounds.iter().flat_map(|r| &r.facts).find(|f| f.content.contains("Lisbon")).unwrap();
     assert_eq!(
@@ -467,10 +473,10 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     assert!(m.search(&tagged, "maya").unwrap().facts.is_empty(), "facts carry no tags");
     assert!(m.search(&Search::new("Lisbon"), "maya").unwrap().facts.is_empty(), "facts only on request");
 
-    let md = m.export("maya", ExportFormat::Markdown).unwrap();
+    let md = m.export(ExportFormat::Markdown, "maya").unwrap();
     assert!(md.contains(&format!("~~The user lives in Porto.~~ (superseded by `{}`)", lisbon.key)), "{md}");
     assert!(md.contains(&format!("The user moved to Lisbon. → supersedes `{porto}`")), "{md}");
-    let text = m.export("maya", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "maya").unwrap();
     assert_eq!(text.matches(" fact.superseded ").count(), 1, "{text}");
     assert!(
         text.contains(r#""rule":"functional-value""#) && text.contains(r#""key":"user|lives_in""#),
@@ -481,15 +487,15 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     // The same after a reopen (the index rebuilt from the store) and through a dump.
     drop(m);
     let again = open(&t.path, &x, false);
-    assert_eq!(again.recall(q, "maya").unwrap(), recall);
+    assert_eq!(again.recall(q.clone(), "maya").unwrap(), recall);
     let copy = t.dir.path().join("copy.db");
-    Memory::builder(&copy).import(&again.export("maya", ExportFormat::Jsonl).unwrap()).unwrap();
-    assert_eq!(open(&copy, &x, false).export("maya", ExportFormat::Markdown).unwrap(), md);
+    Memory::builder(&copy).import(&again.export(ExportFormat::Jsonl, "maya").unwrap()).unwrap();
+    assert_eq!(open(&copy, &x, false).export(ExportFormat::Markdown, "maya").unwrap(), md);
 }
 
 /// The facts of every round `recall` finds as of `ts`, and the rounds' keys.
-fn recalled_as_of(m: &Memory, user: &str, question: &str, ts: &str) -> (Vec<String>, Vec<String>) {
-    let recall = m.recall(Query::new(question).top_k(20).as_of(ts), user).unwrap();
+fn recalled_as_of(m: &Memory, user: &str, question: &str, at: &str) -> (Vec<String>, Vec<String>) {
+    let recall = m.recall(Query::new(question).top_k(20).as_of(ts(at)), user).unwrap();
     let facts = recall.rounds.iter().flat_map(|r| &r.facts).map(|f| f.content.clone()).collect();
     (facts, recall.rounds.into_iter().map(|r| r.ts).collect())
 }
@@ -507,11 +513,11 @@ fn read_as_of_a_time_the_memory_holds_the_home_it_held_then() {
     assert!(facts.contains(&"The user lives in Porto.".to_owned()), "{facts:?}");
     assert!(facts.iter().all(|f| !f.contains("Lisbon") && !f.contains("dog")), "{facts:?}");
     assert!(rounds.iter().all(|ts| ts.starts_with("2024-01-10")), "{rounds:?}");
-    let context = m.get_context(Query::new(q).as_of("2024-03-01T00:00:00"), "maya").unwrap();
+    let context = m.get_context(Query::new(q).as_of(ts("2024-03-01T00:00:00")), "maya").unwrap();
     assert!(context.text.contains("I live in Porto") && !context.text.contains("Lisbon"), "{}", context.text);
     // The question is dated by the time it is read at.
     assert_eq!(
-        m.recall(Query::new(q).as_of("2024-03-01T00:00:00"), "maya").unwrap().anchor.as_deref(),
+        m.recall(Query::new(q).as_of(ts("2024-03-01T00:00:00")), "maya").unwrap().anchor.as_deref(),
         Some("2024-03-01")
     );
 
@@ -523,32 +529,31 @@ fn read_as_of_a_time_the_memory_holds_the_home_it_held_then() {
     let latest = "2024-06-02T09:00:00";
     for question in [Query::new(q), Query::new(q).top_k(3), Query::new("a dog named Rex")] {
         assert_eq!(
-            m.get_context(question.as_of(latest), "maya").unwrap(),
-            m.get_context(question.date(latest), "maya").unwrap()
+            m.get_context(question.clone().as_of(ts(latest)), "maya").unwrap(),
+            m.get_context(question.clone().date(ts(latest)), "maya").unwrap()
         );
         assert_eq!(
-            m.recall(question.as_of(latest), "maya").unwrap(),
-            m.recall(question.date(latest), "maya").unwrap()
+            m.recall(question.clone().as_of(ts(latest)), "maya").unwrap(),
+            m.recall(question.clone().date(ts(latest)), "maya").unwrap()
         );
     }
     for format in [ExportFormat::Markdown, ExportFormat::Text] {
-        assert_eq!(m.export_as_of("maya", format, latest).unwrap(), m.export("maya", format).unwrap());
+        assert_eq!(m.export_as_of(format, &ts(latest), "maya").unwrap(), m.export(format, "maya").unwrap());
     }
 
     // The export then: the old home not struck through, no move, no supersession logged.
-    let md = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    let md = m.export_as_of(ExportFormat::Markdown, &ts("2024-03-01T00:00:00"), "maya").unwrap();
     assert!(md.contains("The user lives in Porto.") && !md.contains("~~") && !md.contains("Lisbon"), "{md}");
-    let text = m.export_as_of("maya", ExportFormat::Text, "2024-03-01T00:00:00").unwrap();
+    let text = m.export_as_of(ExportFormat::Text, &ts("2024-03-01T00:00:00"), "maya").unwrap();
     assert!(!text.contains(" fact.superseded ") && text.contains("\nfacts: 2\n"), "{text}");
     // Before anything was said: nothing.
-    assert!(m.recall(Query::new(q).as_of("2023-01-01T00:00:00"), "maya").unwrap().rounds.is_empty());
+    assert!(m.recall(Query::new(q).as_of(ts("2023-01-01T00:00:00")), "maya").unwrap().rounds.is_empty());
 
     // A bad time names its field; a dump is always the whole store.
     for result in [
-        m.export_as_of("maya", ExportFormat::Markdown, "next week").map(drop),
-        m.recall(Query::new(q).as_of("next week"), "maya").map(drop),
-        m.get_context(Query::new(q).as_of(""), "maya").map(drop),
-        m.export_as_of("maya", ExportFormat::Jsonl, latest).map(drop),
+        mnemon::Timestamp::parse_field("next week", "as_of").map(drop),
+        mnemon::Timestamp::parse_field("", "as_of").map(drop),
+        m.export_as_of(ExportFormat::Jsonl, &ts(latest), "maya").map(drop),
     ] {
         match result {
             Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "as_of"),
@@ -557,7 +562,7 @@ fn read_as_of_a_time_the_memory_holds_the_home_it_held_then() {
     }
     // The same bytes from another handle on the same file (the as-of view is never cached).
     let again = open(&t.path, &x, false);
-    assert_eq!(again.export_as_of("maya", ExportFormat::Text, "2024-03-01T00:00:00").unwrap(), text);
+    assert_eq!(again.export_as_of(ExportFormat::Text, &ts("2024-03-01T00:00:00"), "maya").unwrap(), text);
     assert_eq!(
         recalled_as_of(&again, "maya", q, "2024-03-01T00:00:00"),
         recalled_as_of(&m, "maya", q, "2024-03-01T00:00:00")
@@ -600,25 +605,26 @@ fn a_number_changed_twice_reads_as_each_value_in_turn() {
     for (i, (text, ts)) in said.iter().enumerate() {
         m.add(&[Message::user(*text, *ts).in_session(format!("s{i}"))], "ana").unwrap();
     }
-    let superseded = m.decisions("ana").unwrap().into_iter().filter(|d| d.kind == "fact.superseded").count();
+    let superseded =
+        m.decisions("ana").unwrap().into_iter().filter(|d| d.kind == DecisionKind::FactSuperseded).count();
     assert_eq!(superseded, 2);
     let q = "How many postcards does the user have?";
-    for (ts, current) in [
+    for (at, current) in [
         ("2024-01-31T00:00:00", "The user has 17 postcards."),
         ("2024-02-05T10:00:00", "The user has 25 postcards."),
         ("2024-03-01T00:00:00", "The user has 25 postcards."),
         ("2024-12-31T00:00:00", "The user has 31 postcards."),
     ] {
-        let (facts, _) = recalled_as_of(&m, "ana", q, ts);
-        assert_eq!(facts, [current], "as of {ts}");
+        let (facts, _) = recalled_as_of(&m, "ana", q, at);
+        assert_eq!(facts, [current], "as of {at}");
         // A value that replaced another is a fact line of the context then.
-        let context = m.get_context(Query::new(q).as_of(ts), "ana").unwrap();
+        let context = m.get_context(Query::new(q).as_of(ts(at)), "ana").unwrap();
         let lines: Vec<&str> =
             context.text.lines().map(str::trim).filter(|l| l.starts_with("- The user has")).collect();
         let expected = if current.contains("17") { vec![] } else { vec![format!("- {current}")] };
-        assert_eq!(lines, expected, "as of {ts}: {}", context.text);
+        assert_eq!(lines, expected, "as of {at}: {}", context.text);
     }
-    let md = m.export_as_of("ana", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    let md = m.export_as_of(ExportFormat::Markdown, &ts("2024-03-01T00:00:00"), "ana").unwrap();
     assert_eq!(md.matches("~~").count(), 2, "17 struck through, 25 current: {md}");
     assert!(!md.contains("31 postcards"), "{md}");
 }
@@ -633,9 +639,9 @@ fn a_fact_about_an_older_state_is_stored_but_hidden_at_once() {
     // Told after the move, about a session dated before it: the older state.
     let later = Message::user("I live in Porto, near the river.", "2023-12-01T10:00:00").in_session("old");
     m.add(&[later], "maya").unwrap();
-    let facts = m.facts("maya").unwrap();
+    let facts = m.active_facts("maya").unwrap();
     assert!(facts.iter().all(|f| !f.content.contains("Porto")), "the older state loses though stored last");
-    let text = m.export("maya", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "maya").unwrap();
     assert!(text.contains("\nfacts: 2\n"), "never dropped: {text}");
     assert!(text.contains("The user lives in Porto.") && text.contains(" superseded by "), "{text}");
 }
@@ -647,7 +653,7 @@ fn consolidate_is_a_no_op_on_a_store_built_by_add_and_settles_an_imported_one() 
     let m = open(&t.path, &x, false);
     m.add(&messages, "maya").unwrap();
     let before = exports(&m, "maya");
-    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::facts::ConsolidateReport::default());
     assert_eq!(exports(&m, "maya"), before, "a no-op changes no byte");
 
     // A dump with the supersession undone: both homes active, no links, no decision.
@@ -667,17 +673,25 @@ fn consolidate_is_a_no_op_on_a_store_built_by_add_and_settles_an_imported_one() 
     let copy = t.dir.path().join("undone.db");
     Memory::builder(&copy).import(&dump).unwrap();
     let undone = open(&copy, &x, false);
-    assert_eq!(undone.facts("maya").unwrap().len(), 4, "both homes active before the pass");
+    assert_eq!(undone.active_facts("maya").unwrap().len(), 4, "both homes active before the pass");
     let report = undone.consolidate("maya").unwrap();
     assert_eq!(report.superseded, 1);
-    assert_eq!(undone.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default(), "twice = once");
     assert_eq!(
-        undone.facts("maya").unwrap(),
-        m.facts("maya").unwrap(),
+        undone.consolidate("maya").unwrap(),
+        mnemon::facts::ConsolidateReport::default(),
+        "twice = once"
+    );
+    assert_eq!(
+        undone.active_facts("maya").unwrap(),
+        m.active_facts("maya").unwrap(),
         "the same facts as the write path left"
     );
     let log = undone.decisions("maya").unwrap();
-    assert_eq!(log.iter().filter(|d| d.kind == "fact.superseded").count(), 1, "logged exactly once");
+    assert_eq!(
+        log.iter().filter(|d| d.kind == DecisionKind::FactSuperseded).count(),
+        1,
+        "logged exactly once"
+    );
 }
 
 #[test]
@@ -685,14 +699,14 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let (x, messages) = moves();
     let t = temp_store();
     open(&t.path, &x, false).add(&messages, "maya").unwrap();
-    let config = Config { decay: Some(mnemon::Decay::default()), ..Config::default() };
+    let config = Config { decay: Some(mnemon::config::Decay::default()), ..Config::default() };
     let m = Memory::builder(&t.path).stored().config(config).open().unwrap();
-    let before = m.facts("maya").unwrap();
+    let before = m.active_facts("maya").unwrap();
     let report = m.consolidate("maya").unwrap();
     // The cat (January) is 144 days older than the logical now (June 2); June's facts are fresh,
     // and the superseded Porto fact is not touched.
-    assert_eq!(report, mnemon::ConsolidateReport { decayed: 1, ..Default::default() });
-    let after = m.facts("maya").unwrap();
+    assert_eq!(report, mnemon::facts::ConsolidateReport { decayed: 1, ..Default::default() });
+    let after = m.active_facts("maya").unwrap();
     for (b, a) in before.iter().zip(&after) {
         assert!(a.salience <= b.salience, "{} rose", a.key);
         assert!(a.salience >= 0.15f32.min(b.salience), "{} fell below the floor", a.key);
@@ -700,21 +714,21 @@ fn decay_lowers_salience_once_never_to_zero_and_never_up() {
     let cat = after.iter().find(|f| f.content.contains("cat")).unwrap();
     assert!((cat.salience - 0.5f32.powf(144.0 / 30.0).max(0.15)).abs() < 1e-6, "{}", cat.salience);
     let once = exports(&m, "maya");
-    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::facts::ConsolidateReport::default());
     assert_eq!(exports(&m, "maya"), once, "twice = once");
 
     // With a one-day half-life, 144 days would take the cat to 0.5^144 (0 in practice): the
     // floor holds it at 0.15.
     let t = temp_store();
     open(&t.path, &x, false).add(&messages, "maya").unwrap();
-    let fast = mnemon::Decay { half_life_days: 1.0, ..mnemon::Decay::default() };
+    let fast = mnemon::config::Decay { half_life_days: 1.0, ..mnemon::config::Decay::default() };
     let m = Memory::builder(&t.path)
         .stored()
         .config(Config { decay: Some(fast), ..Config::default() })
         .open()
         .unwrap();
     m.consolidate("maya").unwrap();
-    let cat = m.facts("maya").unwrap().into_iter().find(|f| f.content.contains("cat")).unwrap();
+    let cat = m.active_facts("maya").unwrap().into_iter().find(|f| f.content.contains("cat")).unwrap();
     assert_eq!(cat.salience, 0.15, "held at the floor, not decayed to nothing");
 }
 
@@ -723,7 +737,7 @@ proptest::proptest! {
     fn decay_is_bounded_by_the_floor_and_the_initial_salience(
         initial in 0.01f32..=1.0, days in 0.0f64..100_000.0, half in 0.5f32..365.0, floor in 0.01f32..=1.0,
     ) {
-        let d = mnemon::Decay { half_life_days: half, floor };
+        let d = mnemon::config::Decay { half_life_days: half, floor };
         let s = d.apply(initial, days);
         proptest::prop_assert!(s <= initial && s > 0.0 && s >= floor.min(initial));
         proptest::prop_assert!(d.apply(initial, days + 1.0) <= s, "older never ranks higher");
@@ -734,10 +748,10 @@ proptest::proptest! {
 fn the_whole_conflict_pass_is_deterministic_across_stores_and_queue_modes() {
     let (x, messages) = moves();
     let (a, b) = (temp_store(), temp_store());
-    let config = Config { decay: Some(mnemon::Decay::default()), ..Config::default() };
+    let config = Config { decay: Some(mnemon::config::Decay::default()), ..Config::default() };
     let inline = open(&a.path, &x, false);
     let background = open(&b.path, &x, true);
-    for exchange in messages.chunk_by(|_, m| m.role == mnemon::Role::Assistant) {
+    for exchange in messages.chunk_by(|_, m| m.role == mnemon::rounds::Role::Assistant) {
         inline.add(exchange, "maya").unwrap();
         background.add(exchange, "maya").unwrap();
     }
@@ -757,12 +771,13 @@ fn the_same_input_gives_stores_equal_in_every_row_of_every_table_and_in_file_byt
     let (x, messages) = moves();
     let build = |path: &std::path::Path| {
         let m = open(path, &x, false);
-        for exchange in messages.chunk_by(|_, m| m.role == mnemon::Role::Assistant) {
+        for exchange in messages.chunk_by(|_, m| m.role == mnemon::rounds::Role::Assistant) {
             m.add(exchange, "maya").unwrap();
         }
         m.add(&conversation(), "u").unwrap();
         let notes =
-            [mnemon::NewNote::new("Maya prefers window seats.", "2026-01-03T10:00:00").tags(["travel"])];
+            [mnemon::notes::NewNote::new("Maya prefers window seats.", "2026-01-03T10:00:00")
+                .tags(["travel"])];
         m.remember(&notes, "maya").unwrap();
         let first = m.rounds("u").unwrap()[0].key.clone();
         m.delete(&first, "u").unwrap();
@@ -803,12 +818,12 @@ fn one_users_failing_round_never_blocks_another_users_rounds() {
     // The failing round is first in the queue; the other user's rounds are extracted anyway, and
     // their add does not report the other user's failure.
     m.add(&conversation(), "good").unwrap();
-    assert_eq!((m.pending(Some("good")).unwrap(), m.pending(Some("bad")).unwrap()), (0, 1));
-    assert!(!m.facts("good").unwrap().is_empty());
+    assert_eq!((m.pending(Some("good".into())).unwrap(), m.pending(Some("bad".into())).unwrap()), (0, 1));
+    assert!(!m.active_facts("good").unwrap().is_empty());
     // The failing user's later rounds wait behind its failed round (a user's rounds settle in order).
     let later = [Message::user("I adopted a beagle named Toby last month.", "2026-01-02T10:00:00")];
     assert!(m.add(&later, "bad").is_err());
-    assert_eq!(m.pending(Some("bad")).unwrap(), 2);
+    assert_eq!(m.pending(Some("bad".into())).unwrap(), 2);
     assert!(matches!(m.flush(), Err(Error::Extractor(_))), "flush reports the failure");
 }
 
@@ -833,7 +848,7 @@ fn rounds_drained_several_at_a_time_end_as_rounds_drained_one_at_a_time() {
         }
         x.fail.store(0, Ordering::SeqCst);
         assert!(matches!(m.flush(), Err(Error::Extractor(_))), "the poisoned round is reported");
-        let pending = (m.pending(Some("ana")).unwrap(), m.pending(Some("bo")).unwrap());
+        let pending = (m.pending(Some("ana".into())).unwrap(), m.pending(Some("bo".into())).unwrap());
         let groups = x.groups.lock().unwrap().clone();
         (exports(&m, "ana"), exports(&m, "bo"), pending, groups)
     };
@@ -862,7 +877,7 @@ fn two_stores_on_one_file_never_extract_a_round_twice() {
         x.fail.store(usize::MAX / 2, Ordering::SeqCst);
         let _ = writer.add(&conversation(), "u");
         x.fail.store(0, Ordering::SeqCst);
-        writer.pending(Some("u")).unwrap()
+        writer.pending(Some("u".into())).unwrap()
     };
     assert_eq!(rounds, 4);
     // Two handles (as two processes would be) drain the same queue at once.
@@ -894,5 +909,5 @@ fn closing_a_store_cancels_the_extraction_in_progress_and_keeps_its_round_queued
     } // dropped here: the worker must give up the round rather than finish it
     assert!(x.cancelled.load(Ordering::SeqCst), "the extraction saw the cancel");
     let stored = Memory::builder(&t.path).stored().open().unwrap();
-    assert_eq!(stored.pending(Some("u")).unwrap(), 1, "the round stays queued");
+    assert_eq!(stored.pending(Some("u".into())).unwrap(), 1, "the round stays queued");
 }

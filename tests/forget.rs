@@ -2,14 +2,16 @@
 //! (and the user's own name) is searched for, byte by byte, in the store file, its WAL and every
 //! cache file after `forget_user`, and so are the bytes of every vector the user had.
 
-mod common;
-
 use std::path::Path;
 use std::sync::Arc;
 
+use mnemon::config::Config;
 use mnemon::embed::CachedEmbedder;
+use mnemon::embed::HashingEmbedder;
+use mnemon::export::ExportFormat;
 use mnemon::extract::{CachedExtractor, Extractor, ScriptedExtractor};
-use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message, NewNote, Query};
+use mnemon::notes::NewNote;
+use mnemon::{Memory, Message, Query};
 
 const MARKER: &str = "Quorblaxian";
 const USER: &str = "Xanthor-Pelliwig";
@@ -105,7 +107,7 @@ fn forgetting_a_user_leaves_no_byte_of_them_in_the_store_its_log_or_any_cache() 
     m.remember(&[note], USER).unwrap();
     m.add(&[Message::user("Bob keeps bees on the roof.", TS)], "bob").unwrap();
     let hits = m.recall(Query::new(&format!("What is my codename {MARKER}?")).top_k(3), USER).unwrap();
-    assert_eq!(m.facts(USER).unwrap().len(), 1, "the fact was extracted");
+    assert_eq!(m.active_facts(USER).unwrap().len(), 1, "the fact was extracted");
     assert!(!hits.rounds.is_empty());
 
     let store = dir.path().join("store.db");
@@ -128,9 +130,9 @@ fn forgetting_a_user_leaves_no_byte_of_them_in_the_store_its_log_or_any_cache() 
         assert_eq!(holding(dir.path(), v), Vec::<String>::new(), "vector {i}");
     }
     // Nothing visible either, and the other user is whole.
-    assert!(matches!(m.export(USER, ExportFormat::Text), Err(mnemon::Error::InvalidInput { .. })));
+    assert!(matches!(m.export(ExportFormat::Text, USER), Err(mnemon::Error::InvalidInput { .. })));
     assert!(m.recall(MARKER, USER).unwrap().rounds.is_empty());
-    assert_eq!(m.users().unwrap(), vec!["bob".to_string()]);
+    assert_eq!(m.user_names().unwrap(), vec!["bob".to_string()]);
     assert_eq!(m.recall("bees", "bob").unwrap().rounds.len(), 1);
     // The name can be used again, as a new user with nothing.
     m.add(&[Message::user("A fresh start.", TS)], USER).unwrap();
@@ -145,8 +147,8 @@ struct Flaky {
     forgotten: std::sync::Mutex<Vec<String>>,
 }
 
-impl mnemon::Embedder for Flaky {
-    fn pins(&self) -> mnemon::EmbedderPins {
+impl mnemon::embed::Embedder for Flaky {
+    fn pins(&self) -> mnemon::embed::EmbedderPins {
         HashingEmbedder::default().pins()
     }
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
@@ -168,15 +170,15 @@ fn a_forget_whose_cache_step_failed_is_completed_by_a_retry() {
     let m = Memory::builder(dir.path().join("store.db")).embedder(Arc::clone(&flaky)).open().unwrap();
     m.add(&[Message::user(format!("My codename is {MARKER}."), TS)], USER).unwrap();
     m.remember(&[NewNote::new(format!("Codename {MARKER}"), TS)], USER).unwrap();
-    let before = m.export(USER, ExportFormat::Jsonl).unwrap();
+    let before = m.export(ExportFormat::Jsonl, USER).unwrap();
 
     assert!(matches!(m.forget_user(USER), Err(mnemon::Error::Embedder(_))));
-    assert_eq!(m.export(USER, ExportFormat::Jsonl).unwrap(), before, "a failed forget changed the store");
+    assert_eq!(m.export(ExportFormat::Jsonl, USER).unwrap(), before, "a failed forget changed the store");
 
     flaky.failing.store(false, std::sync::atomic::Ordering::Relaxed);
     let report = m.forget_user(USER).unwrap();
     assert_eq!((report.rounds, report.notes), (1, 1));
     let forgotten = flaky.forgotten.lock().unwrap().clone();
     assert!(forgotten.iter().filter(|t| t.contains(MARKER)).count() >= 2, "{forgotten:?}");
-    assert!(m.users().unwrap().is_empty());
+    assert!(m.user_names().unwrap().is_empty());
 }

@@ -5,10 +5,11 @@
 //! it closes exactly once, no stored text holds a closing tag or a special-token opener, and
 //! every line at the margin (not indented) is one the renderer wrote.
 
-mod common;
+use crate::common;
 
 use common::{hashing, temp_store};
-use mnemon::{Message, NewNote, Query};
+use mnemon::notes::NewNote;
+use mnemon::{Message, Query};
 
 const TS: &str = "2026-05-01T09:00:00";
 
@@ -98,7 +99,7 @@ fn no_adversarial_text_escapes_the_frame_of_a_context() {
 
         let c = m.get_context(Query::new("gardening").top_k(10), user.as_str()).unwrap();
         checked += 1;
-        let Some(body) = mnemon::context_body(&c.text) else {
+        let Some(body) = mnemon::context::context_body(&c.text) else {
             escaped.push(format!("{i}: frame broken"));
             continue;
         };

@@ -1,23 +1,27 @@
 //! Direct memories (notes): every operation, filter and visibility rule, determinism, deletion
 //! without a trace, bad input that writes nothing, condensing, copy and move, migration.
 
-mod common;
+use crate::common::{self, ts};
 
 use std::sync::Arc;
 
 use common::{conversation, embedders, hashing, open, poison, state, temp_store};
+use mnemon::config::{Condense, Config};
+use mnemon::context::{Ranking, Recency, Relevance};
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::{CachedEmbedder, Embedder, HashingEmbedder};
+use mnemon::export::ExportFormat;
 use mnemon::extract::ScriptedExtractor;
+use mnemon::notes::{Filter, ListNotes, NewNote, NoteKind, NoteUpdate, Search};
+use mnemon::records::Record;
 use mnemon::stores::Stores;
-use mnemon::{
-    CachedEmbedder, Condense, Config, Embedder, Error, ExportFormat, Filter, HashingEmbedder, List, Memory,
-    Message, NewNote, NoteKind, NoteUpdate, Query, Ranking, Recency, Record, Relevance, Scope, Search,
-};
+use mnemon::{Error, Memory, Message, Query, Scope};
 
 const T1: &str = "2026-03-01T10:00:00";
 const T2: &str = "2026-03-02T10:00:00";
 const T3: &str = "2026-03-03T10:00:00";
 
-fn keys(report: &mnemon::RememberReport) -> Vec<String> {
+fn keys(report: &mnemon::notes::RememberReport) -> Vec<String> {
     report.notes.iter().map(|n| n.key.clone()).collect()
 }
 
@@ -73,20 +77,20 @@ fn keys_are_deterministic_and_two_fresh_stores_export_the_same_bytes() {
         for m in [&ma, &mb] {
             let change =
                 NoteUpdate { importance: Some(0.2), tags: Some(vec!["x".into()]), ..NoteUpdate::default() };
-            m.update(&ka[1], &change, T3, "alice").unwrap();
+            m.update(&ka[1], &change, &ts(T3), "alice").unwrap();
             m.delete(&ka[0], "alice").unwrap();
         }
         for scope in [Scope::user("alice"), Scope::user("alice").agent("coach"), Scope::user("bob")] {
             for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
                 assert_eq!(
-                    ma.export(scope, format).unwrap(),
-                    mb.export(scope, format).unwrap(),
+                    ma.export(format, scope).unwrap(),
+                    mb.export(format, scope).unwrap(),
                     "{scope:?} {format:?}"
                 );
             }
         }
         let q = Query::new("where does the sister live?").angles(&["running"]);
-        assert_eq!(ma.get_context(q, "alice").unwrap(), mb.get_context(q, "alice").unwrap());
+        assert_eq!(ma.get_context(q.clone(), "alice").unwrap(), mb.get_context(q.clone(), "alice").unwrap());
         let s = Search::new("work deploy");
         assert_eq!(ma.search(&s, "alice").unwrap(), mb.search(&s, "alice").unwrap());
     }
@@ -114,8 +118,8 @@ fn remember_skips_repeats_that_are_at_least_as_widely_visible() {
         assert!(public.notes[0].stored);
         assert_ne!(public.notes[0].key, private.notes[0].key);
         let log = m.decisions("u").unwrap();
-        assert_eq!(log.iter().filter(|d| d.kind == "note.duplicate").count(), 2);
-        assert_eq!(log.iter().filter(|d| d.kind == "note.stored").count(), 3);
+        assert_eq!(log.iter().filter(|d| d.kind == DecisionKind::NoteDuplicate).count(), 2);
+        assert_eq!(log.iter().filter(|d| d.kind == DecisionKind::NoteStored).count(), 3);
     }
 }
 
@@ -161,7 +165,7 @@ fn update_changes_only_the_given_fields_and_new_content_is_embedded_again() {
             content: Some("The user's sister Ana moved to Bergen last spring.".into()),
             ..NoteUpdate::default()
         };
-        let after = m.update(&k[1], &change, "2026-04-01T08:00:00", "alice").unwrap();
+        let after = m.update(&k[1], &change, &ts("2026-04-01T08:00:00"), "alice").unwrap();
         assert_eq!(after.key, before.key);
         assert_eq!(
             (after.tags.clone(), after.importance, after.kind, after.ts.clone()),
@@ -186,14 +190,14 @@ fn update_changes_only_the_given_fields_and_new_content_is_embedded_again() {
             metadata: Some(serde_json::json!({"checked": true})),
             ..NoteUpdate::default()
         };
-        let n = m.update(&k[0], &change, T3, "alice").unwrap();
+        let n = m.update(&k[0], &change, &ts(T3), "alice").unwrap();
         assert_eq!((n.title, n.tags.len(), n.metadata), (None, 0, serde_json::json!({"checked": true})));
         let log = m.decisions("alice").unwrap();
-        let updated: Vec<_> = log.iter().filter(|d| d.kind == "note.updated").collect();
+        let updated: Vec<_> = log.iter().filter(|d| d.kind == DecisionKind::NoteUpdated).collect();
         assert_eq!(updated.len(), 2);
         assert_eq!(updated.iter().find(|d| d.record == k[1]).unwrap().detail, r#"{"fields":["content"]}"#);
         // The logical now moved to the update's time.
-        assert!(m.export("alice", ExportFormat::Text).unwrap().contains("logical now: 2026-04-01T08:00:00"));
+        assert!(m.export(ExportFormat::Text, "alice").unwrap().contains("logical now: 2026-04-01T08:00:00"));
     }
 }
 
@@ -214,7 +218,7 @@ fn list_filters_and_pages_with_a_stable_cursor() {
             .collect();
         m.remember(&notes, "u").unwrap();
         let contents = |f: Filter| -> Vec<String> {
-            m.list(&List { filter: f, ..List::default() }, "u")
+            m.list(&ListNotes { filter: f, ..ListNotes::default() }, "u")
                 .unwrap()
                 .notes
                 .iter()
@@ -231,8 +235,10 @@ fn list_filters_and_pages_with_a_stable_cursor() {
             contents(Filter { tags_all: vec!["num".into(), "odd".into()], ..Filter::default() }).len(),
             5
         );
-        assert!(contents(Filter { tags_all: vec!["num".into(), "missing".into()], ..Filter::default() })
-            .is_empty());
+        assert!(
+            contents(Filter { tags_all: vec!["num".into(), "missing".into()], ..Filter::default() })
+                .is_empty()
+        );
         assert_eq!(
             contents(Filter { kinds: vec![NoteKind::Episodic], ..Filter::default() }),
             ["note 9", "note 6", "note 3"]
@@ -244,17 +250,17 @@ fn list_filters_and_pages_with_a_stable_cursor() {
         };
         assert_eq!(contents(window), ["note 5", "note 4"], "after and before are strict");
         let sizes = Filter { min_tokens: Some(5), max_tokens: Some(7), ..Filter::default() };
-        let kept = m.list(&List { filter: sizes, ..List::default() }, "u").unwrap().notes;
+        let kept = m.list(&ListNotes { filter: sizes, ..ListNotes::default() }, "u").unwrap().notes;
         assert!(!kept.is_empty() && kept.iter().all(|n| (5..=7).contains(&n.tokens)), "{kept:?}");
 
         // Pages of 4; a note stored mid-way with an older ts than the cursor still shows up, once.
-        let first = m.list(&List { limit: 4, ..List::default() }, "u").unwrap();
+        let first = m.list(&ListNotes { limit: 4, ..ListNotes::default() }, "u").unwrap();
         assert_eq!(first.notes.len(), 4);
         m.remember(&[NewNote::new("late arrival", "2026-01-01T06:00:00")], "u").unwrap();
         let mut seen: Vec<String> = first.notes.iter().map(|n| n.key.clone()).collect();
         let mut cursor = first.next;
         while let Some(c) = cursor {
-            let page = m.list(&List { limit: 4, cursor: Some(c), ..List::default() }, "u").unwrap();
+            let page = m.list(&ListNotes { limit: 4, cursor: Some(c), ..ListNotes::default() }, "u").unwrap();
             seen.extend(page.notes.iter().map(|n| n.key.clone()));
             cursor = page.next;
         }
@@ -263,7 +269,7 @@ fn list_filters_and_pages_with_a_stable_cursor() {
         seen.dedup();
         assert_eq!(seen.len(), 10, "no note twice");
         assert!(
-            matches!(m.list(&List { cursor: Some("bogus".into()), ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "cursor")
+            matches!(m.list(&ListNotes { cursor: Some("bogus".into()), ..ListNotes::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "cursor")
         );
     }
 }
@@ -292,7 +298,7 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
             })
             .collect();
         m.remember(&notes, "u").unwrap();
-        let meta = |v: serde_json::Value| Some(mnemon::MetadataFilter::parse(&v, "metadata").unwrap());
+        let meta = |v: serde_json::Value| Some(mnemon::notes::MetadataFilter::parse(&v, "metadata").unwrap());
         let filters = [
             Filter::default(),
             Filter { tags_any: vec!["a".into(), "D".into()], ..Filter::default() },
@@ -333,12 +339,12 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
         // way as one long page.
         let odd =
             Filter { metadata: meta(serde_json::json!({"odd": true, "i": {"ne": 1}})), ..Filter::default() };
-        let all = m.list(&List { filter: odd.clone(), limit: 1000, cursor: None }, "u").unwrap().notes;
+        let all = m.list(&ListNotes { filter: odd.clone(), limit: 1000, cursor: None }, "u").unwrap().notes;
         let expected = (0..60).filter(|i| i % 7 != 6 && i % 2 == 1 && *i != 1).count();
         assert_eq!(all.len(), expected);
         let (mut paged, mut cursor) = (Vec::new(), None);
         loop {
-            let page = m.list(&List { filter: odd.clone(), limit: 4, cursor }, "u").unwrap();
+            let page = m.list(&ListNotes { filter: odd.clone(), limit: 4, cursor }, "u").unwrap();
             paged.extend(page.notes.into_iter().map(|n| n.key));
             match page.next {
                 Some(c) => cursor = Some(c),
@@ -348,7 +354,7 @@ fn search_and_list_keep_the_same_notes_for_every_filter() {
         assert_eq!(paged, all.iter().map(|n| n.key.clone()).collect::<Vec<_>>());
         for f in filters {
             let mut listed: Vec<String> = m
-                .list(&List { filter: f.clone(), limit: 1000, cursor: None }, "u")
+                .list(&ListNotes { filter: f.clone(), limit: 1000, cursor: None }, "u")
                 .unwrap()
                 .notes
                 .into_iter()
@@ -405,14 +411,14 @@ fn a_listing_gives_the_same_pages_whether_it_starts_from_the_tags_or_from_the_ne
         let mut paged: Vec<String> = Vec::new();
         let mut cursor = None;
         loop {
-            let page = m.list(&List { filter: f.clone(), limit: 700, cursor }, "u").unwrap();
+            let page = m.list(&ListNotes { filter: f.clone(), limit: 700, cursor }, "u").unwrap();
             paged.extend(page.notes.into_iter().map(|n| n.key));
             cursor = page.next;
             if cursor.is_none() {
                 break;
             }
         }
-        let all = m.list(&List { filter: Filter::default(), limit: 1000, cursor: None }, "u").unwrap();
+        let all = m.list(&ListNotes { filter: Filter::default(), limit: 1000, cursor: None }, "u").unwrap();
         assert_eq!(all.notes.len(), 1000);
         let mut expected: Vec<String> = m
             .search(&Search::new("note").filter(f.clone()).limit(1000), "u")
@@ -484,8 +490,9 @@ fn search_scores_lie_in_0_1_with_labels_min_score_and_ranking_options() {
         "u",
     )
     .unwrap();
-    let tea =
-        |r: Ranking| d.search(&Search::new("favourite tea").ranking(r).date("2026-03-02"), "u").unwrap().hits;
+    let tea = |r: Ranking| {
+        d.search(&Search::new("favourite tea").ranking(r).date(ts("2026-03-02")), "u").unwrap().hits
+    };
     assert!(tea(Ranking::default())[0].note.content.contains("oolong"));
     let recent =
         tea(Ranking { recency: Some(Recency { alpha: 0.3, half_life_days: 7.0 }), ..Ranking::default() });
@@ -519,8 +526,12 @@ fn recall_returns_the_same_rounds_with_or_without_notes() {
         .unwrap();
     // Notes raise the logical now; with the question's date given, everything is the same.
     for q in ["What is my dog's name?", "Where do I work?", "cello lessons", "what did I start last week?"] {
-        let q = Query::new(q).date("2023-07-20");
-        assert_eq!(plain.recall(q, "u").unwrap(), with_notes.recall(q, "u").unwrap(), "{q:?}");
+        let q = Query::new(q).date(ts("2023-07-20"));
+        assert_eq!(
+            plain.recall(q.clone(), "u").unwrap(),
+            with_notes.recall(q.clone(), "u").unwrap(),
+            "{q:?}"
+        );
     }
 }
 
@@ -578,7 +589,7 @@ fn an_agent_sees_its_own_records_and_the_shared_ones_on_every_read_path() {
         assert!(m.get(&k[0], coder).is_ok(), "shared notes are seen by every agent");
         // list and count
         let listed = |s: Scope<'_>| -> Vec<String> {
-            m.list(&List::default(), s).unwrap().notes.into_iter().map(|n| n.key).collect()
+            m.list(&ListNotes::default(), s).unwrap().notes.into_iter().map(|n| n.key).collect()
         };
         assert!(listed(coach).contains(coach_note) && !listed(coach).contains(coder_note));
         assert!(
@@ -616,17 +627,18 @@ fn an_agent_sees_its_own_records_and_the_shared_ones_on_every_read_path() {
                 && !context.text.contains("Ran 10 km")
                 && !context.text.contains("bees")
         );
-        assert!(m
-            .get_context(Query::new("bike stolen running knee").top_k(100), coach)
-            .unwrap()
-            .text
-            .contains("bike"));
+        assert!(
+            m.get_context(Query::new("bike stolen running knee").top_k(100), coach)
+                .unwrap()
+                .text
+                .contains("bike")
+        );
         // rounds, facts, decisions and every export
         assert!(m.rounds(coder).unwrap().iter().all(|r| !r.turns[0].content.contains("bike")));
         assert!(m.decisions(coder).unwrap().iter().all(|d| d.record != *coach_note));
         assert!(m.decisions(coach).unwrap().iter().any(|d| d.record == *coach_note));
         for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-            let text = m.export(coder, format).unwrap();
+            let text = m.export(format, coder).unwrap();
             assert!(
                 !text.contains("bike") && !text.contains("Ran 10 km") && !text.contains("bees"),
                 "{format:?}"
@@ -636,7 +648,7 @@ fn an_agent_sees_its_own_records_and_the_shared_ones_on_every_read_path() {
         // Writes through an agent act only on what it sees.
         assert!(matches!(m.delete(coach_note, coder), Err(Error::NotFound { .. })));
         let change = NoteUpdate { importance: Some(1.0), ..NoteUpdate::default() };
-        assert!(matches!(m.update(coach_note, &change, T3, coder), Err(Error::NotFound { .. })));
+        assert!(matches!(m.update(coach_note, &change, &ts(T3), coder), Err(Error::NotFound { .. })));
     }
 }
 
@@ -686,7 +698,7 @@ fn delete_leaves_no_trace_in_any_table_the_word_index_or_a_cache() {
             m.remember(&[NewNote::new("An unrelated note stays.", T1)], "u").unwrap();
             round =
                 m.add(&[Message::user("My locker code is zqxwvmarker.", T2)], "u").unwrap().stored[0].clone();
-            assert_eq!(m.facts("u").unwrap().len(), 1);
+            assert_eq!(m.active_facts("u").unwrap().len(), 1);
             // Search once so that the vectors are in memory too.
             assert!(!m.search(&Search::new("vault phrase"), "u").unwrap().hits.is_empty());
         }
@@ -713,15 +725,16 @@ fn delete_leaves_no_trace_in_any_table_the_word_index_or_a_cache() {
             assert_eq!(m.delete(&key, "u").unwrap().record, "note");
             let deleted = m.delete(&round, "u").unwrap();
             assert_eq!((deleted.record, deleted.facts.len()), ("round", 1));
-            assert!(m
-                .search(&Search::new("vault phrase zqxwvnote"), "u")
-                .unwrap()
-                .hits
-                .iter()
-                .all(|h| !h.note.content.contains("zqxwv")));
+            assert!(
+                m.search(&Search::new("vault phrase zqxwvnote"), "u")
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .all(|h| !h.note.content.contains("zqxwv"))
+            );
             let log = m.decisions("u").unwrap();
-            assert!(log.iter().any(|d| d.kind == "note.deleted" && d.record == key));
-            assert!(log.iter().any(|d| d.kind == "round.deleted" && d.record == round));
+            assert!(log.iter().any(|d| d.kind == DecisionKind::NoteDeleted && d.record == key));
+            assert!(log.iter().any(|d| d.kind == DecisionKind::RoundDeleted && d.record == round));
             assert_eq!(m.count("u").unwrap().notes, 1);
         }
         for marker in ["zqxwvnote", "zqxwvtitle", "zqxwvtag", "zqxwvmarker", "zqxwvfact"] {
@@ -752,15 +765,17 @@ fn deleting_a_fact_drops_the_values_decisions_quote() {
         .unwrap();
     m.add(&[Message::user("I live in Porto.", T1)], "u").unwrap();
     m.add(&[Message::user("I moved to Lisbon.", T2)], "u").unwrap();
-    let superseded = m.decisions("u").unwrap().into_iter().find(|d| d.kind == "fact.superseded").unwrap();
+    let superseded =
+        m.decisions("u").unwrap().into_iter().find(|d| d.kind == DecisionKind::FactSuperseded).unwrap();
     assert!(superseded.detail.contains("Porto") && superseded.detail.contains("Lisbon"));
-    let lisbon = m.facts("u").unwrap()[0].key.clone();
+    let lisbon = m.active_facts("u").unwrap()[0].key.clone();
     assert!(matches!(m.get(&superseded.record, "u").unwrap(), Record::Fact(f) if f.salience == 0.0));
     assert_eq!(m.delete(&lisbon, "u").unwrap().record, "fact");
-    let after = m.decisions("u").unwrap().into_iter().find(|d| d.kind == "fact.superseded").unwrap();
+    let after =
+        m.decisions("u").unwrap().into_iter().find(|d| d.kind == DecisionKind::FactSuperseded).unwrap();
     assert!(!after.detail.contains("Lisbon") && !after.detail.contains("Porto"), "{}", after.detail);
     assert!(after.detail.contains("rule"));
-    assert!(m.facts("u").unwrap().is_empty(), "what the deleted fact superseded stays superseded");
+    assert!(m.active_facts("u").unwrap().is_empty(), "what the deleted fact superseded stays superseded");
 }
 
 #[test]
@@ -777,14 +792,14 @@ fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
         {
             let m = open(&e, &t.path);
             let ok = NewNote::new("Fine.", T2);
-            let field = |r: mnemon::Result<mnemon::RememberReport>| match r {
+            let field = |r: mnemon::Result<mnemon::notes::RememberReport>| match r {
                 Err(Error::InvalidInput { field, .. }) | Err(Error::EmptyMemory { field }) => field,
                 other => panic!("{other:?}"),
             };
             assert!(
                 matches!(m.remember(&[ok.clone(), NewNote::new("  \n ", T1)], "u"), Err(Error::EmptyMemory { field }) if field == "memories[1].content")
             );
-            let big = "x".repeat(mnemon::MAX_NOTE_BYTES + 1);
+            let big = "x".repeat(mnemon::notes::MAX_NOTE_BYTES + 1);
             assert_eq!(field(m.remember(&[ok.clone(), NewNote::new(big, T1)], "u")), "memories[1].content");
             assert_eq!(
                 field(m.remember(&[NewNote::new("a", T1).metadata(serde_json::json!([1, 2]))], "u")),
@@ -822,29 +837,32 @@ fn bad_input_is_a_typed_error_naming_the_field_and_writes_nothing() {
             );
             let none = NoteUpdate::default();
             assert!(
-                matches!(m.update(&key, &none, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "update")
+                matches!(m.update(&key, &none, &ts(T2), "u"), Err(Error::InvalidInput { field, .. }) if field == "update")
             );
             let empty = NoteUpdate { content: Some(" ".into()), ..NoteUpdate::default() };
             assert!(
-                matches!(m.update(&key, &empty, T2, "u"), Err(Error::EmptyMemory { field }) if field == "content")
+                matches!(m.update(&key, &empty, &ts(T2), "u"), Err(Error::EmptyMemory { field }) if field == "content")
             );
             let imp = NoteUpdate { importance: Some(-0.1), ..NoteUpdate::default() };
             assert!(
-                matches!(m.update(&key, &imp, T2, "u"), Err(Error::InvalidInput { field, .. }) if field == "importance")
+                matches!(m.update(&key, &imp, &ts(T2), "u"), Err(Error::InvalidInput { field, .. }) if field == "importance")
             );
             let fine = NoteUpdate { importance: Some(0.1), ..NoteUpdate::default() };
             assert!(
-                matches!(m.update(&key, &fine, "2020-01-01", "u"), Err(Error::InvalidInput { field, .. }) if field == "ts")
+                matches!(m.update(&key, &fine, &ts("2020-01-01"), "u"), Err(Error::InvalidInput { field, .. }) if field == "ts")
             );
-            assert!(matches!(m.update("n-00000000000000aa", &fine, T2, "u"), Err(Error::NotFound { .. })));
+            assert!(matches!(
+                m.update("n-00000000000000aa", &fine, &ts(T2), "u"),
+                Err(Error::NotFound { .. })
+            ));
             assert!(matches!(m.delete("n-00000000000000aa", "u"), Err(Error::NotFound { .. })));
             assert!(matches!(m.delete("2023-05-20T02:21:00#000000000000", "u"), Err(Error::NotFound { .. })));
             let bad_filter = Filter { tags_any: vec![String::new()], ..Filter::default() };
             assert!(
-                matches!(m.list(&List { filter: bad_filter, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "filter.tags_any[0]")
+                matches!(m.list(&ListNotes { filter: bad_filter, ..ListNotes::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "filter.tags_any[0]")
             );
             assert!(
-                matches!(m.list(&List { limit: 0, ..List::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "limit")
+                matches!(m.list(&ListNotes { limit: 0, ..ListNotes::default() }, "u"), Err(Error::InvalidInput { field, .. }) if field == "limit")
             );
         }
         assert_eq!(state(&t.path), before);
@@ -866,12 +884,13 @@ fn a_failure_inside_remember_rolls_everything_back() {
             let notes =
                 [NewNote::new("fine one", T2), NewNote::new("fine two", T2), NewNote::new("POISON", T2)];
             assert!(m.remember(&notes, "u").is_err());
-            assert!(m
-                .search(&Search::new("fine one"), "u")
-                .unwrap()
-                .hits
-                .iter()
-                .all(|h| !h.note.content.starts_with("fine")));
+            assert!(
+                m.search(&Search::new("fine one"), "u")
+                    .unwrap()
+                    .hits
+                    .iter()
+                    .all(|h| !h.note.content.starts_with("fine"))
+            );
         }
         assert_eq!(state(&t.path), before);
     }
@@ -884,12 +903,12 @@ fn notes_export_in_all_three_formats_and_a_dump_imports_losslessly() {
         let t = temp_store();
         let m = open(&e, &t.path);
         let k = seed(&m);
-        let md = m.export("alice", ExportFormat::Markdown).unwrap();
+        let md = m.export(ExportFormat::Markdown, "alice").unwrap();
         assert!(md.contains("## Notes") && md.contains("### Diet") && md.contains("`food`, `Health`"));
         assert!(md.contains(r#"metadata: `{"source":"runbook","v":2}`"#));
-        let text = m.export("alice", ExportFormat::Text).unwrap();
+        let text = m.export(ExportFormat::Text, "alice").unwrap();
         assert!(text.contains(&format!("  {} kind procedural importance 0.5", k[2])));
-        let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
+        let dump = m.export(ExportFormat::Jsonl, "alice").unwrap();
         assert_eq!(dump.matches(r#""kind":"note""#).count(), 5);
         let copy = temp_store();
         let report = common::import(&copy.path, &dump).unwrap();
@@ -897,8 +916,8 @@ fn notes_export_in_all_three_formats_and_a_dump_imports_losslessly() {
         let restored = open(&e, &copy.path);
         for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
             assert_eq!(
-                restored.export("alice", format).unwrap(),
-                m.export("alice", format).unwrap(),
+                restored.export(format, "alice").unwrap(),
+                m.export(format, "alice").unwrap(),
                 "{format:?}"
             );
         }
@@ -927,10 +946,10 @@ fn condensing_hides_the_oldest_episodic_notes_behind_one_semantic_note() {
             .collect();
         let keys = keys(&m.remember(&days, "u").unwrap());
         m.remember(&[NewNote::new("A standing fact.", T1)], "u").unwrap();
-        let report = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
+        let report = m.condense(Condense { keep: 2, batch: 3 }, "u").unwrap();
         assert_eq!(report.condensed, 5);
         assert_eq!(report.notes.len(), 2, "batches of 3 then 2");
-        let again = m.condense("u", Condense { keep: 2, batch: 3 }).unwrap();
+        let again = m.condense(Condense { keep: 2, batch: 3 }, "u").unwrap();
         assert_eq!(again.condensed, 0, "twice = once");
         let counts = m.count("u").unwrap();
         assert_eq!((counts.notes, counts.condensed, counts.kinds["episodic"]), (5, 5, 2));
@@ -940,22 +959,29 @@ fn condensing_hides_the_oldest_episodic_notes_behind_one_semantic_note() {
         };
         assert_eq!(summary.kind, NoteKind::Semantic);
         assert_eq!(summary.condenses, keys[..3]);
-        assert_eq!(summary.content, "- 2026-01-01: Day 1: walked 1 km.\n- 2026-01-02: Day 2: walked 2 km.\n- 2026-01-03: Day 3: walked 3 km.");
+        assert_eq!(
+            summary.content,
+            "- 2026-01-01: Day 1: walked 1 km.\n- 2026-01-02: Day 2: walked 2 km.\n- 2026-01-03: Day 3: walked 3 km."
+        );
         assert_eq!(summary.ts, "2026-01-03T20:00:00");
         assert_eq!(summary.tags, ["walk1", "walk0"]);
         assert!(
             matches!(m.get(&keys[0], "u").unwrap(), Record::Note(n) if n.condensed_into.as_deref() == Some(report.notes[0].as_str()))
         );
-        assert!(m
-            .search(&Search::new("walked km").limit(100), "u")
-            .unwrap()
-            .hits
-            .iter()
-            .all(|h| h.note.condensed_into.is_none()));
+        assert!(
+            m.search(&Search::new("walked km").limit(100), "u")
+                .unwrap()
+                .hits
+                .iter()
+                .all(|h| h.note.condensed_into.is_none())
+        );
         let hidden = Filter { include_condensed: true, ..Filter::default() };
-        assert_eq!(m.list(&List { filter: hidden, ..List::default() }, "u").unwrap().notes.len(), 10);
+        assert_eq!(
+            m.list(&ListNotes { filter: hidden, ..ListNotes::default() }, "u").unwrap().notes.len(),
+            10
+        );
         let log = m.decisions("u").unwrap();
-        assert_eq!(log.iter().filter(|d| d.kind == "note.condensed").count(), 5);
+        assert_eq!(log.iter().filter(|d| d.kind == DecisionKind::NoteCondensed).count(), 5);
         // Deleting an original rewrites its summary without it; deleting a summary restores the rest.
         m.delete(&keys[1], "u").unwrap();
         let rebuilt = match m.get(&report.notes[0], "u").unwrap() {
@@ -986,9 +1012,9 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
         let (a, b, c) = (temp_store(), temp_store(), temp_store());
         let (project, global) = (open(&e, &a.path), open(&e, &b.path));
         let k = seed(&project);
-        let copied = project.copy_to(&[&k[0], &k[3]], "alice", &global).unwrap();
+        let copied = project.copy_to(&[&k[0], &k[3]], &global, "alice").unwrap();
         assert_eq!(copied.copied, [k[0].clone(), k[3].clone()]);
-        let again = project.copy_to(&[&k[0]], "alice", &global).unwrap();
+        let again = project.copy_to(&[&k[0]], &global, "alice").unwrap();
         assert_eq!((again.copied.len(), again.present.len()), (0, 1));
         // The same bytes: the vector was reused, the agent kept.
         assert_eq!(common::note_vector(&a.path, &k[3]), common::note_vector(&b.path, &k[3]));
@@ -996,22 +1022,26 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
             global.get(&k[3], Scope::user("alice").agent("coder")),
             Err(Error::NotFound { .. })
         ));
-        let moved = project.move_to(&[&k[1]], "alice", &global).unwrap();
+        let moved = project.move_to(&[&k[1]], &global, "alice").unwrap();
         assert_eq!(moved.removed, [k[1].clone()]);
         assert!(matches!(project.get(&k[1], "alice"), Err(Error::NotFound { .. })));
-        assert!(project
-            .decisions("alice")
-            .unwrap()
-            .iter()
-            .any(|d| d.kind == "note.moved" && d.record == k[1]));
-        assert!(global
-            .decisions("alice")
-            .unwrap()
-            .iter()
-            .any(|d| d.kind == "note.copied" && d.record == k[1]));
+        assert!(
+            project
+                .decisions("alice")
+                .unwrap()
+                .iter()
+                .any(|d| d.kind == DecisionKind::NoteMoved && d.record == k[1])
+        );
+        assert!(
+            global
+                .decisions("alice")
+                .unwrap()
+                .iter()
+                .any(|d| d.kind == DecisionKind::NoteCopied && d.record == k[1])
+        );
         // Merged reads across both stores: each note once.
         let both = Stores { local: &project, global: &global };
-        let page = both.list(&List { limit: 100, ..List::default() }, "alice").unwrap();
+        let page = both.list(&ListNotes { limit: 100, ..ListNotes::default() }, "alice").unwrap();
         let mut keys: Vec<&str> = page.notes.iter().map(|n| n.key.as_str()).collect();
         keys.sort();
         keys.dedup();
@@ -1021,16 +1051,16 @@ fn copy_and_move_reuse_vectors_and_refuse_stores_of_other_pins() {
         let other = Memory::builder(&c.path).embedder(HashingEmbedder::new(64).unwrap()).open().unwrap();
         drop(other);
         let other = Memory::builder(&c.path).stored().open().unwrap();
-        let before = other.export("alice", ExportFormat::Text).is_err();
-        match project.copy_to(&[&k[0]], "alice", &other) {
+        let before = other.export(ExportFormat::Text, "alice").is_err();
+        match project.copy_to(&[&k[0]], &other, "alice") {
             Err(Error::PinMismatch { differences }) => {
                 assert!(differences.iter().any(|d| d.key == "embedder.dim"))
             }
             other => panic!("{other:?}"),
         }
-        assert!(before && other.export("alice", ExportFormat::Text).is_err(), "no user was created");
+        assert!(before && other.export(ExportFormat::Text, "alice").is_err(), "no user was created");
         assert!(
-            matches!(project.copy_to(&["2023-05-20T02:21:00#abc"], "alice", &global), Err(Error::InvalidInput { field, .. }) if field == "keys[0]")
+            matches!(project.copy_to(&["2023-05-20T02:21:00#abc"], &global, "alice"), Err(Error::InvalidInput { field, .. }) if field == "keys[0]")
         );
     }
 }
@@ -1040,12 +1070,12 @@ fn filter_and_key_lists_are_capped_naming_the_field() {
     let (a, b) = (temp_store(), temp_store());
     let (m, other) = (hashing(&a.path), hashing(&b.path));
     let k = seed(&m);
-    let many: Vec<String> = (0..=mnemon::MAX_TAGS).map(|i| format!("t{i}")).collect();
+    let many: Vec<String> = (0..=mnemon::notes::MAX_TAGS).map(|i| format!("t{i}")).collect();
     for filter in [
         Filter { tags_any: many.clone(), ..Filter::default() },
         Filter { tags_all: many.clone(), ..Filter::default() },
     ] {
-        match m.list(&List { filter, ..List::default() }, "alice") {
+        match m.list(&ListNotes { filter, ..ListNotes::default() }, "alice") {
             Err(Error::InvalidInput { field, reason }) => {
                 assert!(field.ends_with("tags_any") || field.ends_with("tags_all"), "{field}");
                 assert!(reason.contains("at most 64"), "{reason}");
@@ -1056,11 +1086,14 @@ fn filter_and_key_lists_are_capped_naming_the_field() {
     // Repeats within the cap fold to one, whatever their case.
     let repeated =
         Filter { tags_any: vec!["FOOD".into(), "food".into(), "Food".into()], ..Filter::default() };
-    assert_eq!(m.list(&List { filter: repeated, ..List::default() }, "alice").unwrap().notes.len(), 1);
-    let keys: Vec<String> = (0..=mnemon::MAX_TRANSFER_KEYS).map(|_| k[0].clone()).collect();
+    assert_eq!(
+        m.list(&ListNotes { filter: repeated, ..ListNotes::default() }, "alice").unwrap().notes.len(),
+        1
+    );
+    let keys: Vec<String> = (0..=mnemon::notes::MAX_TRANSFER_KEYS).map(|_| k[0].clone()).collect();
     let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
     for (given, want) in [(&keys[..], "at most 1000"), (&keys[..0], "is empty")] {
-        match m.copy_to(given, "alice", &other) {
+        match m.copy_to(given, &other, "alice") {
             Err(Error::InvalidInput { field, reason }) => {
                 assert_eq!(field, "keys");
                 assert!(reason.contains(want), "{reason}");
@@ -1069,7 +1102,7 @@ fn filter_and_key_lists_are_capped_naming_the_field() {
         }
     }
     // A key given many times within the cap is copied once.
-    assert_eq!(m.copy_to(&keys[..1000], "alice", &other).unwrap().copied, [k[0].clone()]);
+    assert_eq!(m.copy_to(&keys[..1000], &other, "alice").unwrap().copied, [k[0].clone()]);
 }
 
 #[test]
@@ -1078,13 +1111,13 @@ fn a_move_never_loses_an_edit_and_a_store_is_never_its_own_target() {
     let (project, global) = (hashing(&a.path), hashing(&b.path));
     let k = seed(&project);
     // Copied, then edited here: the target holds the old text.
-    project.copy_to(&[&k[0], &k[1]], "alice", &global).unwrap();
+    project.copy_to(&[&k[0], &k[1]], &global, "alice").unwrap();
     let edit = NoteUpdate { content: Some("The user is vegan now.".into()), ..NoteUpdate::default() };
-    project.update(&k[1], &edit, T3, "alice").unwrap();
+    project.update(&k[1], &edit, &ts(T3), "alice").unwrap();
     let snapshot =
-        |m: &Memory| (m.export("alice", ExportFormat::Text).unwrap(), m.decisions("alice").unwrap());
+        |m: &Memory| (m.export(ExportFormat::Text, "alice").unwrap(), m.decisions("alice").unwrap());
     let before = (snapshot(&project), snapshot(&global));
-    match project.move_to(&[&k[0], &k[1]], "alice", &global) {
+    match project.move_to(&[&k[0], &k[1]], &global, "alice") {
         Err(Error::InvalidInput { field, reason }) => {
             assert_eq!(field, "keys[1]");
             assert!(reason.contains(&k[1]) && reason.contains("another version"), "{reason}");
@@ -1096,8 +1129,8 @@ fn a_move_never_loses_an_edit_and_a_store_is_never_its_own_target() {
         matches!(project.get(&k[1], "alice").unwrap(), Record::Note(n) if n.content == "The user is vegan now.")
     );
     // Once the target has the edit too, the move goes through, and nothing was lost.
-    global.update(&k[1], &edit, T3, "alice").unwrap();
-    let moved = project.move_to(&[&k[0], &k[1]], "alice", &global).unwrap();
+    global.update(&k[1], &edit, &ts(T3), "alice").unwrap();
+    let moved = project.move_to(&[&k[0], &k[1]], &global, "alice").unwrap();
     assert_eq!(moved.present, [k[0].clone(), k[1].clone()]);
     assert_eq!(moved.removed, [k[0].clone(), k[1].clone()]);
     assert!(
@@ -1113,7 +1146,7 @@ fn a_move_never_loses_an_edit_and_a_store_is_never_its_own_target() {
         std::os::unix::fs::symlink(&a.path, &link).unwrap();
         Memory::builder(&link).embedder(HashingEmbedder::default()).open().unwrap()
     };
-    match project.move_to(&[&k[2]], "alice", &same) {
+    match project.move_to(&[&k[2]], &same, "alice") {
         Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "target"),
         other => panic!("{other:?}"),
     }
@@ -1138,11 +1171,11 @@ fn a_schema_3_store_migrates_in_place_and_exports_what_it_held() {
     );
     let m = Memory::builder(&path).embedder(HashingEmbedder::default()).extractor(x).open().unwrap();
     assert_eq!(m.pins().unwrap()["schema_version"], "5");
-    assert_eq!(m.export("ana", ExportFormat::Markdown).unwrap(), fixture("md"));
+    assert_eq!(m.export(ExportFormat::Markdown, "ana").unwrap(), fixture("md"));
     // The text export and the dump's records less what schema 5 added (the header moved on).
-    let text = m.export("ana", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "ana").unwrap();
     assert_eq!(common::text_before_schema_5(&text), common::text_before_schema_5(&fixture("text")));
-    let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "ana").unwrap();
     assert_eq!(common::dump_before_schema_5(&dump), common::dump_before_schema_5(&fixture("jsonl")));
     // A version 2 dump (the fixture's) imports into a new store.
     let copy = dir.path().join("copy.db");
@@ -1162,7 +1195,7 @@ fn forgetting_a_user_removes_their_notes_with_vectors_words_and_tags() {
         assert_eq!(report.notes, 5);
         assert_eq!(
             m.count("alice").unwrap(),
-            mnemon::Counts { kinds: m.count("nobody").unwrap().kinds, ..Default::default() }
+            mnemon::records::Counts { kinds: m.count("nobody").unwrap().kinds, ..Default::default() }
         );
         assert!(m.search(&Search::new("vegetarian deploy sister"), "alice").unwrap().hits.is_empty());
         assert_eq!(m.count("bob").unwrap().notes, 1, "another user's notes stay");

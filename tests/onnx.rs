@@ -2,12 +2,15 @@
 //! README's test command runs it); without the files these tests fail with the fix.
 #![cfg(feature = "onnx")]
 
-mod common;
+use crate::common;
 
 use common::minilm;
 
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, OnnxConfig, OnnxEmbedder};
+use mnemon::export::ExportFormat;
 use mnemon::internals::vector::cosine;
-use mnemon::{Config, Embedder, Error, ExportFormat, Memory, Message, OnnxConfig, OnnxEmbedder, Query};
+use mnemon::{Error, Memory, Message, Query};
 
 const PAIRS: [(&str, &str); 8] = [
     ("I moved to Lisbon last spring.", "Last spring I relocated to Lisbon."),
@@ -103,7 +106,7 @@ fn recall_with_minilm_finds_the_round_by_meaning() {
     assert_eq!(pins["embedder.name"], "all-MiniLM-L6-v2-int8");
     assert_eq!(pins["embedder.dim"], "384");
     drop(m);
-    let hashing = Memory::builder(&t.path).embedder(mnemon::HashingEmbedder::default()).open();
+    let hashing = Memory::builder(&t.path).embedder(mnemon::embed::HashingEmbedder::default()).open();
     match hashing {
         Err(Error::PinMismatch { differences }) => {
             let keys: Vec<&str> = differences.iter().map(|d| d.key.as_str()).collect();
@@ -112,7 +115,7 @@ fn recall_with_minilm_finds_the_round_by_meaning() {
         other => panic!("{:?}", other.err()),
     }
     let stored = Memory::builder(&t.path).stored().open().unwrap();
-    assert!(stored.export("u", ExportFormat::Markdown).unwrap().contains("cello"));
+    assert!(stored.export(ExportFormat::Markdown, "u").unwrap().contains("cello"));
 }
 
 #[test]
@@ -125,7 +128,7 @@ fn two_minilm_stores_from_the_same_input_are_identical() {
         m
     };
     let (ma, mb) = (build(&a.path), build(&b.path));
-    assert_eq!(ma.export("u", ExportFormat::Jsonl).unwrap(), mb.export("u", ExportFormat::Jsonl).unwrap());
+    assert_eq!(ma.export(ExportFormat::Jsonl, "u").unwrap(), mb.export(ExportFormat::Jsonl, "u").unwrap());
     let q = "How do I sleep with my work schedule?";
     assert_eq!(ma.get_context(q, "u").unwrap(), mb.get_context(q, "u").unwrap());
 }

@@ -1,12 +1,14 @@
 //! Part records: the sentences of a user turn that shares a long round with a reply rank for
 //! their round; stores without them get them at the next open; deletes remove them.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
 use common::{embedders, open, temp_store};
-use mnemon::{Embedder, ExportFormat, HashingEmbedder, Memory, Message, Query};
+use mnemon::embed::{Embedder, HashingEmbedder};
+use mnemon::export::ExportFormat;
+use mnemon::{Memory, Message, Query};
 
 /// A long reply, so that the round it closes gets parts.
 fn long_reply() -> String {
@@ -58,12 +60,6 @@ fn count(path: &std::path::Path, table: &str) -> i64 {
     common::count(path, &format!("SELECT count(*) FROM {table}"))
 }
 
-/// Whether this run stores on PostgreSQL, where no store from before schema 5's part and name
-/// records can exist (those stores are SQLite files of older builds): their tests are the file's.
-fn file_history_only() -> bool {
-    common::on_postgres()
-}
-
 #[test]
 fn a_remark_in_passing_before_a_long_reply_ranks_its_round_through_its_sentence() {
     for (name, embedder) in embedders() {
@@ -94,51 +90,19 @@ fn a_remark_in_passing_before_a_long_reply_ranks_its_round_through_its_sentence(
 }
 
 #[test]
-fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
-    if file_history_only() {
-        return;
-    }
-    let embedder = hashing();
-    let (fresh, old) = (temp_store(), temp_store());
-    let m = open(&embedder, &fresh.path);
-    m.add(&history(), "ana").unwrap();
-    {
-        let o = open(&embedder, &old.path);
-        o.add(&history(), "ana").unwrap();
-    }
-    // As a build from before parts left it: no part tables at all.
-    let conn = rusqlite::Connection::open(&old.path).unwrap();
-    conn.execute_batch("DROP TABLE round_parts; DROP TABLE rounds_parted;").unwrap();
-    drop(conn);
-    assert_eq!(count(&old.path, "sqlite_master WHERE name = 'round_parts'"), 0);
-    // Opened without an embedder, it gains the (empty) tables and stays readable.
-    {
-        let stored = Memory::builder(&old.path).stored().open().unwrap();
-        assert!(stored.export("ana", ExportFormat::Markdown).unwrap().contains("Emma"));
-    }
-    assert_eq!(count(&old.path, "round_parts"), 0);
-    let o = open(&embedder, &old.path);
-    assert_eq!(count(&old.path, "round_parts"), count(&fresh.path, "round_parts"));
-    assert_eq!(count(&old.path, "rounds_parted"), 3);
-    for q in [QUESTION, "dinner with rice", "colleague at the office"] {
-        assert_same_recall(&m, &o, q, "ana");
-    }
-}
-
-#[test]
 fn an_imported_dump_gets_its_parts_when_opened_with_an_embedder() {
     let embedder = hashing();
     let (a, b) = (temp_store(), temp_store());
     let m = open(&embedder, &a.path);
     m.add(&history(), "ana").unwrap();
-    let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "ana").unwrap();
     assert!(!dump.contains("round_parts"), "dumps carry no parts");
     common::import(&b.path, &dump).unwrap();
     assert_eq!(count(&b.path, "round_parts"), 0);
     let restored = open(&embedder, &b.path);
     assert_eq!(count(&b.path, "round_parts"), 2);
     assert_same_recall(&m, &restored, QUESTION, "ana");
-    assert_eq!(restored.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+    assert_eq!(restored.export(ExportFormat::Jsonl, "ana").unwrap(), dump);
 }
 
 #[test]
@@ -193,85 +157,126 @@ fn rounds_are_embedded_and_indexed_with_their_speakers_names_and_keyed_by_role()
     assert!(top.turns[1].content.contains("sunrise"));
 }
 
-#[test]
-fn a_store_from_before_names_is_brought_up_to_date_at_open() {
-    if file_history_only() {
-        return;
-    }
-    let embedder = hashing();
-    let (fresh, old) = (temp_store(), temp_store());
-    let m = open(&embedder, &fresh.path);
-    m.add(&two_friends(), "conv").unwrap();
-    m.add(&history(), "ana").unwrap();
-    {
-        let o = open(&embedder, &old.path);
-        o.add(&two_friends(), "conv").unwrap();
-        o.add(&history(), "ana").unwrap();
-    }
-    // As the build before names left it: role texts, their vectors and words, the parts rule.
-    let conn = rusqlite::Connection::open(&old.path).unwrap();
-    let rows: Vec<(i64, String)> = conn
-        .prepare("SELECT id, text FROM rounds")
-        .unwrap()
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    for (id, named) in rows {
-        let role = named.replace("Caroline:", "user:").replace("Melanie:", "assistant:");
-        let v = embedder.embed_documents(&[&role]).unwrap().remove(0);
-        let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
-        conn.execute("INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)", (id, &named))
-            .unwrap();
-        conn.execute("UPDATE rounds SET text = ?2 WHERE id = ?1", (id, &role)).unwrap();
-        conn.execute("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)", (id, &role)).unwrap();
-        conn.execute("UPDATE round_vectors SET embedding = ?2 WHERE rowid = ?1", (id, blob)).unwrap();
-    }
-    conn.execute("UPDATE rounds_parted SET rule = 'user-sentences-v1'", []).unwrap();
-    let part_vectors = |conn: &rusqlite::Connection| -> Vec<Vec<u8>> {
-        let mut stmt = conn.prepare("SELECT embedding FROM round_parts ORDER BY id").unwrap();
-        stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
-    };
-    let parts_before = part_vectors(&conn);
-    drop(conn);
-    let o = open(&embedder, &old.path);
-    let conn = rusqlite::Connection::open(&old.path).unwrap();
-    assert_eq!(part_vectors(&conn), parts_before, "parts made under the same parts rule are kept");
-    let stale: i64 = conn
-        .query_row("SELECT count(*) FROM rounds_parted WHERE rule <> 'names-v1+user-sentences-v1'", [], |r| {
-            r.get(0)
-        })
-        .unwrap();
-    assert_eq!(stale, 0);
-    drop(conn);
-    for (q, user) in
-        [("When did Melanie paint a sunrise?", "conv"), ("Caroline adoption", "conv"), (QUESTION, "ana")]
-    {
-        assert_same_recall(&m, &o, q, user);
-    }
-    for user in ["conv", "ana"] {
-        assert_eq!(
-            m.export(user, ExportFormat::Jsonl).unwrap(),
-            o.export(user, ExportFormat::Jsonl).unwrap()
-        );
-    }
-}
+/// Stores written by builds from before schema 5's part and name records: SQLite files only, as
+/// no such store can exist on PostgreSQL (the PostgreSQL pass of `scripts/test.sh` skips them).
+mod older_files {
+    use super::*;
 
-#[test]
-fn a_store_missing_only_its_part_vectors_is_parted_again() {
-    if file_history_only() {
-        return;
+    fn files_only() {
+        assert!(!common::on_postgres(), "stores of older builds are SQLite files: run these on files");
     }
-    let embedder = hashing();
-    let (fresh, old) = (temp_store(), temp_store());
-    let m = open(&embedder, &fresh.path);
-    m.add(&history(), "ana").unwrap();
-    open(&embedder, &old.path).add(&history(), "ana").unwrap();
-    // The rules say "parted", but the vectors are gone: the rules cannot be trusted.
-    let conn = rusqlite::Connection::open(&old.path).unwrap();
-    conn.execute_batch("DROP TABLE round_parts;").unwrap();
-    drop(conn);
-    let o = open(&embedder, &old.path);
-    assert_eq!(count(&old.path, "round_parts"), 2);
-    assert_same_recall(&m, &o, QUESTION, "ana");
+
+    #[test]
+    fn a_store_without_parts_gets_them_at_the_next_open_and_ranks_as_a_fresh_one() {
+        files_only();
+        let embedder = hashing();
+        let (fresh, old) = (temp_store(), temp_store());
+        let m = open(&embedder, &fresh.path);
+        m.add(&history(), "ana").unwrap();
+        {
+            let o = open(&embedder, &old.path);
+            o.add(&history(), "ana").unwrap();
+        }
+        // As a build from before parts left it: no part tables at all.
+        let conn = rusqlite::Connection::open(&old.path).unwrap();
+        conn.execute_batch("DROP TABLE round_parts; DROP TABLE rounds_parted;").unwrap();
+        drop(conn);
+        assert_eq!(count(&old.path, "sqlite_master WHERE name = 'round_parts'"), 0);
+        // Opened without an embedder, it gains the (empty) tables and stays readable.
+        {
+            let stored = Memory::builder(&old.path).stored().open().unwrap();
+            assert!(stored.export(ExportFormat::Markdown, "ana").unwrap().contains("Emma"));
+        }
+        assert_eq!(count(&old.path, "round_parts"), 0);
+        let o = open(&embedder, &old.path);
+        assert_eq!(count(&old.path, "round_parts"), count(&fresh.path, "round_parts"));
+        assert_eq!(count(&old.path, "rounds_parted"), 3);
+        for q in [QUESTION, "dinner with rice", "colleague at the office"] {
+            assert_same_recall(&m, &o, q, "ana");
+        }
+    }
+
+    #[test]
+    fn a_store_from_before_names_is_brought_up_to_date_at_open() {
+        files_only();
+        let embedder = hashing();
+        let (fresh, old) = (temp_store(), temp_store());
+        let m = open(&embedder, &fresh.path);
+        m.add(&two_friends(), "conv").unwrap();
+        m.add(&history(), "ana").unwrap();
+        {
+            let o = open(&embedder, &old.path);
+            o.add(&two_friends(), "conv").unwrap();
+            o.add(&history(), "ana").unwrap();
+        }
+        // As the build before names left it: role texts, their vectors and words, the parts rule.
+        let conn = rusqlite::Connection::open(&old.path).unwrap();
+        let rows: Vec<(i64, String)> = conn
+            .prepare("SELECT id, text FROM rounds")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        for (id, named) in rows {
+            let role = named.replace("Caroline:", "user:").replace("Melanie:", "assistant:");
+            let v = embedder.embed_documents(&[&role]).unwrap().remove(0);
+            let blob: Vec<u8> = v.iter().flat_map(|x| x.to_le_bytes()).collect();
+            conn.execute(
+                "INSERT INTO round_fts(round_fts, rowid, text) VALUES ('delete', ?1, ?2)",
+                (id, &named),
+            )
+            .unwrap();
+            conn.execute("UPDATE rounds SET text = ?2 WHERE id = ?1", (id, &role)).unwrap();
+            conn.execute("INSERT INTO round_fts(rowid, text) VALUES (?1, ?2)", (id, &role)).unwrap();
+            conn.execute("UPDATE round_vectors SET embedding = ?2 WHERE rowid = ?1", (id, blob)).unwrap();
+        }
+        conn.execute("UPDATE rounds_parted SET rule = 'user-sentences-v1'", []).unwrap();
+        let part_vectors = |conn: &rusqlite::Connection| -> Vec<Vec<u8>> {
+            let mut stmt = conn.prepare("SELECT embedding FROM round_parts ORDER BY id").unwrap();
+            stmt.query_map([], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
+        };
+        let parts_before = part_vectors(&conn);
+        drop(conn);
+        let o = open(&embedder, &old.path);
+        let conn = rusqlite::Connection::open(&old.path).unwrap();
+        assert_eq!(part_vectors(&conn), parts_before, "parts made under the same parts rule are kept");
+        let stale: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM rounds_parted WHERE rule <> 'names-v1+user-sentences-v1'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(stale, 0);
+        drop(conn);
+        for (q, user) in
+            [("When did Melanie paint a sunrise?", "conv"), ("Caroline adoption", "conv"), (QUESTION, "ana")]
+        {
+            assert_same_recall(&m, &o, q, user);
+        }
+        for user in ["conv", "ana"] {
+            assert_eq!(
+                m.export(ExportFormat::Jsonl, user).unwrap(),
+                o.export(ExportFormat::Jsonl, user).unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn a_store_missing_only_its_part_vectors_is_parted_again() {
+        files_only();
+        let embedder = hashing();
+        let (fresh, old) = (temp_store(), temp_store());
+        let m = open(&embedder, &fresh.path);
+        m.add(&history(), "ana").unwrap();
+        open(&embedder, &old.path).add(&history(), "ana").unwrap();
+        // The rules say "parted", but the vectors are gone: the rules cannot be trusted.
+        let conn = rusqlite::Connection::open(&old.path).unwrap();
+        conn.execute_batch("DROP TABLE round_parts;").unwrap();
+        drop(conn);
+        let o = open(&embedder, &old.path);
+        assert_eq!(count(&old.path, "round_parts"), 2);
+        assert_same_recall(&m, &o, QUESTION, "ana");
+    }
 }

@@ -8,14 +8,17 @@
 //! `MNEMON_PROCS_ADDS` (default 100) sets the adds per writer; the full run (1,000) and its last
 //! result are in docs/RELIABILITY.md.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use mnemon::{Config, HashingEmbedder, Memory, Message, Query};
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::HashingEmbedder;
+use mnemon::{Memory, Message, Query};
 
 /// `writer <user> <adds>` or `reader <user>,<user>`, with the store's path in `MNEMON_PROCS_DB`.
 const ROLE: &str = "MNEMON_PROCS_ROLE";
@@ -34,8 +37,10 @@ fn open(path: &Path) -> Memory {
     common::open_at(path, Arc::new(HashingEmbedder::default()), Config::default()).unwrap()
 }
 
-/// The process roles. Without `MNEMON_PROCS_ROLE` (a plain `cargo test`) it does nothing.
+/// The process roles: a child process's entry point, not a test (the tests below run it in
+/// processes of their own). Without `MNEMON_PROCS_ROLE` it does nothing.
 #[test]
+#[ignore = "a child process's entry point, not a test"]
 fn process_role() {
     let (Ok(role), Ok(db)) = (std::env::var(ROLE), std::env::var(DB)) else { return };
     let path = Path::new(&db);
@@ -68,10 +73,12 @@ fn process_role() {
                     }
                     seen += recall.rounds.len();
                     let context = m.get_context(Query::new("basil").top_k(5), *user).unwrap();
-                    assert!(users
-                        .iter()
-                        .filter(|u| *u != user)
-                        .all(|u| !context.text.contains(&format!("{u} round"))));
+                    assert!(
+                        users
+                            .iter()
+                            .filter(|u| *u != user)
+                            .all(|u| !context.text.contains(&format!("{u} round")))
+                    );
                     reads += 1;
                 }
             }
@@ -84,7 +91,7 @@ fn process_role() {
 
 fn spawn(path: &Path, role: &str) -> std::process::Child {
     Command::new(std::env::current_exe().unwrap())
-        .args(["process_role", "--exact", "--nocapture", "--test-threads=1"])
+        .args(["processes::process_role", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
         .env(ROLE, role)
         .env(DB, path)
         .stdout(Stdio::piped())
@@ -135,7 +142,12 @@ fn four_writer_processes_and_two_readers_on_one_store_lose_nothing_and_never_mix
     let m = open(&path);
     for user in &users {
         assert_eq!(m.rounds(user.as_str()).unwrap().len(), adds, "{user}: a lost write");
-        let stored = m.decisions(user.as_str()).unwrap().iter().filter(|d| d.kind == "round.stored").count();
+        let stored = m
+            .decisions(user.as_str())
+            .unwrap()
+            .iter()
+            .filter(|d| d.kind == DecisionKind::RoundStored)
+            .count();
         assert_eq!(stored, adds);
     }
     if common::on_postgres() {

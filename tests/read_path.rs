@@ -1,9 +1,13 @@
 //! The read path: isolation, determinism, budgets, time windows, export and import.
 
-mod common;
+use crate::common::{self, ts};
 
 use common::{backend_for, conversation, hashing, hashing_dense, on_postgres, open_at, temp_store};
-use mnemon::{Calibration, Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Query, Relevance};
+use mnemon::config::Config;
+use mnemon::context::Relevance;
+use mnemon::embed::{Calibration, HashingEmbedder};
+use mnemon::export::ExportFormat;
+use mnemon::{Error, Memory, Message, Query};
 
 fn other_user_messages() -> Vec<Message> {
     vec![
@@ -28,11 +32,11 @@ fn users_never_see_each_other_on_recall_context_or_export() {
     let context = m.get_context(Query::new("What is my dog's name?").top_k(100), "alice").unwrap();
     assert!(!context.text.contains("Rex") && context.text.contains("Toby"));
     for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-        let alice = m.export("alice", format).unwrap();
+        let alice = m.export(format, "alice").unwrap();
         assert!(!alice.contains("Rex") && !alice.contains("Oslo"), "{format:?}");
     }
     assert!(m.recall("anything", "carol").unwrap().rounds.is_empty());
-    assert!(matches!(m.export("carol", ExportFormat::Markdown), Err(Error::InvalidInput { .. })));
+    assert!(matches!(m.export(ExportFormat::Markdown, "carol"), Err(Error::InvalidInput { .. })));
 }
 
 fn build(path: &std::path::Path) -> Memory {
@@ -52,7 +56,7 @@ fn two_fresh_stores_from_the_same_input_give_identical_bytes_everywhere() {
     let (a, b) = (temp_store(), temp_store());
     let (ma, mb) = (build(&a.path), build(&b.path));
     for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
-        assert_eq!(ma.export("alice", format).unwrap(), mb.export("alice", format).unwrap(), "{format:?}");
+        assert_eq!(ma.export(format, "alice").unwrap(), mb.export(format, "alice").unwrap(), "{format:?}");
     }
     for q in
         ["Where do I work?", "[Current date: 2023/08/02 (Wed) 09:00]\nWhat did I start last month?", "books"]
@@ -69,7 +73,7 @@ fn two_fresh_stores_from_the_same_input_give_identical_bytes_everywhere() {
 fn a_jsonl_dump_imports_losslessly_and_needs_no_model() {
     let t = temp_store();
     let m = build(&t.path);
-    let dump = m.export("alice", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "alice").unwrap();
     let copy = temp_store();
     let report = common::import(&copy.path, &dump).unwrap();
     assert!(report.created);
@@ -78,8 +82,8 @@ fn a_jsonl_dump_imports_losslessly_and_needs_no_model() {
     let restored = hashing(&copy.path);
     for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
         assert_eq!(
-            restored.export("alice", format).unwrap(),
-            m.export("alice", format).unwrap(),
+            restored.export(format, "alice").unwrap(),
+            m.export(format, "alice").unwrap(),
             "{format:?}"
         );
     }
@@ -113,9 +117,9 @@ fn forget_user_removes_everything_and_the_user_with_it() {
     // vacuums: never scrubbed from here.
     assert_eq!((report.rounds, report.scrubbed), (5, !common::on_postgres()));
     assert!(m.recall("Toby", "alice").unwrap().rounds.is_empty());
-    assert!(m.export("alice", ExportFormat::Text).is_err());
+    assert!(m.export(ExportFormat::Text, "alice").is_err());
     assert!(m.decisions("alice").unwrap().is_empty());
-    assert_eq!(m.users().unwrap(), vec!["bob".to_string()]);
+    assert_eq!(m.user_names().unwrap(), vec!["bob".to_string()]);
     assert_eq!(m.recall(Query::new("Rex").top_k(10), "bob").unwrap().rounds.len(), 1);
     let count = |sql: &str| common::count(&t.path, sql);
     assert_eq!(count("SELECT count(*) FROM rounds"), 1);
@@ -158,14 +162,18 @@ fn a_round_in_the_question_window_gets_the_time_bonus() {
     assert_eq!(plain.window, None, "the question names no time");
     assert_eq!(plain.anchor.as_deref(), Some("2023-05-18"), "anchored on the logical now");
     let dated = m
-        .recall(Query::new("What running shoes did I buy in the past week?").date("2023-05-20T00:00:00"), "u")
+        .recall(
+            Query::new("What running shoes did I buy in the past week?").date(ts("2023-05-20T00:00:00")),
+            "u",
+        )
         .unwrap();
     assert_eq!(dated.window, Some(["2023-05-13".to_owned(), "2023-05-20".to_owned()]));
     assert_eq!(dated.rounds[0].ts, "2023-05-18T10:00:00");
     assert!(dated.rounds[0].time_match);
     assert!((dated.rounds[0].score - dated.rounds[0].cosine - 0.05).abs() < 1e-6);
+    // A question's date that is no time is refused where it is read, naming its field.
     assert!(matches!(
-        m.recall(Query::new("q").date("someday"), "u"),
+        mnemon::Timestamp::parse_field("someday", "date"),
         Err(Error::InvalidInput { field, .. }) if field == "date"
     ));
 }
@@ -185,12 +193,12 @@ fn with_fusion_the_rounds_in_the_question_window_are_ranked_once_more() {
     .unwrap();
     let q = || Query::new("What running shoes did I buy in the past week?");
     // Without a window (a date before every round), the closer match leads.
-    let undated = m.recall(q().date("2022-01-01T00:00:00"), "u").unwrap();
+    let undated = m.recall(q().date(ts("2022-01-01T00:00:00")), "u").unwrap();
     assert_eq!(undated.window, Some(["2021-12-25".to_owned(), "2022-01-01".to_owned()]));
     assert!(undated.rounds[0].turns[0].content.contains("outlet"));
     // Dense and words give at most 2 / (k + 1); the rounds inside the window earn a third list.
     let two_lists = 2.0 / (Config::default().rrf_k.unwrap() as f32 + 1.0);
-    let dated = m.recall(q().date("2023-05-20T00:00:00"), "u").unwrap();
+    let dated = m.recall(q().date(ts("2023-05-20T00:00:00")), "u").unwrap();
     assert!(dated.rounds[0].turns[0].content.contains("arrived"), "{:?}", dated.rounds[0].turns);
     assert!(dated.rounds[0].time_match);
     assert!(dated.rounds[0].score > two_lists, "{}", dated.rounds[0].score);
@@ -206,19 +214,19 @@ fn a_context_respects_its_budget_and_keeps_the_top_round() {
     let full = m.get_context("Toby the beagle", "u").unwrap();
     assert_eq!(full.rounds.len(), 4);
     assert!(!full.truncated);
-    assert_eq!(full.tokens, mnemon::count_tokens(&full.text));
-    assert!(mnemon::context_body(&full.text).is_some());
+    assert_eq!(full.tokens, mnemon::context::count_tokens(&full.text));
+    assert!(mnemon::context::context_body(&full.text).is_some());
 
-    let tight = m.get_context(Query::new("Toby the beagle").budget(mnemon::MIN_BUDGET), "u").unwrap();
+    let tight = m.get_context(Query::new("Toby the beagle").budget(mnemon::config::MIN_BUDGET), "u").unwrap();
     assert_eq!(tight.rounds[0], full.rounds[0]);
-    assert!(tight.truncated && tight.tokens <= mnemon::MIN_BUDGET);
+    assert!(tight.truncated && tight.tokens <= mnemon::config::MIN_BUDGET);
     assert_eq!(tight.rounds.len() + tight.omitted.len(), 4);
     assert!(tight.text.contains("Toby"), "{}", tight.text);
 
     let mid = m.get_context(Query::new("Toby the beagle").budget(full.tokens - 5), "u").unwrap();
     assert!(mid.tokens <= full.tokens - 5);
     assert!(mid.truncated);
-    for small in [0, 1, mnemon::MIN_BUDGET - 1] {
+    for small in [0, 1, mnemon::config::MIN_BUDGET - 1] {
         assert!(matches!(
             m.get_context(Query::new("x").budget(small), "u"),
             Err(Error::InvalidInput { field, .. }) if field == "budget"
@@ -232,14 +240,17 @@ fn an_explained_context_says_why_each_record_is_in_it_or_was_cut_and_changes_not
     let m = hashing(&t.path);
     m.add(&conversation(), "u").unwrap();
     m.add(&[Message::user("New shoes arrived today.", "2023-05-18T10:00:00")], "u").unwrap();
-    m.remember(&[mnemon::NewNote::new("The user's beagle is named Toby.", "2023-05-01T10:00:00")], "u")
-        .unwrap();
+    m.remember(
+        &[mnemon::notes::NewNote::new("The user's beagle is named Toby.", "2023-05-01T10:00:00")],
+        "u",
+    )
+    .unwrap();
     let angles = ["what shoes did I buy in the past week?"];
     let q = || {
         Query::new("Toby the beagle")
             .angles(&angles)
-            .date("2023-05-20T00:00:00")
-            .budget(mnemon::MIN_BUDGET + 100)
+            .date(ts("2023-05-20T00:00:00"))
+            .budget(mnemon::config::MIN_BUDGET + 100)
     };
     let plain = m.get_context(q(), "u").unwrap();
     let explained = m.get_context(q().explain(), "u").unwrap();
@@ -279,16 +290,16 @@ fn a_turn_of_the_largest_size_allowed_is_cut_to_the_default_budget_with_a_marker
     let t = temp_store();
     let m = hashing(&t.path);
     let line = "The lighthouse keeper wrote another line in the log. ";
-    let huge = line.repeat(mnemon::MAX_CONTENT_BYTES / line.len());
-    assert!(huge.len() > mnemon::MAX_CONTENT_BYTES - line.len());
+    let huge = line.repeat(mnemon::rounds::MAX_CONTENT_BYTES / line.len());
+    assert!(huge.len() > mnemon::rounds::MAX_CONTENT_BYTES - line.len());
     m.add(&[Message::user(huge, "2026-01-01T10:00:00")], "u").unwrap();
     m.add(&[Message::user("The lighthouse keeper retired in May.", "2026-02-01T10:00:00")], "u").unwrap();
     let budget = Config::default().context_budget.unwrap();
     let c = m.get_context("lighthouse keeper log", "u").unwrap();
     assert!(c.tokens <= budget && c.tokens > budget - 20, "{}", c.tokens);
-    assert_eq!(c.tokens, mnemon::count_tokens(&c.text));
+    assert_eq!(c.tokens, mnemon::context::count_tokens(&c.text));
     assert!(c.cut && c.truncated && c.rounds.len() == 1 && c.omitted.len() == 1);
-    let body = mnemon::context_body(&c.text).unwrap();
+    let body = mnemon::context::context_body(&c.text).unwrap();
     assert!(body.ends_with("[… cut here to fit the token budget]\n"), "{}", &body[body.len() - 200..]);
 }
 
@@ -317,7 +328,7 @@ fn markdown_export_has_a_heading_per_session_and_quoted_rounds() {
     let t = temp_store();
     let m = hashing(&t.path);
     m.add(&conversation(), "u").unwrap();
-    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    let md = m.export(ExportFormat::Markdown, "u").unwrap();
     assert_eq!(md.matches("\n## Session ").count(), 3);
     assert!(md.contains("> **user:** I adopted a beagle named Toby last month."));
     assert!(md.contains("**2023/05/20 (Sat) 02:21**"));
@@ -340,7 +351,7 @@ fn the_in_memory_index_agrees_with_sqlite_vec_knn() {
     m.add(&other_user_messages(), "v").unwrap();
     for q in ["note about 3 and 4", "about 16", "something else entirely"] {
         let ours = m.recall(Query::new(q).top_k(20), "u").unwrap().rounds;
-        let theirs = m.nearest_in_database(q, "u", 20).unwrap();
+        let theirs = m.nearest_in_database(q, 20, "u").unwrap();
         assert_eq!(ours.len(), theirs.len());
         for (a, (key, cos)) in ours.iter().zip(&theirs) {
             assert!((a.cosine - cos).abs() < 1e-4, "{q}: {} {} vs {key} {cos}", a.key, a.cosine);
@@ -358,17 +369,20 @@ fn a_store_built_through_the_vector_cache_is_identical() {
     let cache = temp_store();
     let cache_file = cache.dir.path().join("vectors.db");
     let build = |path: &std::path::Path, cached: bool| {
-        let embedder: std::sync::Arc<dyn mnemon::Embedder> = if cached {
+        let embedder: std::sync::Arc<dyn mnemon::embed::Embedder> = if cached {
             std::sync::Arc::new(
-                mnemon::CachedEmbedder::open(&cache_file, std::sync::Arc::new(HashingEmbedder::default()))
-                    .unwrap(),
+                mnemon::embed::CachedEmbedder::open(
+                    &cache_file,
+                    std::sync::Arc::new(HashingEmbedder::default()),
+                )
+                .unwrap(),
             )
         } else {
             std::sync::Arc::new(HashingEmbedder::default())
         };
         let m = Memory::builder(path).embedder(embedder).open().unwrap();
         m.add(&common::conversation(), "u").unwrap();
-        (m.export("u", ExportFormat::Jsonl).unwrap(), m.get_context("Toby", "u").unwrap())
+        (m.export(ExportFormat::Jsonl, "u").unwrap(), m.get_context("Toby", "u").unwrap())
     };
     let (plain, cold, warm) = (temp_store(), temp_store(), temp_store());
     let expected = build(&plain.path, false);
@@ -416,14 +430,14 @@ fn the_lexical_ranking_is_the_users_own() {
         .collect();
     m.add(&msgs, "u").unwrap();
     let q = Query::new("violin plans this week").top_k(40);
-    let before = m.recall(q, "u").unwrap();
+    let before = m.recall(q.clone(), "u").unwrap();
     let noise: Vec<Message> =
         (0..200).map(|i| Message::user(format!("violin violin {i}"), "2024-02-01T09:00:00")).collect();
     m.add(&noise, "v").unwrap();
-    assert_eq!(m.recall(q, "u").unwrap(), before);
+    assert_eq!(m.recall(q.clone(), "u").unwrap(), before);
     drop(m);
     let reopened = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
-    assert_eq!(reopened.recall(q, "u").unwrap(), before);
+    assert_eq!(reopened.recall(q.clone(), "u").unwrap(), before);
 }
 
 #[test]
@@ -435,20 +449,20 @@ fn the_word_index_grown_by_add_equals_one_built_from_the_file() {
         (0..20).map(|i| Message::user(format!("first batch {i} kayak lake"), day(i % 5))).collect();
     m.add(&first, "u").unwrap();
     let q = Query::new("kayak on the lake, second batch").top_k(30);
-    m.recall(q, "u").unwrap(); // the index is now cached and grows with each add
+    m.recall(q.clone(), "u").unwrap(); // the index is now cached and grows with each add
     let second: Vec<Message> =
         (0..20).map(|i| Message::user(format!("second batch {i} lake swim"), day(5 + i % 5))).collect();
     m.add(&second, "u").unwrap();
-    let warm = m.recall(q, "u").unwrap();
+    let warm = m.recall(q.clone(), "u").unwrap();
     drop(m);
     let cold = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
-    assert_eq!(cold.recall(q, "u").unwrap(), warm);
+    assert_eq!(cold.recall(q.clone(), "u").unwrap(), warm);
     let dense = Memory::builder(&t.path)
         .embedder(HashingEmbedder::default())
         .config(Config { rrf_k: None, ..Config::default() })
         .open()
         .unwrap()
-        .recall(q, "u")
+        .recall(q.clone(), "u")
         .unwrap();
     assert_ne!(dense, warm, "fusion is on by default and changes the ranking");
 }
@@ -461,15 +475,18 @@ fn a_cancelled_read_gives_up_and_an_unset_flag_changes_nothing() {
     m.add(&conversation(), "alice").unwrap();
     let (set, unset) = (AtomicBool::new(true), AtomicBool::new(false));
     let q = Query::new("What is my dog's name?");
-    assert!(matches!(m.recall(q.cancel(&set), "alice"), Err(Error::Cancelled)));
-    assert!(matches!(m.get_context(q.cancel(&set), "alice"), Err(Error::Cancelled)));
-    let s = mnemon::Search::new("dog");
+    assert!(matches!(m.recall(q.clone().cancel(&set), "alice"), Err(Error::Cancelled)));
+    assert!(matches!(m.get_context(q.clone().cancel(&set), "alice"), Err(Error::Cancelled)));
+    let s = mnemon::notes::Search::new("dog");
     assert!(matches!(m.search(&s.clone().cancel(&set), "alice"), Err(Error::Cancelled)));
     assert_eq!(
-        m.get_context(q.cancel(&unset), "alice").unwrap().text,
-        m.get_context(q, "alice").unwrap().text
+        m.get_context(q.clone().cancel(&unset), "alice").unwrap().text,
+        m.get_context(q.clone(), "alice").unwrap().text
     );
-    assert_eq!(m.recall(q.cancel(&unset), "alice").unwrap().rounds, m.recall(q, "alice").unwrap().rounds);
+    assert_eq!(
+        m.recall(q.clone().cancel(&unset), "alice").unwrap().rounds,
+        m.recall(q.clone(), "alice").unwrap().rounds
+    );
 }
 
 fn rounds(user: &str, n: usize) -> Vec<Message> {
@@ -519,14 +536,14 @@ fn views_count_their_growth_and_stay_within_their_budget() {
 #[test]
 fn stores_on_one_memory_budget_share_it() {
     let dir = tempfile::tempdir().unwrap();
-    let open = |name: &str, budget: &mnemon::MemoryBudget| {
+    let open = |name: &str, budget: &mnemon::config::MemoryBudget| {
         Memory::builder(dir.path().join(name))
             .embedder(HashingEmbedder::default())
             .memory_budget(budget.clone())
             .open()
             .unwrap()
     };
-    let probe = mnemon::MemoryBudget::new(usize::MAX);
+    let probe = mnemon::config::MemoryBudget::new(usize::MAX);
     let one = open("one.db", &probe);
     for user in ["a", "b"] {
         one.add(&rounds(user, 20), user).unwrap();
@@ -538,7 +555,7 @@ fn stores_on_one_memory_budget_share_it() {
     assert_eq!(probe.used(), 0, "a closed store gives its bytes back");
 
     // Room for about two views across both stores.
-    let budget = mnemon::MemoryBudget::new(size * 5 / 2);
+    let budget = mnemon::config::MemoryBudget::new(size * 5 / 2);
     let (one, two) = (open("one.db", &budget), open("two.db", &budget));
     two.add(&rounds("c", 20), "c").unwrap();
     one.recall("garden", "a").unwrap();

@@ -1,9 +1,12 @@
 //! Store files: pins, schema version, foreign files, models-free opening.
 
-mod common;
+use crate::common;
 
 use common::{conversation, hashing, temp_store};
-use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory};
+use mnemon::config::Config;
+use mnemon::embed::HashingEmbedder;
+use mnemon::export::ExportFormat;
+use mnemon::{Error, Memory};
 
 /// A fresh, closed store with `sql` applied to it behind mnemon's back.
 fn edited_store(sql: &str) -> common::TempStore {
@@ -162,7 +165,7 @@ fn open_stored_exports_without_models_but_refuses_to_embed() {
     let t = temp_store();
     hashing(&t.path).add(&conversation(), "u").unwrap();
     let stored = Memory::builder(&t.path).stored().open().unwrap();
-    assert!(stored.export("u", ExportFormat::Markdown).unwrap().contains("Toby"));
+    assert!(stored.export(ExportFormat::Markdown, "u").unwrap().contains("Toby"));
     assert!(matches!(stored.add(&conversation(), "u"), Err(Error::NoEmbedder { operation: "add" })));
     assert!(matches!(stored.recall("dog", "u"), Err(Error::NoEmbedder { operation: "recall" })));
     assert!(matches!(
@@ -295,7 +298,7 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
         if let Err(e) = m.recall("tulips", "u") {
             assert!(named(&e), "{e}");
         }
-        if let Err(e) = m.export("u", ExportFormat::Jsonl) {
+        if let Err(e) = m.export(ExportFormat::Jsonl, "u") {
             assert!(named(&e), "{e}");
         }
         if let Err(e) = m.add(&tulips(500), "u") {
@@ -304,10 +307,10 @@ fn a_truncated_store_is_refused_naming_its_file_and_a_damaged_one_fails_its_chec
         if let Err(e) = m.consolidate("u") {
             assert!(named(&e), "{e}");
         }
-        if let Ok(rounds) = m.rounds("u") {
-            if let Err(e) = m.delete(&rounds[rounds.len() / 2].key, "u") {
-                assert!(named(&e), "{e}");
-            }
+        if let Ok(rounds) = m.rounds("u")
+            && let Err(e) = m.delete(&rounds[rounds.len() / 2].key, "u")
+        {
+            assert!(named(&e), "{e}");
         }
     }
     assert!(opened_damaged > 0, "no damage let the store open: the read paths went untested");
@@ -332,14 +335,14 @@ fn a_full_store_fails_the_write_cleanly_and_keeps_everything_committed() {
         assert!(acknowledged < 10_000, "the limit never bit");
     };
     assert!(matches!(full, Error::StoreFull { ref path, .. } if *path == t.path), "{full}");
-    let before = m.export("u", ExportFormat::Jsonl).unwrap();
+    let before = m.export(ExportFormat::Jsonl, "u").unwrap();
     assert_eq!(m.rounds("u").unwrap().len(), acknowledged);
     // The failed call changed nothing, and the next one fails the same way.
     assert!(matches!(m.add(&big(acknowledged), "u"), Err(Error::StoreFull { .. })));
-    assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
+    assert_eq!(m.export(ExportFormat::Jsonl, "u").unwrap(), before);
     drop(m);
     let reopened = hashing(&t.path);
     assert!(reopened.check(true).unwrap().is_empty());
-    assert_eq!(reopened.export("u", ExportFormat::Jsonl).unwrap(), before);
+    assert_eq!(reopened.export(ExportFormat::Jsonl, "u").unwrap(), before);
     reopened.add(&tulips(acknowledged), "u").unwrap();
 }

@@ -4,13 +4,18 @@
 //! The extractors are `ScriptedExtractor`s: a changed script is a changed prompt, as far as the
 //! store can tell (both change the extractor's pins).
 
-mod common;
+use crate::common::{self, ts};
 
 use std::sync::Arc;
 
 use common::temp_store;
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::HashingEmbedder;
+use mnemon::export::ExportFormat;
 use mnemon::extract::{Extractor, ScriptedExtractor};
-use mnemon::{Config, Error, ExportFormat, HashingEmbedder, Memory, Message, Reextract};
+use mnemon::facts::Reextract;
+use mnemon::{Error, Memory, Message};
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
@@ -64,19 +69,19 @@ fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
     assert!(std::fs::metadata(&backup).unwrap().len() > 0 && !original.is_empty());
 
     // It exports what it held.
-    assert_eq!(m.export("ana", ExportFormat::Markdown).unwrap(), fixture("store-v4.ana.md"));
+    assert_eq!(m.export(ExportFormat::Markdown, "ana").unwrap(), fixture("store-v4.ana.md"));
     assert_eq!(
-        common::text_before_schema_5(&m.export("ana", ExportFormat::Text).unwrap()),
+        common::text_before_schema_5(&m.export(ExportFormat::Text, "ana").unwrap()),
         common::text_before_schema_5(&fixture("store-v4.ana.text"))
     );
-    let dump = m.export("ana", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "ana").unwrap();
     assert_eq!(
         common::dump_before_schema_5(&dump),
         common::dump_before_schema_5(&fixture("store-v4.ana.jsonl"))
     );
 
     // Its facts name the extractor that made them: the one its pins held.
-    let extractors = m.extractors(Some("ana")).unwrap();
+    let extractors = m.extractors(Some("ana".into())).unwrap();
     assert_eq!(extractors.len(), 1);
     let x = &extractors[0];
     assert_eq!(x.pins["extractor"], "scripted:demo.facts.json");
@@ -95,21 +100,21 @@ fn a_schema_4_store_migrates_after_a_backup_and_reads_without_its_extractor() {
     let copy = dir.path().join("copy.db");
     Memory::builder(&copy).import(&dump).unwrap();
     let copy = Memory::builder(&copy).stored().open().unwrap();
-    assert_eq!(copy.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+    assert_eq!(copy.export(ExportFormat::Jsonl, "ana").unwrap(), dump);
     assert_eq!(copy.extractors(None).unwrap()[0].hash, x.hash);
 
     // The fixture's own (version 3) dump imports as well, naming the same extractor.
     let old = dir.path().join("old-dump.db");
     Memory::builder(&old).import(&fixture("store-v4.ana.jsonl")).unwrap();
     let old = Memory::builder(&old).stored().open().unwrap();
-    assert_eq!(old.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+    assert_eq!(old.export(ExportFormat::Jsonl, "ana").unwrap(), dump);
 
     // Opened again: nothing left to migrate, and the backup is not made again.
     drop(m);
     std::fs::remove_file(&backup).unwrap();
     let again = Memory::builder(&path).embedder(HashingEmbedder::default()).open().unwrap();
     assert!(!backup.exists());
-    assert_eq!(again.export("ana", ExportFormat::Jsonl).unwrap(), dump);
+    assert_eq!(again.export(ExportFormat::Jsonl, "ana").unwrap(), dump);
 }
 
 /// Porto, then a move to Lisbon (superseding it), then a cat; `v2` words the move differently,
@@ -160,7 +165,7 @@ fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
     let fresh = temp_store();
     let direct = open_with(&fresh.path, Some(&x2));
     direct.add(&history(), "maya").unwrap();
-    let expected = direct.export("maya", ExportFormat::Markdown).unwrap();
+    let expected = direct.export(ExportFormat::Markdown, "maya").unwrap();
     assert!(
         expected.contains("three years old") && expected.contains("~~The user lives in Porto.~~"),
         "{expected}"
@@ -168,7 +173,7 @@ fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
 
     // Opened with the changed extractor: no refusal, the old facts are still read.
     let m = open_with(&t.path, Some(&x2));
-    let infos = m.extractors(Some("maya")).unwrap();
+    let infos = m.extractors(Some("maya".into())).unwrap();
     assert_eq!(infos.len(), 2);
     assert_eq!((infos[0].rounds, infos[0].facts, infos[0].current), (3, 3, false));
     assert_eq!((infos[1].rounds, infos[1].facts, infos[1].current), (0, 0, true));
@@ -176,42 +181,47 @@ fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
 
     // A selection by key: the move's round, whose old fact had superseded the home (which is
     // active again until the new fact settles); an unknown key changes nothing.
-    let before = m.export("maya", ExportFormat::Jsonl).unwrap();
+    let before = m.export(ExportFormat::Jsonl, "maya").unwrap();
     let bad = ["2024-06-02T09:00:00#000000000000"];
-    match m.reextract(Some("maya"), Reextract::Rounds(&bad)) {
+    match m.reextract(Reextract::Rounds(&bad), Some("maya".into())) {
         Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "rounds[0]"),
         other => panic!("{other:?}"),
     }
-    assert_eq!(m.export("maya", ExportFormat::Jsonl).unwrap(), before);
+    assert_eq!(m.export(ExportFormat::Jsonl, "maya").unwrap(), before);
     let keys: Vec<String> = m.rounds("maya").unwrap().into_iter().map(|r| r.key).collect();
-    let report = m.reextract(Some("maya"), Reextract::Rounds(&[keys[1].as_str()])).unwrap();
+    let report = m.reextract(Reextract::Rounds(&[keys[1].as_str()]), Some("maya".into())).unwrap();
     assert_eq!((report.users, report.rounds, report.replaced, report.restored), (1, 1, 1, 1), "{report:?}");
-    assert_eq!(m.extractors(Some("maya")).unwrap()[1].rounds, 1);
+    assert_eq!(m.extractors(Some("maya".into())).unwrap()[1].rounds, 1);
 
     // The stale rest: the two rounds the old extractor made.
-    let report = m.reextract(Some("maya"), Reextract::Stale).unwrap();
+    let report = m.reextract(Reextract::Stale, Some("maya".into())).unwrap();
     assert_eq!((report.rounds, report.replaced, report.restored), (2, 2, 0), "{report:?}");
     assert_eq!(report.extractor, infos[1].hash);
     m.consolidate("maya").unwrap();
-    let infos = m.extractors(Some("maya")).unwrap();
+    let infos = m.extractors(Some("maya".into())).unwrap();
     assert_eq!((infos[0].rounds, infos[0].facts), (0, 0), "nothing left from the old extractor");
     assert_eq!((infos[1].rounds, infos[1].facts), (3, 4));
     // Nothing is stale any more, and settling again changes nothing.
-    assert_eq!(m.reextract(Some("maya"), Reextract::Stale).unwrap().rounds, 0);
-    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(m.reextract(Reextract::Stale, Some("maya".into())).unwrap().rounds, 0);
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::facts::ConsolidateReport::default());
 
     // The same facts, keys and supersessions as a store built under the new extractor.
-    assert_eq!(m.export("maya", ExportFormat::Markdown).unwrap(), expected);
+    assert_eq!(m.export(ExportFormat::Markdown, "maya").unwrap(), expected);
     let log = m.decisions("maya").unwrap();
-    let count = |kind: &str| log.iter().filter(|d| d.kind == kind).count();
+    let count = |kind: &str| log.iter().filter(|d| d.kind.as_str() == kind).count();
     assert_eq!((count("fact.replaced"), count("round.requeued"), count("round.extracted")), (3, 3, 6));
-    let replaced =
-        log.iter().find(|d| d.kind == "fact.replaced" && d.detail.contains("moved to Lisbon")).unwrap();
+    let replaced = log
+        .iter()
+        .find(|d| d.kind == DecisionKind::FactReplaced && d.detail.contains("moved to Lisbon"))
+        .unwrap();
     assert!(replaced.detail.contains(&infos[0].hash), "{replaced:?}");
-    assert!(log.iter().any(|d| d.kind == "fact.restored"), "Porto came back until Lisbon settled again");
+    assert!(
+        log.iter().any(|d| d.kind == DecisionKind::FactRestored),
+        "Porto came back until Lisbon settled again"
+    );
 
     // A dump carries both extractors and imports losslessly.
-    let dump = m.export("maya", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "maya").unwrap();
     assert_eq!(
         dump.lines().filter(|l| l.contains(r#""kind":"extractor""#)).count(),
         1,
@@ -220,13 +230,13 @@ fn a_store_whose_extractor_changed_reads_and_reextract_brings_it_up_to_date() {
     let copy = t.dir.path().join("copy.db");
     Memory::builder(&copy).import(&dump).unwrap();
     assert_eq!(
-        Memory::builder(&copy).stored().open().unwrap().export("maya", ExportFormat::Jsonl).unwrap(),
+        Memory::builder(&copy).stored().open().unwrap().export(ExportFormat::Jsonl, "maya").unwrap(),
         dump
     );
 
     // Without an extractor there is nothing to re-extract with.
     let plain = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
-    assert!(matches!(plain.reextract(None, Reextract::All), Err(Error::NoExtractor { .. })));
+    assert!(matches!(plain.reextract(Reextract::All, None), Err(Error::NoExtractor { .. })));
 }
 
 #[test]
@@ -237,14 +247,14 @@ fn a_handle_without_an_extractor_queues_rounds_for_the_next_one_with_it() {
     open_with(&t.path, Some(&x)).add(&history()[..2], "maya").unwrap();
     let plain = Memory::builder(&t.path).embedder(HashingEmbedder::default()).open().unwrap();
     plain.add(&history()[2..4], "maya").unwrap();
-    assert_eq!(plain.pending(Some("maya")).unwrap(), 1);
+    assert_eq!(plain.pending(Some("maya".into())).unwrap(), 1);
     assert!(matches!(plain.flush(), Err(Error::NoExtractor { pending: 1, .. })));
-    assert_eq!(plain.facts("maya").unwrap().len(), 1);
+    assert_eq!(plain.active_facts("maya").unwrap().len(), 1);
     drop(plain);
     let m = open_with(&t.path, Some(&x));
     m.flush().unwrap();
     assert_eq!(m.pending(None).unwrap(), 0);
-    let facts = m.facts("maya").unwrap();
+    let facts = m.active_facts("maya").unwrap();
     assert_eq!(facts.len(), 1, "{facts:?}");
     assert!(facts[0].content.contains("Lisbon"), "the move superseded Porto: {facts:?}");
     // A store made without an extractor refuses one, naming the pin.
@@ -267,7 +277,7 @@ fn consolidate_rekeys_and_resettles_every_fact_as_the_current_rules_would() {
     let t = temp_store();
     let m = open_with(&t.path, Some(&x));
     m.add(&history(), "maya").unwrap();
-    let settled = m.export("maya", ExportFormat::Markdown).unwrap();
+    let settled = m.export(ExportFormat::Markdown, "maya").unwrap();
     assert!(settled.contains("~~The user lives in Porto.~~"), "{settled}");
     drop(m);
     // As an older lexicon would have left it: the move keyed apart from the home, so nothing
@@ -280,17 +290,17 @@ fn consolidate_rekeys_and_resettles_every_fact_as_the_current_rules_would() {
     .unwrap();
     drop(conn);
     let m = Memory::builder(&t.path).stored().open().unwrap();
-    assert_eq!(m.facts("maya").unwrap().len(), 3);
+    assert_eq!(m.active_facts("maya").unwrap().len(), 3);
     let report = m.consolidate("maya").unwrap();
     assert_eq!((report.superseded, report.restored, report.rekeyed), (1, 0, 1), "{report:?}");
-    assert_eq!(m.export("maya", ExportFormat::Markdown).unwrap(), settled);
+    assert_eq!(m.export(ExportFormat::Markdown, "maya").unwrap(), settled);
     let log = m.decisions("maya").unwrap();
-    let rekeyed = log.iter().find(|d| d.kind == "fact.rekeyed").unwrap();
+    let rekeyed = log.iter().find(|d| d.kind == DecisionKind::FactRekeyed).unwrap();
     assert!(
         rekeyed.detail.contains("user|relocated") && rekeyed.detail.contains("user|lives_in"),
         "{rekeyed:?}"
     );
-    assert_eq!(m.consolidate("maya").unwrap(), mnemon::ConsolidateReport::default());
+    assert_eq!(m.consolidate("maya").unwrap(), mnemon::facts::ConsolidateReport::default());
 }
 
 #[test]
@@ -300,7 +310,7 @@ fn deleting_a_reextracted_round_leaves_none_of_its_replaced_facts_in_the_log() {
     open_with(&t.path, Some(&script("facts", &v1))).add(&history(), "maya").unwrap();
     // An extractor that finds nothing: every fact is replaced, and the log quotes each.
     let m = open_with(&t.path, Some(&script("nothing", "{}")));
-    assert_eq!(m.reextract(Some("maya"), Reextract::All).unwrap().replaced, 3);
+    assert_eq!(m.reextract(Reextract::All, Some("maya".into())).unwrap().replaced, 3);
     let quoted =
         |m: &Memory, what: &str| m.decisions("maya").unwrap().iter().any(|d| d.detail.contains(what));
     assert!(quoted(&m, "moved to Lisbon"));
@@ -322,9 +332,10 @@ fn a_fact_restored_by_a_reextraction_reads_as_current_at_every_time_after_its_ro
             "subject": "user", "predicate": "lives in", "object": "Porto", "salience": 1.0
         }],
     });
-    let homes = |m: &Memory, ts: &str| -> Vec<String> {
-        let recall =
-            m.recall(mnemon::Query::new("Where does the user live?").top_k(10).as_of(ts), "maya").unwrap();
+    let homes = |m: &Memory, at: &str| -> Vec<String> {
+        let recall = m
+            .recall(mnemon::Query::new("Where does the user live?").top_k(10).as_of(ts(at)), "maya")
+            .unwrap();
         recall
             .rounds
             .into_iter()
@@ -336,18 +347,18 @@ fn a_fact_restored_by_a_reextraction_reads_as_current_at_every_time_after_its_ro
     let m = open_with(&t.path, Some(&script("facts", &v1)));
     assert_eq!(homes(&m, "2024-03-01T00:00:00"), ["The user lives in Porto."]);
     assert_eq!(homes(&m, "2024-06-30T00:00:00"), ["The user moved to Lisbon."]);
-    let before = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    let before = m.export_as_of(ExportFormat::Markdown, &ts("2024-03-01T00:00:00"), "maya").unwrap();
 
     let m = open_with(&t.path, Some(&script("v3", &v3.to_string())));
     let move_round = m.rounds("maya").unwrap()[1].key.clone();
-    let report = m.reextract(Some("maya"), Reextract::Rounds(&[move_round.as_str()])).unwrap();
+    let report = m.reextract(Reextract::Rounds(&[move_round.as_str()]), Some("maya".into())).unwrap();
     assert_eq!((report.replaced, report.restored), (1, 1), "{report:?}");
     // What the store holds now is what every time reads: Porto, before and after the move.
     assert_eq!(homes(&m, "2024-03-01T00:00:00"), ["The user lives in Porto."]);
     assert_eq!(homes(&m, "2024-06-30T00:00:00"), ["The user lives in Porto."]);
     assert_eq!(homes(&m, "2025-01-01T00:00:00"), ["The user lives in Porto."]);
     // Before the move nothing changed but the extractor named in the export.
-    let after = m.export_as_of("maya", ExportFormat::Markdown, "2024-03-01T00:00:00").unwrap();
+    let after = m.export_as_of(ExportFormat::Markdown, &ts("2024-03-01T00:00:00"), "maya").unwrap();
     let body = |md: &str| md.lines().filter(|l| !l.contains("extractor")).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&after), body(&before));
 }

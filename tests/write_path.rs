@@ -1,10 +1,13 @@
 //! The write path: validation, dedup, transactions, bad input.
 
-mod common;
+use crate::common;
 
 use common::{conversation, hashing, state, temp_store};
+use mnemon::embed::{Embedder, HashingEmbedder};
+use mnemon::export::ExportFormat;
 use mnemon::internals::vector::cosine;
-use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Message, Role};
+use mnemon::rounds::Role;
+use mnemon::{Error, Message};
 
 #[test]
 fn exact_duplicates_inside_a_session_are_skipped_and_logged() {
@@ -27,7 +30,7 @@ fn exact_duplicates_inside_a_session_are_skipped_and_logged() {
     // A later call in the same session is checked against what is stored.
     let again = m.add(&[Message::user("I live in Porto", ts).in_session("s")], "u").unwrap();
     assert!(again.stored.is_empty());
-    let text = m.export("u", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "u").unwrap();
     assert_eq!(text.matches("round.duplicate").count(), 2, "{text}");
     assert_eq!(text.matches("round.stored").count(), 1);
 }
@@ -48,7 +51,7 @@ fn a_replayed_call_leaves_the_store_byte_identical() {
     let m = hashing(&t.path);
     let ts = "2026-01-05T10:00:00";
     let round = [Message::user("I live in Porto.", ts).in_session("s")];
-    let note = [mnemon::NewNote::new("Prefers tea to coffee.", ts)];
+    let note = [mnemon::notes::NewNote::new("Prefers tea to coffee.", ts)];
     let first = m.add(&round, "u").unwrap();
     let kept = m.remember(&note, "u").unwrap();
     let before = live_state(&t.path);
@@ -59,7 +62,7 @@ fn a_replayed_call_leaves_the_store_byte_identical() {
     assert_eq!((note_again.notes[0].stored, &note_again.notes[0].key), (false, &kept.notes[0].key));
     assert_eq!(live_state(&t.path), before, "a replay changed the store");
     // The same words at another time are a decision of their own, and logged.
-    m.remember(&[mnemon::NewNote::new("Prefers tea to coffee.", "2026-01-06T10:00:00")], "u").unwrap();
+    m.remember(&[mnemon::notes::NewNote::new("Prefers tea to coffee.", "2026-01-06T10:00:00")], "u").unwrap();
     assert_ne!(live_state(&t.path), before);
     let log = m.decisions("u").unwrap();
     let kinds: Vec<&str> = log.iter().map(|d| d.kind.as_str()).collect();
@@ -188,7 +191,7 @@ fn empty_turns_are_dropped_and_an_all_empty_call_writes_nothing() {
     let report = m.add(&[Message::user("   ", ts), Message::assistant("", ts)], "u").unwrap();
     assert_eq!(report.empty_turns_dropped, 2);
     assert!(report.stored.is_empty());
-    assert!(m.users().unwrap().is_empty(), "no user row for a call that stored nothing");
+    assert!(m.user_names().unwrap().is_empty(), "no user row for a call that stored nothing");
 }
 
 #[test]
@@ -201,7 +204,7 @@ fn bad_user_ids_and_oversized_turns_are_refused_by_field() {
             matches!(m.add(&[Message::user("x", ts)], user), Err(Error::InvalidInput { field, .. }) if field == "user_id")
         );
     }
-    let huge = "x".repeat(mnemon::MAX_CONTENT_BYTES + 1);
+    let huge = "x".repeat(mnemon::rounds::MAX_CONTENT_BYTES + 1);
     assert!(matches!(
         m.add(&[Message::user(huge, ts)], "u"),
         Err(Error::InvalidInput { field, .. }) if field == "messages[0].content"
@@ -238,7 +241,7 @@ fn ten_thousand_messages_in_one_call_land_in_one_transaction() {
     let report = m.add(&msgs, "u").unwrap();
     assert_eq!(report.stored.len() + report.duplicates.len(), 5_000);
     assert_eq!(report.stored.len(), 5_000);
-    let text = m.export("u", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "u").unwrap();
     assert_eq!(text.matches("\n  round ").count(), 5_000);
 }
 
@@ -281,7 +284,7 @@ fn concurrent_writers_on_one_file_never_see_database_is_locked() {
         t.join().unwrap();
     }
     let m = hashing(&t.path);
-    let text = m.export("shared", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "shared").unwrap();
     assert_eq!(text.matches("\n  round ").count(), 120);
 }
 
@@ -289,7 +292,7 @@ fn concurrent_writers_on_one_file_never_see_database_is_locked() {
 struct Poisoned(HashingEmbedder);
 
 impl Embedder for Poisoned {
-    fn pins(&self) -> mnemon::EmbedderPins {
+    fn pins(&self) -> mnemon::embed::EmbedderPins {
         self.0.pins()
     }
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
@@ -318,7 +321,7 @@ fn a_vector_that_is_not_finite_is_refused_from_an_embedder_and_from_a_dump() {
     }
     assert_eq!(state(&t.path), before);
     // A dump whose vector was edited to hold a NaN is refused, naming its line.
-    let dump = open().export("u", ExportFormat::Jsonl).unwrap();
+    let dump = open().export(ExportFormat::Jsonl, "u").unwrap();
     let nan = hex_f32(f32::NAN);
     let tampered: String = dump
         .lines()
@@ -371,22 +374,24 @@ fn a_messages_metadata_stays_with_its_turn_outside_the_key_and_through_a_dump() 
     let round = &m.rounds("u").unwrap()[0];
     assert_eq!(round.turns[0].metadata.as_ref(), Some(&meta));
     assert_eq!(round.turns[1].metadata, None);
-    let text = m.export("u", ExportFormat::Text).unwrap();
+    let text = m.export(ExportFormat::Text, "u").unwrap();
     assert!(text.contains(r#"    user [metadata {"category":"home","v":2}]: I moved to Lisbon."#), "{text}");
-    let md = m.export("u", ExportFormat::Markdown).unwrap();
+    let md = m.export(ExportFormat::Markdown, "u").unwrap();
     assert!(md.contains(r#"metadata (user): `{"category":"home","v":2}`"#), "{md}");
     // Not in the prompt's context: metadata is for filters and tools, not for the model.
     let context = m.get_context(mnemon::Query::new("Where do I live?"), "u").unwrap();
     assert!(!context.text.contains("category"), "{}", context.text);
     // Through a dump, unchanged.
-    let dump = m.export("u", ExportFormat::Jsonl).unwrap();
+    let dump = m.export(ExportFormat::Jsonl, "u").unwrap();
     let copy = t.dir.path().join("copy.db");
     mnemon::Memory::builder(&copy).import(&dump).unwrap();
     let again = mnemon::Memory::builder(&copy).embedder(HashingEmbedder::default()).open().unwrap();
     assert_eq!(again.rounds("u").unwrap(), m.rounds("u").unwrap());
     // Not an object, or too large: refused, naming the field, nothing stored.
-    let before = m.export("u", ExportFormat::Jsonl).unwrap();
-    for bad in [serde_json::json!([1]), serde_json::json!({"x": "y".repeat(mnemon::MAX_METADATA_BYTES)})] {
+    let before = m.export(ExportFormat::Jsonl, "u").unwrap();
+    for bad in
+        [serde_json::json!([1]), serde_json::json!({"x": "y".repeat(mnemon::notes::MAX_METADATA_BYTES)})]
+    {
         let err = m
             .add(&[Message::user("Another round.", ts).in_session("s").with_metadata(bad)], "u")
             .unwrap_err();
@@ -395,7 +400,7 @@ fn a_messages_metadata_stays_with_its_turn_outside_the_key_and_through_a_dump() 
             "{err:?}"
         );
     }
-    assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
+    assert_eq!(m.export(ExportFormat::Jsonl, "u").unwrap(), before);
 }
 
 /// One call of many rounds: stored rounds with part records, exact duplicates of stored rounds
@@ -404,7 +409,11 @@ fn mixed_rounds() -> Vec<Message> {
     let (a, b) = near_duplicates();
     let ts = "2026-03-01T09:00:00";
     let long: String = (0..12)
-        .map(|i| format!("On day {i} of the trip we walked along the coast and stopped at a small cafe by the harbour."))
+        .map(|i| {
+            format!(
+                "On day {i} of the trip we walked along the coast and stopped at a small cafe by the harbour."
+            )
+        })
         .collect::<Vec<_>>()
         .join(" ");
     vec![
@@ -426,9 +435,13 @@ fn one_call_of_many_rounds_writes_what_a_call_a_round_writes_on_either_store() {
     let messages = mixed_rounds();
     let earlier = [Message::user("Stored before this call.", "2026-02-28T09:00:00").in_session("s1")];
     let dump_of = |m: &mnemon::Memory| {
-        let dump = m.export("u", ExportFormat::Jsonl).unwrap();
-        let decisions: Vec<(String, String, Option<String>, String)> =
-            m.decisions("u").unwrap().into_iter().map(|d| (d.kind, d.record, d.other, d.detail)).collect();
+        let dump = m.export(ExportFormat::Jsonl, "u").unwrap();
+        let decisions: Vec<(String, String, Option<String>, String)> = m
+            .decisions("u")
+            .unwrap()
+            .into_iter()
+            .map(|d| (d.kind.as_str().to_owned(), d.record, d.other, d.detail))
+            .collect();
         (dump, decisions)
     };
 
@@ -473,8 +486,8 @@ fn one_call_of_many_rounds_writes_what_a_call_a_round_writes_on_either_store() {
         assert_eq!(dump_of(&file), one_call);
         // The part records too: a question about one sentence of the long round ranks the same.
         let q = mnemon::Query::new("the small cafe by the harbour on day 7").top_k(3);
-        assert_eq!(m.get_context(q, "u").unwrap(), file.get_context(q, "u").unwrap());
-        let (pg, f) = (m.recall(q, "u").unwrap(), file.recall(q, "u").unwrap());
+        assert_eq!(m.get_context(q.clone(), "u").unwrap(), file.get_context(q.clone(), "u").unwrap());
+        let (pg, f) = (m.recall(q.clone(), "u").unwrap(), file.recall(q.clone(), "u").unwrap());
         assert_eq!(serde_json::to_string(&pg).unwrap(), serde_json::to_string(&f).unwrap());
     }
 }

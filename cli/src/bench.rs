@@ -9,9 +9,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use mnemon::{
-    Config, Embedder, EmbedderPins, Filter, List, Memory, Message, NewNote, NoteKind, Paging, Query, Search,
-};
+use mnemon::browse::Paging;
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::{Embedder, EmbedderPins};
+use mnemon::notes::{Filter, ListNotes, NewNote, NoteKind, Search};
+use mnemon::{Memory, Message, Query};
 use mnemon_eval::metrics::percentile;
 
 use anyhow::{anyhow, bail, Context as _, Result};
@@ -210,7 +213,7 @@ impl Embedder for Memo {
     fn pins(&self) -> EmbedderPins {
         self.inner.pins()
     }
-    fn calibration(&self) -> mnemon::Calibration {
+    fn calibration(&self) -> mnemon::embed::Calibration {
         self.inner.calibration()
     }
     fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
@@ -281,7 +284,7 @@ fn run_notes(args: &Args) -> Result<()> {
             .config(Config { rrf_k: args.fusion.rrf_k(), ..Config::default() })
             .open()?;
         let t = Instant::now();
-        for chunk in notes.chunks(mnemon::MAX_NOTES_PER_CALL) {
+        for chunk in notes.chunks(mnemon::notes::MAX_NOTES_PER_CALL) {
             memory.remember(chunk, "bench")?;
         }
         let remember_s = t.elapsed().as_secs_f64();
@@ -319,9 +322,10 @@ fn run_notes(args: &Args) -> Result<()> {
         };
         call("warm up the index")?;
         let served = timed(&queries, call)?;
-        let list = timed(&queries, |_| memory.list(&List::default(), "bench"))?;
-        let listed =
-            timed(&queries, |_| memory.list(&List { filter: filter.clone(), ..List::default() }, "bench"))?;
+        let list = timed(&queries, |_| memory.list(&ListNotes::default(), "bench"))?;
+        let listed = timed(&queries, |_| {
+            memory.list(&ListNotes { filter: filter.clone(), ..ListNotes::default() }, "bench")
+        })?;
         println!(
             "| {size} | {:.0} | {load_ms:.1} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.3} / {:.3} | {:.0} |",
             size as f64 / remember_s,
@@ -410,7 +414,7 @@ fn run_browse(args: &Args) -> Result<()> {
             memory.add(&messages, "bench")?;
         }
         let build_s = t.elapsed().as_secs_f64();
-        let users = memory.user_summaries()?;
+        let users = memory.users()?;
         let holds = users.first().map(|u| u.holds).unwrap_or_default();
         // Every page's cursor, then pages drawn across the whole timeline.
         let mut cursors = vec![None];
@@ -423,7 +427,7 @@ fn run_browse(args: &Args) -> Result<()> {
         }
         let picks: Vec<String> =
             (0..args.queries.max(1)).map(|i| (i * 7919 % cursors.len()).to_string()).collect();
-        let page = |i: &str| -> Result<mnemon::TimelinePage> {
+        let page = |i: &str| -> Result<mnemon::browse::TimelinePage> {
             let cursor = cursors[i.parse::<usize>()?].clone();
             Ok(memory.timeline(&Paging { limit: 50, cursor }, "bench")?)
         };
@@ -441,11 +445,11 @@ fn run_browse(args: &Args) -> Result<()> {
             Ok(serde_json::to_vec(&page)?)
         })?;
         let t = Instant::now();
-        memory.user_summaries()?;
+        memory.users()?;
         let users_ms = t.elapsed().as_secs_f64() * 1e3;
-        let kinds = vec!["fact.superseded".to_string()];
+        let kinds = [DecisionKind::FactSuperseded];
         let decisions = timed(&picks[..picks.len().min(50)], |_| {
-            memory.decision_log(&kinds, &Paging { limit: 50, cursor: None }, "bench")
+            memory.decision_page(&kinds, &Paging { limit: 50, cursor: None }, "bench")
         })?;
         let t = Instant::now();
         memory.activity("bench")?;
@@ -500,7 +504,7 @@ impl BenchDb {
         Ok(BenchDb { admin: admin.to_owned(), url: format!("{base}/{name}"), name })
     }
 
-    fn backend(&self, approximate: bool) -> Result<Arc<dyn mnemon::Backend>> {
+    fn backend(&self, approximate: bool) -> Result<Arc<dyn mnemon::stores::Backend>> {
         Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.approximate(approximate)))
     }
 
@@ -620,7 +624,7 @@ pub fn run(args: &Args) -> Result<()> {
         let mut exact = Vec::with_capacity(queries.len());
         for (n, q) in queries.iter().enumerate() {
             let t = Instant::now();
-            exact.push(memory.nearest_in_database(q, user(n).as_str(), 10)?);
+            exact.push(memory.nearest_in_database(q, 10, user(n).as_str())?);
             vec0_times.push(t.elapsed().as_secs_f64() * 1e3);
         }
         vec0_times.sort_by(f64::total_cmp);
@@ -633,7 +637,7 @@ pub fn run(args: &Args) -> Result<()> {
             let mut wanted = 0usize;
             for (n, q) in queries.iter().enumerate() {
                 let t = Instant::now();
-                let near = approx.nearest_in_database(q, user(n).as_str(), 10)?;
+                let near = approx.nearest_in_database(q, 10, user(n).as_str())?;
                 times.push(t.elapsed().as_secs_f64() * 1e3);
                 let truth: Vec<&String> = exact[n].iter().map(|(k, _)| k).collect();
                 wanted += truth.len();

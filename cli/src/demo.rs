@@ -4,8 +4,12 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::export::ExportFormat;
 use mnemon::extract::{Contract, Extractor, LlamaConfig, LlamaExtractor};
-use mnemon::{Config, ExportFormat, Memory, Message, NewNote, Query, Scope, Search};
+use mnemon::notes::{NewNote, Search};
+use mnemon::{Memory, Message, Query, Scope, Timestamp};
 
 use anyhow::{Context as _, Result};
 
@@ -50,16 +54,18 @@ pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
         report.duplicates.len(),
         report.empty_turns_dropped
     );
-    let superseded = memory.decisions(USER)?.iter().filter(|d| d.kind == "fact.superseded").count();
+    let superseded =
+        memory.decisions(USER)?.iter().filter(|d| d.kind == DecisionKind::FactSuperseded).count();
     println!(
         "   facts made by {} from {} rounds: {} active, {superseded} superseded",
         facts.pins().name,
         report.stored.len(),
-        memory.facts(USER)?.len(),
+        memory.active_facts(USER)?.len(),
     );
     println!("   store: {}", path.display());
     println!("\n== context for: [{DATE}] {QUESTION:?} (budget 600 tokens)\n");
-    let context = memory.get_context(Query::new(QUESTION).date(DATE).budget(600).top_k(5), USER)?;
+    let context =
+        memory.get_context(Query::new(QUESTION).date(Timestamp::parse(DATE)?).budget(600).top_k(5), USER)?;
     print!("{}", context.text);
     println!(
         "\n   {} rounds, {} tokens, truncated: {}{}",
@@ -92,8 +98,10 @@ pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
         memory.count(other)?.notes
     );
     let angles = ["weekday dinner ideas"];
-    let context =
-        memory.get_context(Query::new(QUESTION).date(DATE).budget(600).top_k(5).angles(&angles), chef)?;
+    let context = memory.get_context(
+        Query::new(QUESTION).date(Timestamp::parse(DATE)?).budget(600).top_k(5).angles(&angles),
+        chef,
+    )?;
     println!(
         "\n== context for chef, with the angle {:?} (rounds: {}, notes: {}, tokens: {})\n",
         angles[0],
@@ -103,15 +111,16 @@ pub fn run(db: Option<PathBuf>, models: &ModelArgs) -> Result<()> {
     );
     print!("{}", context.text);
     println!("\n== Markdown export\n");
-    print!("{}", memory.export(USER, ExportFormat::Markdown)?);
+    print!("{}", memory.export(ExportFormat::Markdown, USER)?);
     let before = "2026-05-01T00:00:00";
     println!("\n== the facts as of {before}, before the move (`--as-of`)\n");
-    let then = memory.recall(Query::new("Where does Maya live?").as_of(before).top_k(5), USER)?;
+    let then =
+        memory.recall(Query::new("Where does Maya live?").as_of(Timestamp::parse(before)?).top_k(5), USER)?;
     for fact in then.rounds.iter().flat_map(|r| &r.facts) {
         println!("   {}", fact.content);
     }
     println!("\n== decision log (facts)\n");
-    for d in memory.decisions(USER)?.iter().filter(|d| d.kind.starts_with("fact.")) {
+    for d in memory.decisions(USER)?.iter().filter(|d| d.kind.as_str().starts_with("fact.")) {
         println!("{} {} {} {}", d.kind, d.record, d.other.as_deref().unwrap_or("-"), d.detail);
     }
     Ok(())

@@ -3,9 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use mnemon::embed::{Embedder as _, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 use mnemon::extract::{Extractor as _, LlamaConfig, LlamaExtractor};
+use mnemon::rounds::{Role, Turn};
 use mnemon::stores::redact;
-use mnemon::{Embedder as _, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Role, Turn};
+use mnemon::Memory;
 
 struct Report {
     failures: usize,
@@ -82,7 +84,7 @@ pub fn run(db: Option<&Path>, models: Option<PathBuf>, extractor: Option<&Path>)
         let opened = Memory::builder(db)
             .stored()
             .open()
-            .and_then(|m| Ok((m.pins()?, m.users()?, m.extractors(None)?, m.check(false)?)));
+            .and_then(|m| Ok((m.pins()?, m.user_names()?, m.extractors(None)?, m.check(false)?)));
         match opened {
             Ok((pins, users, extractors, problems)) => {
                 r.ok("store", format!("{} opens, {} users", redact(&db.display().to_string()), users.len()));

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context as _, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
 use mnemon_eval::{Benchmark, RunConfig};
 
@@ -192,7 +192,7 @@ pub fn run(command: EvalCommand) -> Result<()> {
         EvalCommand::Labels { dataset, benchmark, anchors, max_haystacks, models } => {
             let embedder = models.embedder()?;
             let calibration = match anchors {
-                Some(a) => mnemon::Calibration::new(
+                Some(a) => mnemon::embed::Calibration::new(
                     a.try_into().map_err(|_| anyhow::anyhow!("--anchors takes three cosines"))?,
                 )?,
                 None => embedder.calibration(),

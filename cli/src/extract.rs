@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use mnemon::extract::{Extractor, LlamaConfig, LlamaExtractor};
-use mnemon::{Role, Turn};
+use mnemon::rounds::{Role, Turn};
 
 use anyhow::{anyhow, Context as _, Result};
 

@@ -10,7 +10,10 @@ use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chrono::NaiveDate;
-use mnemon::{ExportFormat, HashingEmbedder, Memory, Message, NewNote, Timestamp};
+use mnemon::embed::HashingEmbedder;
+use mnemon::export::ExportFormat;
+use mnemon::notes::NewNote;
+use mnemon::{Memory, Message, Timestamp};
 use mnemon_eval::data::{load_bytes, Benchmark};
 
 /// What one target did.
@@ -203,7 +206,7 @@ fn dump_seed() -> Result<String, mnemon::Error> {
     let mut note = NewNote::new("Ana prefers window seats.", "2023-05-21T10:00:00");
     note.tags = vec!["travel".into()];
     m.remember(&[note], "ana")?;
-    m.export("ana", ExportFormat::Jsonl)
+    m.export(ExportFormat::Jsonl, "ana")
 }
 
 fn targets(parse_jsonl: fn(&str) -> bool) -> Result<Vec<Target>, mnemon::Error> {

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use anyhow::{anyhow, bail, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use mnemon::{Config, Message};
+use mnemon::config::Config;
+use mnemon::Message;
 use mnemon_eval::data::{self, Benchmark};
 
 use crate::flags::{InputFormat, ModelArgs};
@@ -41,7 +42,7 @@ pub fn run(
     };
     for h in &haystacks {
         // Check everything before the first write, so a bad message stores nothing.
-        mnemon::validate_messages(&h.messages)
+        mnemon::rounds::validate_messages(&h.messages)
             .map_err(|e| anyhow!("{}: user {}: {e}", file.display(), h.user))?;
     }
     let memory = models.open(db, Config::default())?;
@@ -62,8 +63,10 @@ pub fn run(
         }
     }
     bar.finish_and_clear();
-    let facts: usize =
-        haystacks.iter().map(|h| memory.facts(&h.user).map(|f| f.len())).sum::<mnemon::Result<usize>>()?;
+    let facts: usize = haystacks
+        .iter()
+        .map(|h| memory.active_facts(&h.user).map(|f| f.len()))
+        .sum::<mnemon::Result<usize>>()?;
     println!(
         "{}",
         serde_json::json!({"users": haystacks.len(), "messages": total, "rounds_stored": stored, "rounds_duplicate": duplicates, "empty_turns_dropped": dropped, "facts": facts, "extractor": memory.extractors(None)?.into_iter().find(|e| e.current).map(|e| e.pins["extractor"].clone())})

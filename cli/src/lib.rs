@@ -81,16 +81,17 @@ fn run(command: Command) -> Result<ExitCode> {
             half_life,
             floor,
         } => {
-            let decay = decay.then_some(mnemon::Decay { half_life_days: half_life, floor });
-            let condense = condense.map(|keep| mnemon::Condense { keep, batch: condense_batch });
-            let config = mnemon::Config { decay, condense, ..mnemon::Config::default() };
+            let decay = decay.then_some(mnemon::config::Decay { half_life_days: half_life, floor });
+            let condense = condense.map(|keep| mnemon::config::Condense { keep, batch: condense_batch });
+            let config = mnemon::config::Config { decay, condense, ..mnemon::config::Config::default() };
             store::consolidate(&store, Scope::user(&user).with_agent(agent.as_deref()), config, &models)?
         }
         Command::Log { store, user } => store::log(&store, &user)?,
         Command::Forget { store, user, models } => store::forget(&store, &user, &models)?,
         Command::Fuzz { cases, seed, target } => {
             let tallies = fuzz::run(cases, seed, target.as_deref(), |t| {
-                input::parse_jsonl_text(t, "fuzz").is_ok_and(|m| mnemon::validate_messages(&m).is_ok())
+                input::parse_jsonl_text(t, "fuzz")
+                    .is_ok_and(|m| mnemon::rounds::validate_messages(&m).is_ok())
             })?;
             println!(
                 "| target | cases | accepted | rejected (typed error) | panics |\n|---|---|---|---|---|"

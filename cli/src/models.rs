@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, HashingEmbedder, OnnxConfig, OnnxEmbedder};
 use mnemon::extract::{CachedExtractor, Extractor, LlamaExtractor, ScriptedExtractor};
 use mnemon::stores;
-use mnemon::{Config, Embedder, HashingEmbedder, Memory, OnnxConfig, OnnxEmbedder, Scope};
+use mnemon::{Memory, Scope};
 
 use crate::flags::{EmbedderChoice, ExtractorArgs, ModelArgs, StoreArg, Target};
 
@@ -69,7 +71,7 @@ impl ModelArgs {
             }
         };
         Ok(match &self.embed_cache {
-            Some(path) => Arc::new(mnemon::CachedEmbedder::open(path, embedder)?),
+            Some(path) => Arc::new(mnemon::embed::CachedEmbedder::open(path, embedder)?),
             None => embedder,
         })
     }

@@ -4,8 +4,10 @@
 use std::path::PathBuf;
 
 use anyhow::{anyhow, bail, Context as _, Result};
+use mnemon::config::Config;
+use mnemon::notes::{ListNotes, NewNote, NoteUpdate, Search};
 use mnemon::stores::{Reach, Stores};
-use mnemon::{Config, List, Memory, NewNote, NoteUpdate, Scope, Search};
+use mnemon::{Memory, Scope, Timestamp};
 
 use crate::flags::{NotesCommand, ReachArg, Target, TransferArgs};
 use crate::models::store_path;
@@ -82,7 +84,7 @@ pub fn run(command: NotesCommand) -> Result<()> {
                             serde_json::from_str(line).map_err(|e| anyhow!("{at}: not JSON: {e}"))?;
                         let note = NewNote::from_json(&value, &at)?;
                         // Checked here, so that an error names the line.
-                        mnemon::validate_notes(std::slice::from_ref(&note), notes.len())
+                        mnemon::notes::validate_notes(std::slice::from_ref(&note), notes.len())
                             .map_err(|e| anyhow!("{at}: {e}"))?;
                         notes.push(note);
                     }
@@ -100,10 +102,10 @@ pub fn run(command: NotesCommand) -> Result<()> {
             };
             // Every note was checked before the first write; a long file is then stored a call's
             // worth at a time, each call one transaction.
-            mnemon::validate_notes(&notes, 0)?;
+            mnemon::notes::validate_notes(&notes, 0)?;
             let memory = models.open(&target.path()?, Config::default())?;
-            let mut report = mnemon::RememberReport::default();
-            for chunk in notes.chunks(mnemon::MAX_NOTES_PER_CALL) {
+            let mut report = mnemon::notes::RememberReport::default();
+            for chunk in notes.chunks(mnemon::notes::MAX_NOTES_PER_CALL) {
                 report.notes.extend(memory.remember(chunk, target.scope())?.notes);
             }
             print_line(&report)?;
@@ -137,14 +139,14 @@ pub fn run(command: NotesCommand) -> Result<()> {
                 );
             }
             let memory = models.open(&target.path()?, Config::default())?;
-            print_line(&memory.update(&key, &change, &stamp(ts), target.scope())?)?;
+            print_line(&memory.update(&key, &change, &Timestamp::parse(&stamp(ts))?, target.scope())?)?;
         }
         NotesCommand::Delete { target, models, key } => {
             let memory = models.open(&target.path()?, Config::default())?;
             print_line(&memory.delete(&key, target.scope())?)?;
         }
         NotesCommand::List { target, reach: which, filter, limit, cursor } => {
-            let list = List { filter: filter.filter(), limit, cursor };
+            let list = ListNotes { filter: filter.filter(), limit, cursor };
             let stored = |p: &PathBuf| -> Result<Memory> { Ok(Memory::builder(p).stored().open()?) };
             let page = match reach(&target, which, stored)? {
                 (one, None) => one.list(&list, target.scope())?,
@@ -168,7 +170,7 @@ pub fn run(command: NotesCommand) -> Result<()> {
         } => {
             let search = Search {
                 text: &query,
-                date: date.as_deref(),
+                date: date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
                 filter: filter.filter(),
                 limit,
                 min_score,
@@ -204,6 +206,6 @@ fn transfer_notes(t: &TransferArgs, remove: bool) -> Result<()> {
     let to = Memory::builder(store_path(Some(&t.to))?).like(&from).open()?;
     let keys: Vec<&str> = t.keys.iter().map(String::as_str).collect();
     let scope = Scope::user(&t.user).with_agent(t.agent.as_deref());
-    let report = if remove { from.move_to(&keys, scope, &to)? } else { from.copy_to(&keys, scope, &to)? };
+    let report = if remove { from.move_to(&keys, &to, scope)? } else { from.copy_to(&keys, &to, scope)? };
     print_line(&report)
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context as _, Result};
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_server::embedding::{Batched, Metered};
 use mnemon_server::mcp::Mcp;
 use mnemon_server::principal::parse_token_file;
@@ -19,7 +19,7 @@ impl ServerArgs {
         // Concurrent requests' texts embed in one batch (same vectors), timed for the metrics.
         let models =
             ModelArgs { embed_batch: Some(self.models.embed_batch.unwrap_or(32)), ..self.models.clone() };
-        let embedder: Arc<dyn mnemon::Embedder> =
+        let embedder: Arc<dyn mnemon::embed::Embedder> =
             Arc::new(Metered(Arc::new(Batched::new(models.embedder()?))));
         let settings = Settings {
             data: self.data.clone().unwrap_or_else(mnemon::stores::data_dir),
@@ -34,7 +34,7 @@ impl ServerArgs {
                 min_readers: readers.min(self.max_readers),
                 ..Config::default()
             },
-            memory_budget: Some(mnemon::MemoryBudget::new(self.memory_mib << 20)),
+            memory_budget: Some(mnemon::config::MemoryBudget::new(self.memory_mib << 20)),
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| anyhow::Error::new(crate::OpenError(e)))?))
     }

@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
-use mnemon::{Config, Memory, Query, Scope};
+use mnemon::config::Config;
+use mnemon::{Memory, Query, Scope, Timestamp};
 
 use crate::flags::{ModelArgs, OutputFormat, QueryArgs, StoreArg};
 use crate::input::read_text;
@@ -15,16 +16,16 @@ impl QueryArgs {
         self.models.open(&self.target.path()?, Config { rrf_k: self.fusion.rrf_k(), ..Config::default() })
     }
 
-    fn query<'a>(&'a self, budget: Option<usize>, angles: &'a [&'a str]) -> Query<'a> {
-        Query {
-            date: self.date.as_deref(),
-            as_of: self.as_of.as_deref(),
+    fn query<'a>(&'a self, budget: Option<usize>, angles: &'a [&'a str]) -> Result<Query<'a>> {
+        Ok(Query {
+            date: self.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
+            as_of: self.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
             top_k: self.top_k,
             budget,
             angles,
             ranking: self.ranking.ranking(),
             ..Query::new(&self.question)
-        }
+        })
     }
 }
 
@@ -32,7 +33,7 @@ impl QueryArgs {
 pub fn context(query: &QueryArgs, budget: Option<usize>, angles: &[String], json: bool) -> Result<()> {
     let memory = query.open()?;
     let angles: Vec<&str> = angles.iter().map(String::as_str).collect();
-    let context = memory.get_context(query.query(budget, &angles), query.target.scope())?;
+    let context = memory.get_context(query.query(budget, &angles)?, query.target.scope())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&context).context("json")?);
     } else {
@@ -55,7 +56,7 @@ pub fn context(query: &QueryArgs, budget: Option<usize>, angles: &[String], json
 /// `mnemon recall`: the ranked rounds, as JSON.
 pub fn recall(query: &QueryArgs) -> Result<()> {
     let memory = query.open()?;
-    let recall = memory.recall(query.query(None, &[]), query.target.scope())?;
+    let recall = memory.recall(query.query(None, &[])?, query.target.scope())?;
     println!("{}", serde_json::to_string_pretty(&recall).context("json")?);
     Ok(())
 }
@@ -70,8 +71,8 @@ pub fn export(
 ) -> Result<()> {
     let memory = store.stored()?;
     let text = match as_of {
-        Some(t) => memory.export_as_of(scope, format.into(), t)?,
-        None => memory.export(scope, format.into())?,
+        Some(t) => memory.export_as_of(format.into(), &Timestamp::parse_field(t, "as_of")?, scope)?,
+        None => memory.export(format.into(), scope)?,
     };
     match output {
         Some(path) => std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?,
@@ -103,21 +104,21 @@ pub fn reextract(
     let memory = models.open(&store.path()?, Config::default())?;
     let keys: Vec<&str> = rounds.iter().map(String::as_str).collect();
     let which = match (all, keys.is_empty()) {
-        (true, _) => mnemon::Reextract::All,
-        (false, false) => mnemon::Reextract::Rounds(&keys),
-        (false, true) => mnemon::Reextract::Stale,
+        (true, _) => mnemon::facts::Reextract::All,
+        (false, false) => mnemon::facts::Reextract::Rounds(&keys),
+        (false, true) => mnemon::facts::Reextract::Stale,
     };
-    let report = memory.reextract(user, which)?;
+    let report = memory.reextract(which, user.map(Scope::user))?;
     memory.flush()?;
     let users = match user {
         Some(u) => vec![u.to_owned()],
-        None => memory.users()?,
+        None => memory.user_names()?,
     };
     let mut settled = Vec::new();
     for u in &users {
         settled.push((u.clone(), memory.consolidate(u.as_str())?));
     }
-    let extractors = memory.extractors(user)?;
+    let extractors = memory.extractors(user.map(Scope::user))?;
     let out = serde_json::json!({
         "reextract": report,
         "consolidate": settled.into_iter().collect::<std::collections::BTreeMap<_, _>>(),

@@ -40,7 +40,7 @@ fn ingest_chat(dir: &Path, name: &str, embedder: &str) -> std::path::PathBuf {
     let chat = dir.join("chat.jsonl");
     std::fs::write(&chat, CHAT).unwrap();
     let db = dir.join(name);
-    ok(&["ingest", "--db", s(&db), "--user", "u", "--embedder", embedder, s(&chat)]);
+    ok(&["ingest", "--store", s(&db), "--user", "u", "--embedder", embedder, s(&chat)]);
     db
 }
 
@@ -74,12 +74,12 @@ fn two_processes_build_byte_identical_outputs() {
         for run in 0..2 {
             let db = ingest_chat(dir.path(), &format!("{embedder}-{run}.db"), embedder);
             let mut all = String::new();
-            for format in ["md", "text", "jsonl"] {
-                all += &ok(&["export", "--db", s(&db), "--user", "u", "--format", format]);
+            for format in ["markdown", "text", "jsonl"] {
+                all += &ok(&["export", "--store", s(&db), "--user", "u", "--format", format]);
             }
             all += &ok(&[
                 "context",
-                "--db",
+                "--store",
                 s(&db),
                 "--user",
                 "u",
@@ -91,7 +91,7 @@ fn two_processes_build_byte_identical_outputs() {
             ]);
             all += &ok(&[
                 "recall",
-                "--db",
+                "--store",
                 s(&db),
                 "--user",
                 "u",
@@ -117,7 +117,7 @@ fn invalid_utf8_is_refused_with_its_line_and_nothing_is_written() {
     bytes.extend_from_slice(b"\n{\"role\":\"user\",\"content\":\"caf\xe9\",\"ts\":\"2023-01-01\"}\n");
     std::fs::write(&file, bytes).unwrap();
     let db = dir.path().join("m.db");
-    let err = fails(&["ingest", "--db", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
+    let err = fails(&["ingest", "--store", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
     assert!(err.contains("line 2: invalid UTF-8"), "{err}");
     assert!(!db.exists());
 }
@@ -138,7 +138,7 @@ fn a_bad_line_names_its_field_and_nothing_is_written() {
     for (line, want) in cases {
         let file = dir.path().join("in.jsonl");
         std::fs::write(&file, format!("{}\n{line}\n", CHAT.lines().next().unwrap())).unwrap();
-        let err = fails(&["ingest", "--db", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
+        let err = fails(&["ingest", "--store", s(&db), "--user", "u", "--embedder", "hashing", s(&file)]);
         assert!(err.contains(want), "{line}: {err}");
         assert!(!db.exists());
     }
@@ -149,9 +149,9 @@ fn a_file_that_is_not_a_store_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("notes.txt");
     std::fs::write(&db, "hello\n".repeat(1000)).unwrap();
-    let err = fails(&["export", "--db", s(&db), "--user", "u"]);
+    let err = fails(&["export", "--store", s(&db), "--user", "u"]);
     assert!(err.contains("is not a mnemon store"), "{err}");
-    let err = fails(&["context", "--db", s(&db), "--user", "u", "--embedder", "hashing", "q"]);
+    let err = fails(&["context", "--store", s(&db), "--user", "u", "--embedder", "hashing", "q"]);
     assert!(err.contains("not a SQLite database"), "{err}");
 }
 
@@ -161,14 +161,14 @@ fn export_and_import_round_trip_through_files() {
     let a = ingest_chat(dir.path(), "a.db", "hashing");
     let b = dir.path().join("b.db");
     let dump = dir.path().join("u.jsonl");
-    ok(&["export", "--db", s(&a), "--user", "u", "--format", "jsonl", "-o", s(&dump)]);
-    let report = ok(&["import", "--db", s(&b), s(&dump)]);
+    ok(&["export", "--store", s(&a), "--user", "u", "--format", "jsonl", "-o", s(&dump)]);
+    let report = ok(&["import", "--store", s(&b), s(&dump)]);
     assert!(report.contains("\"rounds\":3"), "{report}");
     assert_eq!(
-        ok(&["export", "--db", s(&a), "--user", "u", "--format", "text"]),
-        ok(&["export", "--db", s(&b), "--user", "u", "--format", "text"])
+        ok(&["export", "--store", s(&a), "--user", "u", "--format", "text"]),
+        ok(&["export", "--store", s(&b), "--user", "u", "--format", "text"])
     );
-    let forgot = ok(&["forget", "--db", s(&b), "--user", "u"]);
+    let forgot = ok(&["forget", "--store", s(&b), "--user", "u"]);
     assert!(forgot.contains("\"rounds\":3"));
 }
 
@@ -186,15 +186,20 @@ fn doctor_fails_with_the_fix_when_models_are_missing() {
 fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
     let dir = tempfile::tempdir().unwrap();
     let db = ingest_chat(dir.path(), "m.db", "minilm");
-    let out = ok(&["doctor", "--db", s(&db)]);
+    let out = ok(&["doctor", "--store", s(&db)]);
     assert!(out.contains("all checks passed"), "{out}");
     assert!(out.contains("ok    store quick_check: ok"), "{out}");
     assert!(out.contains("pin embedder.name = all-MiniLM-L6-v2-int8"), "{out}");
 }
 
+/// `mnemon demo` runs its model once here (the slowest step of the suite): its output, the
+/// context it prints with MiniLM, and the store it leaves, which the decision log and
+/// `consolidate` read without models.
 #[test]
-fn demo_runs_end_to_end() {
-    let out = ok(&["demo", "--embedder", "hashing"]);
+fn demo_runs_end_to_end_and_its_store_consolidates_without_models() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("demo.db");
+    let out = ok(&["demo", "--store", s(&db)]);
     assert!(out.contains("<memory-") && out.contains("# Memory of `maya`"), "{out}");
     assert!(out.contains("1 duplicate rounds skipped") && out.contains("1 empty turns dropped"), "{out}");
     // The model's facts (Qwen2.5-Coder-0.5B under the slots contract): the move to Lisbon
@@ -213,38 +218,44 @@ fn demo_runs_end_to_end() {
     // As of a time before the move, the old home is current and the new one unknown.
     let then = &out[out.find("== the facts as of").unwrap()..out.find("== decision log").unwrap()];
     assert!(then.contains("The user lives in Porto") && !then.contains("Lisbon"), "{then}");
-}
-
-#[test]
-fn the_demo_context_answers_its_question_with_minilm() {
-    let out = ok(&["demo"]);
+    // The context (MiniLM) answers the demo's question with the current fact.
     let context = &out[out.find("<memory-").unwrap()..out.find("</memory-").unwrap()];
     for needed in ["Lisbon", "peanuts", "- The user moved to Lisbon last week!"] {
         assert!(context.contains(needed), "the context lacks {needed}:\n{context}");
     }
     assert!(!context.contains("- The user lives in Porto"), "a superseded fact in the context:\n{context}");
-}
 
-#[test]
-fn consolidate_and_log_work_on_a_stored_store_without_models() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("demo.db");
-    ok(&["demo", "--embedder", "hashing", "--db", s(&db)]);
-    let log = ok(&["log", "--db", s(&db), "--user", "maya"]);
+    // The store it leaves: the log and consolidate need no model.
+    let log = ok(&["log", "--store", s(&db), "--user", "maya"]);
     assert_eq!(log.matches(" fact.superseded ").count(), 1, "{log}");
     assert!(log.starts_with("#1 at "), "{log}");
-    let report = ok(&["consolidate", "--db", s(&db), "--user", "maya"]);
+    let report = ok(&["consolidate", "--store", s(&db), "--user", "maya"]);
     assert_eq!(report.trim(), r#"{"superseded":0,"restored":0,"rekeyed":0,"decayed":0,"condensed":0}"#);
-    let decayed = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
+    let decayed = ok(&["consolidate", "--store", s(&db), "--user", "maya", "--decay"]);
     let v: serde_json::Value = serde_json::from_str(&decayed).unwrap();
     assert!(v["decayed"].as_u64().unwrap() > 0, "{decayed}");
-    let again = ok(&["consolidate", "--db", s(&db), "--user", "maya", "--decay"]);
+    let again = ok(&["consolidate", "--store", s(&db), "--user", "maya", "--decay"]);
     assert_eq!(
         again.trim(),
         r#"{"superseded":0,"restored":0,"rekeyed":0,"decayed":0,"condensed":0}"#,
         "twice = once"
     );
-    assert!(ok(&["log", "--db", s(&db), "--user", "maya"]).contains(" fact.decayed "));
+    assert!(ok(&["log", "--store", s(&db), "--user", "maya"]).contains(" fact.decayed "));
+}
+
+/// The flag names of earlier releases still work, for this release (hidden aliases).
+#[test]
+fn the_flag_names_of_the_last_release_still_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = ingest_chat(dir.path(), "m.db", "hashing");
+    assert_eq!(
+        ok(&["export", "--db", s(&db), "--user", "u", "--format", "md"]),
+        ok(&["export", "--store", s(&db), "--user", "u", "--format", "markdown"])
+    );
+    assert_eq!(
+        ok(&["list", "--db", s(&db), "--user", "u", "--scope", "local"]),
+        ok(&["list", "--store", s(&db), "--user", "u", "--reach", "local"])
+    );
 }
 
 #[test]
@@ -265,9 +276,9 @@ fn benchmark_files_ingest_one_user_per_question_or_conversation() {
     )
     .unwrap();
     let db = dir.path().join("lme.db");
-    let out = ok(&["ingest", "--db", s(&db), "--format", "longmemeval", "--embedder", "hashing", s(&lme)]);
+    let out = ok(&["ingest", "--store", s(&db), "--format", "longmemeval", "--embedder", "hashing", s(&lme)]);
     assert!(out.contains("\"users\":2") && out.contains("\"rounds_stored\":3"), "{out}");
-    let md = ok(&["export", "--db", s(&db), "--user", "q1"]);
+    let md = ok(&["export", "--store", s(&db), "--user", "q1"]);
     assert!(md.find("kayak").unwrap() < md.find("later session").unwrap(), "sessions sorted by date");
 
     let locomo = dir.path().join("locomo.json");
@@ -283,14 +294,14 @@ fn benchmark_files_ingest_one_user_per_question_or_conversation() {
     )
     .unwrap();
     let db = dir.path().join("locomo.db");
-    let out = ok(&["ingest", "--db", s(&db), "--format", "locomo", "--embedder", "hashing", s(&locomo)]);
+    let out = ok(&["ingest", "--store", s(&db), "--format", "locomo", "--embedder", "hashing", s(&locomo)]);
     assert!(out.contains("\"rounds_stored\":2"), "{out}");
-    let text = ok(&["export", "--db", s(&db), "--user", "conv-1", "--format", "text"]);
+    let text = ok(&["export", "--store", s(&db), "--user", "conv-1", "--format", "text"]);
     assert!(text.contains("user [speaker Caroline] [id D1:1]: I went to a support group."), "{text}");
     assert!(text.contains("[shared an image: a photo of a cat]"), "{text}");
     let err = fails(&[
         "ingest",
-        "--db",
+        "--store",
         s(&db),
         "--format",
         "locomo",
@@ -326,7 +337,7 @@ fn extract_prints_the_same_facts_in_two_processes() {
     let model = model.to_str().unwrap();
     let round =
         "user: I moved to Lisbon last week with my beagle Toby.\nassistant: Congratulations on the move!";
-    let args = ["extract", "--model", model, "--max-tokens", "96", round];
+    let args = ["extract", "--extractor", model, "--extract-max-tokens", "96", round];
     let a = ok(&args);
     assert_eq!(ok(&args), a, "byte-identical across processes");
     let v: serde_json::Value = serde_json::from_str(&a).unwrap();
@@ -339,7 +350,7 @@ fn extract_prints_the_same_facts_in_two_processes() {
         !bad.status.success() && report.contains("FAIL  extractor") && report.contains("fetch-models"),
         "{report}"
     );
-    let e = fails(&["extract", "--model", "/nonexistent/model.gguf", round]);
+    let e = fails(&["extract", "--extractor", "/nonexistent/model.gguf", round]);
     assert!(e.contains("/nonexistent/model.gguf") && e.contains("scripts/fetch-models.sh"), "{e}");
 }
 
@@ -354,7 +365,7 @@ fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
     let ingest = |name: &str| {
         let db = dir.path().join(name);
         let args = ["--embedder", "hashing", "--extractor", model, "--extract-cache", s(&cache)];
-        let out = ok(&[&["ingest", "--db", s(&db), "--user", "u"][..], &args, &[s(&chat)]].concat());
+        let out = ok(&[&["ingest", "--store", s(&db), "--user", "u"][..], &args, &[s(&chat)]].concat());
         (db, out)
     };
     let (db, out) = ingest("a.db");
@@ -363,17 +374,17 @@ fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
     assert_eq!(report["rounds_stored"], 3, "{out}");
     // A second store from the cache: the same bytes in every export.
     let (copy, _) = ingest("b.db");
-    for format in ["md", "text", "jsonl"] {
+    for format in ["markdown", "text", "jsonl"] {
         assert_eq!(
-            ok(&["export", "--db", s(&db), "--user", "u", "--format", format]),
-            ok(&["export", "--db", s(&copy), "--user", "u", "--format", format])
+            ok(&["export", "--store", s(&db), "--user", "u", "--format", format]),
+            ok(&["export", "--store", s(&copy), "--user", "u", "--format", format])
         );
     }
-    let text = ok(&["export", "--db", s(&db), "--user", "u", "--format", "text"]);
+    let text = ok(&["export", "--store", s(&db), "--user", "u", "--format", "text"]);
     assert_eq!(text.matches(" round.extracted ").count(), 3, "{text}");
     let context = ok(&[
         "context",
-        "--db",
+        "--store",
         s(&db),
         "--user",
         "u",
@@ -385,12 +396,12 @@ fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
     ]);
     assert!(context.contains("Toby"), "{context}");
     // Reading needs no extractor: the same context without one.
-    let plain = ok(&["context", "--db", s(&db), "--user", "u", "--embedder", "hashing", "Who is Toby?"]);
+    let plain = ok(&["context", "--store", s(&db), "--user", "u", "--embedder", "hashing", "Who is Toby?"]);
     assert_eq!(plain, context);
     // Nothing is stale under the extractor that built it.
     let reextract = |x: &str| -> serde_json::Value {
         let args =
-            ["reextract", "--db", s(&db), "--embedder", "hashing", "--extractor", x, "--extract-cache"];
+            ["reextract", "--store", s(&db), "--embedder", "hashing", "--extractor", x, "--extract-cache"];
         serde_json::from_str(&ok(&[&args[..], &[s(&cache)]].concat())).unwrap()
     };
     assert_eq!(reextract(model)["reextract"]["rounds"], 0);
@@ -407,7 +418,7 @@ fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
         "{report}"
     );
     assert_eq!((extractors[1]["current"].clone(), extractors[1]["rounds"].clone()), (true.into(), 3.into()));
-    let after = ok(&["export", "--db", s(&db), "--user", "u", "--format", "text"]);
+    let after = ok(&["export", "--store", s(&db), "--user", "u", "--format", "text"]);
     assert!(after.contains("\nfacts: 0\n"), "{after}");
     assert_eq!(
         after.matches(" fact.replaced ").count(),
@@ -495,7 +506,7 @@ fn notes_through_the_cli_with_project_and_global_stores() {
     let chat = dir.path().join("chat.jsonl");
     std::fs::write(&chat, CHAT).unwrap();
     let db = data.join("projects").join(stores[0].as_ref().unwrap().file_name());
-    ok(&["ingest", "--db", s(&db), "--user", "default", "--embedder", "hashing", s(&chat)]);
+    ok(&["ingest", "--store", s(&db), "--user", "default", "--embedder", "hashing", s(&chat)]);
     let out = in_data(
         &data,
         &with(&["context", "--store", p, "--query", "how do I deploy", "What is my dog's name?"])
@@ -510,13 +521,13 @@ fn notes_through_the_cli_with_project_and_global_stores() {
     let copied = ok_in(&data, &["copy", "--from", p, "--to", "global", &deploy]);
     assert_eq!(copied["copied"][0].as_str(), Some(deploy.as_str()));
     assert!(data.join("global.db").exists());
-    let all = ok_in(&data, &["list", "--store", p, "--scope", "all"]);
+    let all = ok_in(&data, &["list", "--store", p, "--reach", "all"]);
     assert_eq!(all["notes"].as_array().unwrap().len(), 3, "the copied note once");
     let veg =
         run(&["search", "--store", p, "vegetarian"])["hits"][0]["note"]["key"].as_str().unwrap().to_owned();
     let moved = ok_in(&data, &["move", "--from", p, "--to", "global", &veg]);
     assert_eq!(moved["removed"][0].as_str(), Some(veg.as_str()));
-    assert_eq!(ok_in(&data, &["list", "--scope", "global"])["notes"].as_array().unwrap().len(), 2);
+    assert_eq!(ok_in(&data, &["list", "--reach", "global"])["notes"].as_array().unwrap().len(), 2);
     assert_eq!(ok_in(&data, &["count", "--store", p])["notes"], 2);
 
     // delete, then the key is gone; bad input names the field and exits non-zero.
@@ -539,7 +550,7 @@ fn an_agent_sees_only_its_own_and_the_shared_notes_through_the_cli() {
     let d = s(&db);
     let h = ["--embedder", "hashing", "--ts", "2026-01-01T00:00:00"];
     let remember = |extra: &[&str], text: &str| {
-        let mut args = vec!["remember", "--db", d];
+        let mut args = vec!["remember", "--store", d];
         args.extend(extra);
         args.extend(h);
         args.push(text);
@@ -549,7 +560,7 @@ fn an_agent_sees_only_its_own_and_the_shared_notes_through_the_cli() {
     remember(&["--agent", "a"], "agent a note about tea");
     remember(&["--agent", "b"], "agent b note about tea");
     let contents = |agent: Option<&str>| -> Vec<String> {
-        let mut args = vec!["list", "--db", d];
+        let mut args = vec!["list", "--store", d];
         if let Some(a) = agent {
             args.extend(["--agent", a]);
         }
@@ -559,7 +570,7 @@ fn an_agent_sees_only_its_own_and_the_shared_notes_through_the_cli() {
     assert_eq!(contents(Some("a")).len(), 2);
     assert!(contents(Some("a")).iter().all(|c| !c.contains("agent b")));
     assert_eq!(contents(None).len(), 3);
-    let md = ok(&["export", "--db", d, "--user", "default", "--agent", "b"]);
+    let md = ok(&["export", "--store", d, "--user", "default", "--agent", "b"]);
     assert!(md.contains("agent b note") && !md.contains("agent a note"));
 }
 
@@ -568,17 +579,17 @@ fn backup_copies_a_store_that_then_answers_the_same_and_never_overwrites() {
     let dir = tempfile::tempdir().unwrap();
     let db = ingest_chat(dir.path(), "m.db", "hashing");
     let out = dir.path().join("copy.db");
-    let said = ok(&["backup", "--db", s(&db), s(&out)]);
+    let said = ok(&["backup", "--store", s(&db), s(&out)]);
     assert!(said.contains("quick_check ok"), "{said}");
-    let export = |p: &Path| ok(&["export", "--db", s(p), "--user", "u", "--format", "jsonl"]);
+    let export = |p: &Path| ok(&["export", "--store", s(p), "--user", "u", "--format", "jsonl"]);
     assert_eq!(export(&db), export(&out));
-    let again = fails(&["backup", "--db", s(&db), s(&out)]);
+    let again = fails(&["backup", "--store", s(&db), s(&out)]);
     assert!(again.contains("out") && again.contains("never overwrites"), "{again}");
     // A truncated copy is refused by name.
     let bytes = std::fs::read(&out).unwrap();
     let cut = dir.path().join("cut.db");
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
-    let refused = fails(&["export", "--db", s(&cut), "--user", "u"]);
+    let refused = fails(&["export", "--store", s(&cut), "--user", "u"]);
     assert!(refused.contains("cut.db") && refused.contains("truncated"), "{refused}");
 }
 
@@ -604,7 +615,7 @@ fn forget_with_the_vector_cache_leaves_no_byte_of_the_user_in_the_store_or_the_c
     std::fs::write(&chat, CHAT.replace("beagle", "Zorblaxian beagle")).unwrap();
     let (db, vectors) = (dir.path().join("m.db"), dir.path().join("vectors.db"));
     let cache = ["--embedder", "hashing", "--embed-cache", s(&vectors)];
-    let mut ingest = vec!["ingest", "--db", s(&db), "--user", "u"];
+    let mut ingest = vec!["ingest", "--store", s(&db), "--user", "u"];
     ingest.extend(cache);
     ingest.push(s(&chat));
     ok(&ingest);
@@ -624,7 +635,7 @@ fn forget_with_the_vector_cache_leaves_no_byte_of_the_user_in_the_store_or_the_c
             .unwrap()
     };
     assert!(!holding().is_empty() && cached() > 0);
-    let mut forget = vec!["forget", "--db", s(&db), "--user", "u"];
+    let mut forget = vec!["forget", "--store", s(&db), "--user", "u"];
     forget.extend(cache);
     let report = ok(&forget);
     assert!(report.contains("\"scrubbed\":true"), "{report}");
@@ -666,20 +677,20 @@ fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
         let h = ["--embedder", "hashing"];
         let run = |args: &[&str]| ok(&args.iter().chain(&h).copied().collect::<Vec<_>>());
         let mut out = vec![
-            run(&["ingest", "--db", db, "--user", "u", s(&chat)]),
-            run(&["remember", "--db", db, "--user", "u", "--file", s(&notes)]),
-            run(&["search", "--db", db, "--user", "u", "deploy release"]),
-            run(&["context", "--db", db, "--user", "u", "What is my dog called?"]),
-            run(&["recall", "--db", db, "--user", "u", "cello lessons"]),
-            ok(&["list", "--db", db, "--user", "u", "--tag-any", "work"]),
-            ok(&["count", "--db", db, "--user", "u"]),
-            ok(&["log", "--db", db, "--user", "u"]),
+            run(&["ingest", "--store", db, "--user", "u", s(&chat)]),
+            run(&["remember", "--store", db, "--user", "u", "--file", s(&notes)]),
+            run(&["search", "--store", db, "--user", "u", "deploy release"]),
+            run(&["context", "--store", db, "--user", "u", "What is my dog called?"]),
+            run(&["recall", "--store", db, "--user", "u", "cello lessons"]),
+            ok(&["list", "--store", db, "--user", "u", "--tag-any", "work"]),
+            ok(&["count", "--store", db, "--user", "u"]),
+            ok(&["log", "--store", db, "--user", "u"]),
         ];
-        for format in ["md", "text", "jsonl"] {
-            out.push(ok(&["export", "--db", db, "--user", "u", "--format", format]));
+        for format in ["markdown", "text", "jsonl"] {
+            out.push(ok(&["export", "--store", db, "--user", "u", "--format", format]));
         }
-        out.push(ok(&["forget", "--db", db, "--user", "u"]));
-        out.push(fails(&["export", "--db", db, "--user", "u", "--format", "jsonl"]));
+        out.push(ok(&["forget", "--store", db, "--user", "u"]));
+        out.push(fails(&["export", "--store", db, "--user", "u", "--format", "jsonl"]));
         outputs.push(out);
     }
     // A file's forget empties its logs; PostgreSQL keeps deleted rows until VACUUM FULL, so a
@@ -693,8 +704,8 @@ fn every_store_command_gives_the_same_output_on_a_file_and_on_postgres() {
     // A dump imports into PostgreSQL, and doctor reads the store there.
     std::fs::write(&dump, &outputs[0][10]).unwrap();
     let other = postgres_db("import");
-    ok(&["import", "--db", &other, s(&dump)]);
-    let doctor = mnemon(&["doctor", "--db", &other]);
+    ok(&["import", "--store", &other, s(&dump)]);
+    let doctor = mnemon(&["doctor", "--store", &other]);
     let report =
         String::from_utf8_lossy(&doctor.stdout).into_owned() + &String::from_utf8_lossy(&doctor.stderr);
     assert!(report.contains("postgres://") && report.contains("opens"), "{report}");

@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::Serving;
 
-mod common;
+use crate::common;
 
 const MCP_SDK: &str = "mcp==2.3.0";
 

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use common::Serving;
 
-mod common;
+use crate::common;
 
 fn recall(agent: &ureq::Agent, base: &str, query: &str) -> (u16, serde_json::Value) {
     let mut r = agent
@@ -26,7 +26,7 @@ fn a_server_keeps_answering_while_another_process_ingests_into_its_file() {
     let mut seed = std::fs::File::create(dir.path().join("seed.jsonl")).unwrap();
     writeln!(seed, r#"{{"role":"user","content":"My first pet was a goldfish called Bubbles.","ts":"2026-01-01T09:00:00"}}"#).unwrap();
     let ok = Command::new(bin)
-        .args(["ingest", "--embedder", "hashing", "--user", "u", "--db"])
+        .args(["ingest", "--embedder", "hashing", "--user", "u", "--store"])
         .arg(&db)
         .arg(dir.path().join("seed.jsonl"))
         .status()
@@ -37,7 +37,7 @@ fn a_server_keeps_answering_while_another_process_ingests_into_its_file() {
     let server = Serving::start([
         "--embedder".as_ref(),
         "hashing".as_ref(),
-        "--db".as_ref(),
+        "--store".as_ref(),
         db.as_os_str(),
         "--data".as_ref(),
         data.as_os_str(),
@@ -58,7 +58,7 @@ fn a_server_keeps_answering_while_another_process_ingests_into_its_file() {
     writeln!(rounds, r#"{{"role":"user","content":"Last of all: my new kayak is bright orange.","ts":"2026-03-30T10:00:00","session":"last"}}"#).unwrap();
     drop(rounds);
     let mut writer = Command::new(bin)
-        .args(["ingest", "--embedder", "hashing", "--user", "u", "--db"])
+        .args(["ingest", "--embedder", "hashing", "--user", "u", "--store"])
         .arg(&db)
         .arg(dir.path().join("rounds.jsonl"))
         .stdout(Stdio::null())

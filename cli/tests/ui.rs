@@ -9,7 +9,7 @@ use std::process::Command;
 
 use common::Serving;
 
-mod common;
+use crate::common;
 
 const PLAYWRIGHT: &str = "playwright==1.65.2";
 

@@ -11,7 +11,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use mnemon::{Error, Message, Result, Role, Timestamp};
+use mnemon::rounds::Role;
+use mnemon::{Error, Message, Result, Timestamp};
 
 fn input(field: impl Into<String>, reason: impl Into<String>) -> Error {
     Error::InvalidInput { field: field.into(), reason: reason.into() }

@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 use mnemon::extract::{ExtractedFact, LlamaExtractor, Speed};
 use mnemon::internals::prefilter::skip;
 use mnemon::internals::verify::{verify, Note};
-use mnemon::{Error, Result, Turn};
+use mnemon::rounds::Turn;
+use mnemon::{Error, Result};
 
 use crate::data::{self, Benchmark};
 

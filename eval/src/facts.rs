@@ -34,10 +34,16 @@ use chrono::{Datelike, Duration, NaiveDate, Weekday};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use mnemon::config::Config;
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::Embedder;
 use mnemon::extract::Extractor;
+use mnemon::facts::Fact;
 use mnemon::internals::time::{month_number, weekday};
 use mnemon::internals::vector::cosine;
-use mnemon::{Config, Embedder, Error, Fact, Memory, Query, Record, Result, StoredRound};
+use mnemon::records::Record;
+use mnemon::rounds::StoredRound;
+use mnemon::{Error, Memory, Query, Result, Timestamp};
 
 use crate::data::{self, Benchmark, Question};
 use crate::run::FactCounts;
@@ -334,7 +340,7 @@ fn measure(
     }
     let seconds = started.elapsed().as_secs_f64();
     let rounds = memory.rounds(&h.user)?;
-    let facts = memory.facts(&h.user)?;
+    let facts = memory.active_facts(&h.user)?;
     let decisions = memory.decisions(&h.user)?;
     // Each superseded fact, read once: for the checks, and with its successor for reading by hand.
     let fact = |key: &str| match memory.get(key, &h.user) {
@@ -343,7 +349,7 @@ fn measure(
     };
     let mut superseded: Vec<Fact> = Vec::new();
     let mut supersessions: Vec<Supersession> = Vec::new();
-    for d in decisions.iter().filter(|d| d.kind == "fact.superseded") {
+    for d in decisions.iter().filter(|d| d.kind == DecisionKind::FactSuperseded) {
         let old = fact(&d.record);
         supersessions.push(Supersession {
             old: old.as_ref().map(|f| f.content.clone()).unwrap_or_default(),
@@ -353,9 +359,9 @@ fn measure(
         superseded.extend(old);
     }
     let logged = |old: &str, new: &str| {
-        decisions
-            .iter()
-            .any(|d| d.kind == "fact.superseded" && d.record == old && d.other.as_deref() == Some(new))
+        decisions.iter().any(|d| {
+            d.kind == DecisionKind::FactSuperseded && d.record == old && d.other.as_deref() == Some(new)
+        })
     };
     let round_of = |fact: &str| {
         let key = fact.rsplit_once('/').map_or(fact, |(r, _)| r);
@@ -504,7 +510,13 @@ fn check_update(
     check.current = current.first().map(|f| f.key.clone());
     check.superseded =
         current.iter().find(|f| f.supersedes.iter().any(|old| logged(old, &f.key))).map(|f| f.key.clone());
-    let context = memory.get_context(Query { date: q.date.as_deref(), ..Query::new(&q.question) }, user)?;
+    let context = memory.get_context(
+        Query {
+            date: q.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
+            ..Query::new(&q.question)
+        },
+        user,
+    )?;
     check.in_context = current.iter().any(|f| f.in_context() && context.text.contains(&f.line()));
     Ok(check)
 }

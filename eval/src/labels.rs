@@ -11,7 +11,9 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use mnemon::{Embedder, Memory, Query, Relevance, Result};
+use mnemon::context::Relevance;
+use mnemon::embed::Embedder;
+use mnemon::{Memory, Query, Result, Timestamp};
 
 use crate::data::{self, Benchmark};
 
@@ -73,7 +75,11 @@ fn store(embedder: &Arc<dyn Embedder>, path: &Path, haystack: &data::Haystack) -
 
 /// Every round's cosine to the question, by round key (at most 1000 rounds).
 fn cosines(memory: &Memory, user: &str, q: &data::Question) -> Result<Vec<(String, Vec<String>, f32)>> {
-    let query = Query { date: q.date.as_deref(), top_k: Some(1000), ..Query::new(&q.question) };
+    let query = Query {
+        date: q.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
+        top_k: Some(1000),
+        ..Query::new(&q.question)
+    };
     Ok(memory
         .recall(query, user)?
         .rounds

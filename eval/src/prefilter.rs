@@ -5,8 +5,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use mnemon::embed::HashingEmbedder;
 use mnemon::internals::prefilter::{skip, Rule};
-use mnemon::{HashingEmbedder, Memory, Result};
+use mnemon::{Memory, Result};
 
 use crate::data::{self, Benchmark};
 
@@ -32,7 +33,10 @@ impl PrefilterReport {
 
 /// The rounds `haystack` forms once stored (at `path`, with the hashing embedder: only the rounds
 /// matter to the callers, not their vectors).
-pub(crate) fn stored_rounds(haystack: &data::Haystack, path: &Path) -> Result<Vec<mnemon::StoredRound>> {
+pub(crate) fn stored_rounds(
+    haystack: &data::Haystack,
+    path: &Path,
+) -> Result<Vec<mnemon::rounds::StoredRound>> {
     let memory = Memory::builder(path).embedder(HashingEmbedder::default()).open()?;
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
         memory.add(session, &haystack.user)?;

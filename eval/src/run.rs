@@ -16,8 +16,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use mnemon::config::Config;
+use mnemon::embed::Embedder;
 use mnemon::extract::Extractor;
-use mnemon::{Config, Embedder, Error, Location, Memory, Query, Result};
+use mnemon::stores::Location;
+use mnemon::{Error, Memory, Query, Result, Timestamp};
 
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
 use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
@@ -53,7 +56,7 @@ pub struct RunConfig {
     /// Extract facts from every round at ingest (inline, so the ingest time includes it).
     pub extractor: Option<Arc<dyn Extractor>>,
     /// Per-query ranking options (recency, importance), off by default.
-    pub ranking: mnemon::Ranking,
+    pub ranking: mnemon::context::Ranking,
     /// Store each haystack in this PostgreSQL database (a schema per haystack, dropped after)
     /// instead of a temporary file.
     pub postgres: Option<String>,
@@ -116,7 +119,7 @@ impl FactCounts {
         self.superseded += o.superseded;
     }
 
-    pub(crate) fn of(decisions: &[mnemon::Decision]) -> FactCounts {
+    pub(crate) fn of(decisions: &[mnemon::decisions::Decision]) -> FactCounts {
         let mut c = FactCounts::default();
         for d in decisions {
             match d.kind.as_str() {
@@ -205,7 +208,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
             "retrieved_depth": KS[KS.len() - 1],
         },
         // Only when an option is on, so default runs keep the pins they always had.
-        "ranking": (cfg.ranking != mnemon::Ranking::default()).then(|| format!("{:?}", cfg.ranking)),
+        "ranking": (cfg.ranking != mnemon::context::Ranking::default()).then(|| format!("{:?}", cfg.ranking)),
         "qa": cfg.qa.as_ref().map(QaConfig::pins),
     })
 }
@@ -342,7 +345,7 @@ impl Schema {
         Ok(Schema { url: url.to_owned(), name })
     }
 
-    fn backend(&self) -> Result<Arc<dyn mnemon::Backend>> {
+    fn backend(&self) -> Result<Arc<dyn mnemon::stores::Backend>> {
         Ok(Arc::new(mnemon_postgres::PgBackend::new(&self.url)?.schema(&self.name)?))
     }
 }
@@ -421,19 +424,22 @@ fn run_haystack(
             );
         }
         let query = Query {
-            date: q.date.as_deref(),
+            date: q.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
             top_k: Some(KS[KS.len() - 1]),
             ranking: cfg.ranking,
             ..Query::new(&q.question)
         };
+        let asked = query.clone();
         let started = Instant::now();
-        let recall = memory.recall(query, &haystack.user)?;
+        let recall = memory.recall(asked, &haystack.user)?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
-        let context = memory
-            .get_context(Query { top_k: None, budget: cfg.engine.context_budget, ..query }, &haystack.user)?;
+        let context = memory.get_context(
+            Query { top_k: None, budget: cfg.engine.context_budget, ..query.clone() },
+            &haystack.user,
+        )?;
         let mut contexts = BTreeMap::new();
         for budget in metrics::BUDGETS {
-            let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(budget), ..query };
+            let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(budget), ..query.clone() };
             contexts.insert(budget, memory.get_context(at, &haystack.user)?.rounds);
         }
         let (qa, calls) = match asker.as_deref_mut() {

@@ -10,11 +10,12 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use mnemon::{Config, Embedder, HashingEmbedder};
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
-mod common;
+use crate::common;
 use common::LME;
 
 #[derive(Debug, Clone)]
@@ -134,7 +135,7 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
             retries: (3, Duration::from_millis(1)),
         }),
         extractor: None,
-        ranking: mnemon::Ranking::default(),
+        ranking: mnemon::context::Ranking::default(),
         postgres: None,
     }
 }

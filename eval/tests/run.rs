@@ -2,10 +2,11 @@
 
 use std::sync::Arc;
 
-use mnemon::{Config, Embedder, HashingEmbedder};
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
-mod common;
+use crate::common;
 use common::LME as DATA;
 
 fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
@@ -21,7 +22,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         command_line: "test".into(),
         qa: None,
         extractor: None,
-        ranking: mnemon::Ranking::default(),
+        ranking: mnemon::context::Ranking::default(),
         postgres: None,
     }
 }

@@ -23,7 +23,9 @@
 //!
 //! ```no_run
 //! use std::sync::Arc;
-//! use mnemon::{HashingEmbedder, Location, Memory, Message};
+//! use mnemon::{Memory, Message};
+//! use mnemon::embed::HashingEmbedder;
+//! use mnemon::stores::Location;
 //! let backend = mnemon_postgres::PgBackend::new("postgres://mnemon@db.internal:5432/memories")?;
 //! let memory = Memory::builder(Location::Backend(Arc::new(backend))).embedder(HashingEmbedder::default()).open()?;
 //! memory.add(&[Message::user("I moved to Lisbon.", "2026-03-01T10:00:00")], "alice")?;

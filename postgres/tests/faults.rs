@@ -1,10 +1,12 @@
 //! Bad references and faults on a PostgreSQL store: each a clear error, nothing half-written.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
-use mnemon::{Embedder, Error, ExportFormat, HashingEmbedder, Memory, Message};
+use mnemon::embed::{Embedder, HashingEmbedder};
+use mnemon::export::ExportFormat;
+use mnemon::{Error, Memory, Message};
 use mnemon_postgres::PgBackend;
 
 fn hashing() -> Arc<dyn Embedder> {
@@ -135,7 +137,7 @@ fn a_connection_dropped_in_the_middle_of_a_write_loses_that_write_only_and_the_n
     let url = common::fresh_db("dropped");
     let m = open(&url).unwrap();
     m.add(&[Message::user("Kept: I live in Porto.", "2026-01-01T10:00:00")], "u").unwrap();
-    let before = m.export("u", ExportFormat::Jsonl).unwrap();
+    let before = m.export(ExportFormat::Jsonl, "u").unwrap();
     // A round holding SLOW makes the insert wait inside the write transaction.
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
     admin
@@ -173,7 +175,7 @@ fn a_connection_dropped_in_the_middle_of_a_write_loses_that_write_only_and_the_n
     assert_eq!(killer.join().unwrap(), 1, "the writing session was terminated");
     assert!(matches!(err, Error::Database(_)), "{err}");
     // Nothing of the lost call was written; the next call reconnects and writes.
-    assert_eq!(m.export("u", ExportFormat::Jsonl).unwrap(), before);
+    assert_eq!(m.export(ExportFormat::Jsonl, "u").unwrap(), before);
     m.add(&[Message::user("After the drop: I moved to Lisbon.", "2026-01-03T10:00:00")], "u").unwrap();
     let rounds = m.rounds("u").unwrap();
     assert_eq!(rounds.len(), 2, "{rounds:?}");

@@ -1,16 +1,17 @@
 //! The same calls give the same store on SQLite and on PostgreSQL: exports in every format,
 //! contexts, recalls, searches and decision logs, byte for byte.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::sync::Arc;
 
+use mnemon::embed::{Embedder, HashingEmbedder};
+use mnemon::export::ExportFormat;
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
-use mnemon::{
-    Embedder, ExportFormat, HashingEmbedder, Memory, Message, NewNote, NoteKind, NoteUpdate, Role, Scope,
-    Search, Turn,
-};
+use mnemon::notes::{NewNote, NoteKind, NoteUpdate, Search};
+use mnemon::rounds::{Role, Turn};
+use mnemon::{Memory, Message, Scope, Timestamp};
 use mnemon_postgres::PgBackend;
 
 /// The first LoCoMo dev conversation's user, as the harness names it.
@@ -92,7 +93,7 @@ fn script(m: &Memory) -> Vec<String> {
         tags: Some(vec!["family".into()]),
         ..NoteUpdate::default()
     };
-    m.update(&keys[0], &change, "2023-06-03T10:00:00", USER).unwrap();
+    m.update(&keys[0], &change, &Timestamp::parse("2023-06-03T10:00:00").unwrap(), USER).unwrap();
     m.delete(&keys[2], USER).unwrap();
     let first_round = m.rounds(USER).unwrap()[3].key.clone();
     m.delete(&first_round, USER).unwrap();
@@ -102,13 +103,13 @@ fn script(m: &Memory) -> Vec<String> {
     m.flush().unwrap();
 
     let mut out = Vec::new();
-    for user in m.users().unwrap() {
+    for user in m.user_names().unwrap() {
         for format in [ExportFormat::Jsonl, ExportFormat::Markdown, ExportFormat::Text] {
-            out.push(m.export(user.as_str(), format).unwrap());
+            out.push(m.export(format, user.as_str()).unwrap());
         }
         out.push(format!("{:?}", m.decisions(user.as_str()).unwrap()));
     }
-    out.push(m.export(coach, ExportFormat::Jsonl).unwrap());
+    out.push(m.export(ExportFormat::Jsonl, coach).unwrap());
     for q in
         ["What did Caroline research?", "When did Caroline go to the support group?", "pottery", "adoption"]
     {
@@ -117,7 +118,7 @@ fn script(m: &Memory) -> Vec<String> {
         out.push(format!("{:?}", m.search(&Search::new(q), coach).unwrap()));
     }
     out.push(format!("{:?}", m.count(USER).unwrap()));
-    out.push(format!("{:?}", m.users().unwrap()));
+    out.push(format!("{:?}", m.user_names().unwrap()));
     out
 }
 
@@ -157,7 +158,7 @@ fn the_same_calls_give_byte_identical_exports_contexts_and_logs_on_sqlite_and_po
 
     // Reopened from the database alone (no models), the store reads the same.
     let stored = Memory::builder(backend).stored().open().unwrap();
-    assert_eq!(stored.export(USER, ExportFormat::Jsonl).unwrap(), on_file[0]);
+    assert_eq!(stored.export(ExportFormat::Jsonl, USER).unwrap(), on_file[0]);
     // A file's forget empties its log; PostgreSQL keeps deleted rows in the tables' free space
     // and its log until its operator runs VACUUM FULL, so a forget there never says scrubbed.
     let forgot = stored.forget_user(USER).unwrap();

@@ -2,15 +2,18 @@
 //! one user wait for each other, and extraction is claimed per user, so two handles extract
 //! different users' rounds at the same time and no round twice.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mnemon::config::Config;
+use mnemon::embed::HashingEmbedder;
 use mnemon::extract::{Extraction, Extractor, ExtractorPins};
 use mnemon::internals::backend::{Backend, Connection};
-use mnemon::{Config, Error, HashingEmbedder, Memory, Message, Role, Scope, Turn};
+use mnemon::rounds::{Role, Turn};
+use mnemon::{Error, Memory, Message, Scope};
 use mnemon_postgres::PgBackend;
 
 /// A connection whose lock waits give up after `ms` (as `Error::Busy`).
@@ -209,7 +212,8 @@ fn two_handles_extract_different_users_at_once_and_no_round_twice() {
     assert_eq!(a.pending(None).unwrap(), 0);
     for user in users {
         // One fact per round, settled in round order.
-        let facts: Vec<String> = a.facts(Scope::user(user)).unwrap().into_iter().map(|f| f.content).collect();
+        let facts: Vec<String> =
+            a.active_facts(Scope::user(user)).unwrap().into_iter().map(|f| f.content).collect();
         let expected: Vec<String> = DAYS.iter().map(|what| format!("{user} {what}")).collect();
         assert_eq!(facts, expected);
     }

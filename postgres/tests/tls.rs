@@ -3,14 +3,15 @@
 //! (rustls, certificates made for the test) and relays the decrypted protocol to the server.
 //! Each mode is checked for what it must accept and what it must refuse.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use mnemon::{HashingEmbedder, Memory};
+use mnemon::embed::HashingEmbedder;
+use mnemon::Memory;
 use mnemon_postgres::PgBackend;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -121,7 +122,7 @@ fn write_pem(dir: &Path, name: &str, pem: &str) -> PathBuf {
 /// Opens a store at `url` and writes and reads one note: the whole protocol, not only a login.
 fn use_store(url: &str) -> mnemon::Result<()> {
     let m = Memory::builder(Arc::new(PgBackend::new(url)?)).embedder(HashingEmbedder::default()).open()?;
-    m.remember(&[mnemon::NewNote::new("Ana lives in Lisbon.", "2026-03-01T10:00:00")], "ana")?;
+    m.remember(&[mnemon::notes::NewNote::new("Ana lives in Lisbon.", "2026-03-01T10:00:00")], "ana")?;
     assert_eq!(m.count("ana")?.notes, 1);
     Ok(())
 }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use mnemon::{Query, Scope};
+use mnemon::{Query, Scope, Timestamp};
 use mnemon_server::api::Target;
 use mnemon_server::{ApiError, Service};
 use pyo3::exceptions::{PyException, PyValueError};
@@ -121,8 +121,8 @@ impl Engine {
             let memory = self.service.memory(store)?;
             let json = match what {
                 "rounds" => serde_json::to_string(&memory.rounds(scope)?),
-                "facts" => serde_json::to_string(&memory.facts(scope)?),
-                "every_fact" => serde_json::to_string(&memory.every_fact(scope)?),
+                "facts" => serde_json::to_string(&memory.active_facts(scope)?),
+                "every_fact" => serde_json::to_string(&memory.all_facts(scope)?),
                 "decisions" => serde_json::to_string(&memory.decisions(scope)?),
                 _ => {
                     return Err(ApiError::input(
@@ -146,8 +146,8 @@ impl Engine {
             let memory = self.service.memory(args.store.as_deref())?;
             let query = Query {
                 top_k: args.top_k,
-                date: args.date.as_deref(),
-                as_of: args.as_of.as_deref(),
+                date: args.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
+                as_of: args.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
                 ..Query::new(&args.query)
             };
             let scope = scope(args.user_id.as_deref(), args.agent_id.as_deref());
@@ -171,7 +171,7 @@ impl Engine {
     #[pyo3(signature = (store=None))]
     fn users(&self, py: Python<'_>, store: Option<&str>) -> PyResult<String> {
         py.detach(|| {
-            let users = self.service.memory(store)?.users()?;
+            let users = self.service.memory(store)?.user_names()?;
             serde_json::to_string(&users).map_err(ApiError::internal)
         })
         .map_err(raised)
@@ -212,7 +212,7 @@ fn metadata_matches(condition: &str, metadata: &str) -> PyResult<Vec<bool>> {
     let condition: serde_json::Value = serde_json::from_str(condition).map_err(bad)?;
     let items: Vec<serde_json::Value> = serde_json::from_str(metadata).map_err(bad)?;
     let filter =
-        mnemon::MetadataFilter::parse(&condition, "filter.metadata").map_err(|e| raised(e.into()))?;
+        mnemon::notes::MetadataFilter::parse(&condition, "filter.metadata").map_err(|e| raised(e.into()))?;
     Ok(items.iter().map(|m| filter.holds(m)).collect())
 }
 

@@ -61,12 +61,12 @@ pub enum Kind {
     Procedural,
 }
 
-impl From<Kind> for mnemon::NoteKind {
+impl From<Kind> for mnemon::notes::NoteKind {
     fn from(k: Kind) -> Self {
         match k {
-            Kind::Episodic => mnemon::NoteKind::Episodic,
-            Kind::Semantic => mnemon::NoteKind::Semantic,
-            Kind::Procedural => mnemon::NoteKind::Procedural,
+            Kind::Episodic => mnemon::notes::NoteKind::Episodic,
+            Kind::Semantic => mnemon::notes::NoteKind::Semantic,
+            Kind::Procedural => mnemon::notes::NoteKind::Procedural,
         }
     }
 }
@@ -249,13 +249,13 @@ pub struct FilterIn {
 impl FilterIn {
     /// The library's filter; a metadata condition that cannot be read is an error naming its
     /// place (`filter.metadata.year.near`).
-    pub fn filter(&self, include_condensed: bool) -> Result<mnemon::Filter, mnemon::Error> {
+    pub fn filter(&self, include_condensed: bool) -> Result<mnemon::notes::Filter, mnemon::Error> {
         let metadata = self
             .metadata
             .as_ref()
-            .map(|m| mnemon::MetadataFilter::parse(m, "filter.metadata"))
+            .map(|m| mnemon::notes::MetadataFilter::parse(m, "filter.metadata"))
             .transpose()?;
-        Ok(mnemon::Filter {
+        Ok(mnemon::notes::Filter {
             tags_any: self.tags_any.clone(),
             tags_all: self.tags_all.clone(),
             kinds: self.kinds.iter().map(|k| (*k).into()).collect(),
@@ -570,7 +570,7 @@ pub struct Recalled {
     /// there (its places in the dense, word and time-window rankings, and the phrasing) and
     /// whether it is in the block or was cut.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub records: Vec<mnemon::ContextRecord>,
+    pub records: Vec<mnemon::context::ContextRecord>,
     /// With `explain`: the token budget the block was fitted to (none: no budget).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget: Option<usize>,
@@ -580,7 +580,7 @@ pub struct Recalled {
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Saved {
     /// One entry per memory given.
-    pub memories: Vec<mnemon::Remembered>,
+    pub memories: Vec<mnemon::notes::Remembered>,
 }
 
 /// What adding messages did.
@@ -589,7 +589,7 @@ pub struct Added {
     /// Keys of the rounds stored.
     pub stored: Vec<String>,
     /// Rounds skipped as duplicates.
-    pub duplicates: Vec<mnemon::Duplicate>,
+    pub duplicates: Vec<mnemon::rounds::Duplicate>,
     /// Rounds of this user waiting for fact extraction.
     pub pending_extraction: usize,
 }

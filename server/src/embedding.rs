@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex};
 
-use mnemon::{Calibration, Embedder, EmbedderPins};
+use mnemon::embed::{Calibration, Embedder, EmbedderPins};
 
 /// Records each call's latency (queueing included) in `mnemon_embed_seconds`.
 pub struct Metered(pub Arc<dyn Embedder>);
@@ -174,7 +174,7 @@ impl Embedder for Batched {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mnemon::HashingEmbedder;
+    use mnemon::embed::HashingEmbedder;
     use std::sync::Mutex;
 
     /// Records every call that has a default a wrapper could silently fall back to.

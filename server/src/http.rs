@@ -453,23 +453,23 @@ async fn add_messages(
 
 /// Search memories.
 #[utoipa::path(post, path = "/v1/memories/search", tag = "memories", request_body = SearchMemories,
-    responses((status = 200, body = mnemon::Found), Errors))]
+    responses((status = 200, body = mnemon::notes::SearchResults), Errors))]
 async fn search_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::Found>, ApiError> {
+) -> Result<Json<mnemon::notes::SearchResults>, ApiError> {
     json_op(&s, (&p, "search_memories"), json_body(body)?, Service::search).await
 }
 
 /// List memories, newest first.
 #[utoipa::path(post, path = "/v1/memories/list", tag = "memories", request_body = ListMemories,
-    responses((status = 200, body = mnemon::Page), Errors))]
+    responses((status = 200, body = mnemon::notes::NotePage), Errors))]
 async fn list_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::Page>, ApiError> {
+) -> Result<Json<mnemon::notes::NotePage>, ApiError> {
     json_op(&s, (&p, "list_memories"), json_body(body)?, Service::list).await
 }
 
@@ -485,27 +485,27 @@ fn with_key(mut object: serde_json::Map<String, Value>, key: String) -> Result<V
 /// One record by key.
 #[utoipa::path(get, path = "/v1/memories/{key}", tag = "memories",
     params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
-    responses((status = 200, body = mnemon::Record), Errors))]
+    responses((status = 200, body = mnemon::records::Record), Errors))]
 async fn get_memory(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     Path(key): Path<String>,
     RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::Record>, ApiError> {
+) -> Result<Json<mnemon::records::Record>, ApiError> {
     json_op(&s, (&p, "get_memory"), with_key(query_object(q)?, key)?, Service::get).await
 }
 
 /// Change the given fields of a memory (the body is `update_memory`'s, without `key`).
 #[utoipa::path(patch, path = "/v1/memories/{key}", tag = "memories", request_body = UpdateMemory,
     params(("key" = String, Path, description = "The memory's key"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
-    responses((status = 200, body = mnemon::Note), Errors))]
+    responses((status = 200, body = mnemon::notes::Note), Errors))]
 async fn update_memory(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     headers: axum::http::HeaderMap,
     Path(key): Path<String>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::Note>, ApiError> {
+) -> Result<Json<mnemon::notes::Note>, ApiError> {
     let Value::Object(object) = json_body(body)? else {
         return Err(ApiError::input("body", "expected a JSON object"));
     };
@@ -515,46 +515,46 @@ async fn update_memory(
 /// Delete one record by key.
 #[utoipa::path(delete, path = "/v1/memories/{key}", tag = "memories",
     params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
-    responses((status = 200, body = mnemon::Deleted), Errors))]
+    responses((status = 200, body = mnemon::records::Deleted), Errors))]
 async fn delete_memory(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     Path(key): Path<String>,
     RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::Deleted>, ApiError> {
+) -> Result<Json<mnemon::records::Deleted>, ApiError> {
     json_op(&s, (&p, "delete_memory"), with_key(query_object(q)?, key)?, Service::delete).await
 }
 
 /// Count what the scope sees.
 #[utoipa::path(get, path = "/v1/count", tag = "memories", params(TargetParams),
-    responses((status = 200, body = mnemon::Counts), Errors))]
+    responses((status = 200, body = mnemon::records::Counts), Errors))]
 async fn count_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::Counts>, ApiError> {
+) -> Result<Json<mnemon::records::Counts>, ApiError> {
     json_op(&s, (&p, "count_memories"), Value::Object(query_object(q)?), Service::count).await
 }
 
 /// Copy memories into another store.
 #[utoipa::path(post, path = "/v1/memories/copy", tag = "stores", request_body = TransferMemories,
-    responses((status = 200, body = mnemon::TransferReport), Errors))]
+    responses((status = 200, body = mnemon::notes::TransferReport), Errors))]
 async fn copy_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::TransferReport>, ApiError> {
+) -> Result<Json<mnemon::notes::TransferReport>, ApiError> {
     json_op(&s, (&p, "copy_memories"), json_body(body)?, |service, r| service.transfer(r, false)).await
 }
 
 /// Move memories into another store.
 #[utoipa::path(post, path = "/v1/memories/move", tag = "stores", request_body = TransferMemories,
-    responses((status = 200, body = mnemon::TransferReport), Errors))]
+    responses((status = 200, body = mnemon::notes::TransferReport), Errors))]
 async fn move_memories(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::TransferReport>, ApiError> {
+) -> Result<Json<mnemon::notes::TransferReport>, ApiError> {
     json_op(&s, (&p, "move_memories"), json_body(body)?, |service, r| service.transfer(r, true)).await
 }
 
@@ -622,12 +622,12 @@ async fn list_stores(
 /// (a caller bound to a user sees only that user, and what its agent may see).
 #[utoipa::path(get, path = "/v1/users", tag = "browse",
     params(("store" = Option<String>, Query, description = "Which store (default: the server's)")),
-    responses((status = 200, body = Vec<mnemon::UserSummary>), Errors))]
+    responses((status = 200, body = Vec<mnemon::browse::UserSummary>), Errors))]
 async fn list_users(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     RawQuery(q): RawQuery,
-) -> Result<Json<Vec<mnemon::UserSummary>>, ApiError> {
+) -> Result<Json<Vec<mnemon::browse::UserSummary>>, ApiError> {
     let request: ListUsers = parse(Value::Object(query_object(q)?))?;
     let service = Arc::clone(&s.service);
     let users = crate::service::blocking(move || service.users(&request)).await?;
@@ -658,34 +658,34 @@ async fn list_users(
 /// A page of the scope's rounds, oldest first, each with every fact extracted from it (a
 /// superseded fact with the fact that replaced it and the decision: rule, both values).
 #[utoipa::path(post, path = "/v1/timeline", tag = "browse", request_body = ReadTimeline,
-    responses((status = 200, body = mnemon::TimelinePage), Errors))]
+    responses((status = 200, body = mnemon::browse::TimelinePage), Errors))]
 async fn read_timeline(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::TimelinePage>, ApiError> {
+) -> Result<Json<mnemon::browse::TimelinePage>, ApiError> {
     json_op(&s, (&p, "read_timeline"), json_body(body)?, Service::timeline).await
 }
 
 /// A page of the scope's decision log, in logical order, filtered by kind.
 #[utoipa::path(post, path = "/v1/decisions", tag = "browse", request_body = ReadDecisions,
-    responses((status = 200, body = mnemon::DecisionPage), Errors))]
+    responses((status = 200, body = mnemon::decisions::DecisionPage), Errors))]
 async fn read_decisions(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::DecisionPage>, ApiError> {
+) -> Result<Json<mnemon::decisions::DecisionPage>, ApiError> {
     json_op(&s, (&p, "read_decisions"), json_body(body)?, Service::decisions).await
 }
 
 /// What the scope stored per month: rounds, notes, facts and supersessions.
 #[utoipa::path(get, path = "/v1/activity", tag = "browse", params(TargetParams),
-    responses((status = 200, body = mnemon::Activity), Errors))]
+    responses((status = 200, body = mnemon::browse::Activity), Errors))]
 async fn read_activity(
     State(s): State<AppState>,
     Extension(p): Extension<Principal>,
     RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::Activity>, ApiError> {
+) -> Result<Json<mnemon::browse::Activity>, ApiError> {
     json_op(&s, (&p, "read_activity"), Value::Object(query_object(q)?), Service::activity).await
 }
 

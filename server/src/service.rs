@@ -6,12 +6,18 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use mnemon::browse::Paging;
+use mnemon::config::Config;
+use mnemon::context::{Ranking, Recency};
+use mnemon::decisions::DecisionKind;
+use mnemon::embed::Embedder;
+use mnemon::export::ExportFormat;
 use mnemon::extract::Extractor;
+use mnemon::notes::{ListNotes, NewNote, NotePage, NoteUpdate, Search, SearchResults};
+use mnemon::records::Record;
+use mnemon::rounds::Role;
 use mnemon::stores::Stores;
-use mnemon::{
-    Config, Embedder, ExportFormat, Found, List, Memory, Message, NewNote, NoteUpdate, Page, Paging, Query,
-    Ranking, Recency, Record, Role, Scope, Search,
-};
+use mnemon::{Memory, Message, Query, Scope, Timestamp};
 
 use crate::api::*;
 use crate::error::{ApiError, Code};
@@ -39,7 +45,7 @@ pub struct Settings {
     pub config: Config,
     /// Memory the in-memory views of every store the server opens share (none: each store's
     /// own `view_cache_bytes` only).
-    pub memory_budget: Option<mnemon::MemoryBudget>,
+    pub memory_budget: Option<mnemon::config::MemoryBudget>,
 }
 
 /// The operations, over the stores they reach.
@@ -50,7 +56,7 @@ pub struct Service {
     embedder: Arc<dyn Embedder>,
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
-    memory_budget: Option<mnemon::MemoryBudget>,
+    memory_budget: Option<mnemon::config::MemoryBudget>,
     open: Mutex<OpenStores>,
     /// Idempotency keys of recent writes.
     keys: crate::idempotency::Keys,
@@ -104,7 +110,7 @@ impl Service {
     }
 
     /// The memory budget the stores share, if the server has one.
-    pub fn memory_budget(&self) -> Option<&mnemon::MemoryBudget> {
+    pub fn memory_budget(&self) -> Option<&mnemon::config::MemoryBudget> {
         self.memory_budget.as_ref()
     }
 
@@ -211,7 +217,7 @@ impl Service {
     /// A read of the default store, for health checks.
     pub fn check(&self) -> Result<(), ApiError> {
         // A read on a read connection: never waits for the write lock.
-        self.memory(None)?.users()?;
+        self.memory(None)?.user_names()?;
         Ok(())
     }
 
@@ -263,9 +269,9 @@ impl Service {
         let angles: Vec<&str> = req.angles.iter().map(String::as_str).collect();
         let cancel = cancel_flag();
         let query = Query {
-            cancel: mnemon::Cancel(Some(&cancel)),
-            date: req.date.as_deref(),
-            as_of: req.as_of.as_deref(),
+            cancel: mnemon::context::Cancel(Some(&cancel)),
+            date: req.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
+            as_of: req.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
             top_k: req.top_k,
             budget: req.budget,
             angles: &angles,
@@ -311,7 +317,7 @@ impl Service {
         Ok(Added {
             stored: report.stored,
             duplicates: report.duplicates,
-            pending_extraction: memory.pending(Some(scope.user))?,
+            pending_extraction: memory.pending(Some(scope.user.into()))?,
         })
     }
 
@@ -330,7 +336,7 @@ impl Service {
     }
 
     /// `search_memories`.
-    pub fn search(&self, req: &SearchMemories) -> Result<Found, ApiError> {
+    pub fn search(&self, req: &SearchMemories) -> Result<SearchResults, ApiError> {
         let cancel = cancel_flag();
         let mut search = Search::new(&req.query).filter(req.filter.filter(false)?).cancel(&cancel);
         if let Some(l) = req.limit {
@@ -338,7 +344,7 @@ impl Service {
         }
         search.min_score = req.min_score;
         search.facts = req.facts;
-        search.date = req.date.as_deref();
+        search.date = req.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?;
         search.ranking = Ranking {
             recency: req.recency.map(|r| Recency { alpha: r.alpha, half_life_days: r.half_life_days }),
             importance: req.importance_weight,
@@ -354,10 +360,10 @@ impl Service {
     }
 
     /// `list_memories`.
-    pub fn list(&self, req: &ListMemories) -> Result<Page, ApiError> {
-        let list = List {
+    pub fn list(&self, req: &ListMemories) -> Result<NotePage, ApiError> {
+        let list = ListNotes {
             filter: req.filter.filter(req.include_condensed)?,
-            limit: req.limit.unwrap_or(List::default().limit),
+            limit: req.limit.unwrap_or(ListNotes::default().limit),
             cursor: req.cursor.clone(),
         };
         let scope = Self::scope(&req.target());
@@ -374,7 +380,7 @@ impl Service {
     }
 
     /// `update_memory`: the note as it is after the change.
-    pub fn update(&self, req: &UpdateMemory) -> Result<mnemon::Note, ApiError> {
+    pub fn update(&self, req: &UpdateMemory) -> Result<mnemon::notes::Note, ApiError> {
         let update = NoteUpdate {
             content: req.content.clone(),
             title: req.title.clone(),
@@ -388,26 +394,31 @@ impl Service {
             Some(ts) => ts.clone(),
             None => self.stamp("update_memory", req.idempotency_key.as_deref(), req)?,
         };
+        let ts = Timestamp::parse(&ts)?;
         Ok(memory.update(&req.key, &update, &ts, Self::scope(&req.target()))?)
     }
 
     /// `delete_memory`.
-    pub fn delete(&self, req: &DeleteMemory) -> Result<mnemon::Deleted, ApiError> {
+    pub fn delete(&self, req: &DeleteMemory) -> Result<mnemon::records::Deleted, ApiError> {
         Ok(self.memory(req.store.as_deref())?.delete(&req.key, Self::scope(&req.target()))?)
     }
 
     /// `count_memories`.
-    pub fn count(&self, req: &CountMemories) -> Result<mnemon::Counts, ApiError> {
+    pub fn count(&self, req: &CountMemories) -> Result<mnemon::records::Counts, ApiError> {
         Ok(self.memory(req.store.as_deref())?.count(Self::scope(&req.target()))?)
     }
 
     /// `copy_memories` / `move_memories`.
-    pub fn transfer(&self, req: &TransferMemories, remove: bool) -> Result<mnemon::TransferReport, ApiError> {
+    pub fn transfer(
+        &self,
+        req: &TransferMemories,
+        remove: bool,
+    ) -> Result<mnemon::notes::TransferReport, ApiError> {
         let from = self.memory(req.store.as_deref())?;
         let to = self.memory(Some(&req.to)).map_err(|e| ApiError { field: Some("to".into()), ..e })?;
         let keys: Vec<&str> = req.keys.iter().map(String::as_str).collect();
         let scope = Self::scope(&req.target());
-        Ok(if remove { from.move_to(&keys, scope, &to)? } else { from.copy_to(&keys, scope, &to)? })
+        Ok(if remove { from.move_to(&keys, &to, scope)? } else { from.copy_to(&keys, &to, scope)? })
     }
 
     /// `export_memories`.
@@ -420,8 +431,8 @@ impl Service {
         let memory = self.memory(req.store.as_deref())?;
         let scope = Self::scope(&req.target());
         let text = match req.as_of.as_deref() {
-            Some(t) => memory.export_as_of(scope, format, t)?,
-            None => memory.export(scope, format)?,
+            Some(t) => memory.export_as_of(format, &Timestamp::parse_field(t, "as_of")?, scope)?,
+            None => memory.export(format, scope)?,
         };
         Ok(Exported { text })
     }
@@ -435,30 +446,36 @@ impl Service {
     }
 
     /// Every user of a store with what they hold.
-    pub fn users(&self, req: &ListUsers) -> Result<Vec<mnemon::UserSummary>, ApiError> {
-        Ok(self.memory(req.store.as_deref())?.user_summaries()?)
+    pub fn users(&self, req: &ListUsers) -> Result<Vec<mnemon::browse::UserSummary>, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.users()?)
     }
 
     /// A page of a scope's timeline.
-    pub fn timeline(&self, req: &ReadTimeline) -> Result<mnemon::TimelinePage, ApiError> {
+    pub fn timeline(&self, req: &ReadTimeline) -> Result<mnemon::browse::TimelinePage, ApiError> {
         let paging =
             Paging { limit: req.limit.unwrap_or(Paging::default().limit), cursor: req.cursor.clone() };
         Ok(self.memory(req.store.as_deref())?.timeline(&paging, Self::scope(&req.target()))?)
     }
 
     /// A page of a scope's decision log.
-    pub fn decisions(&self, req: &ReadDecisions) -> Result<mnemon::DecisionPage, ApiError> {
+    pub fn decisions(&self, req: &ReadDecisions) -> Result<mnemon::decisions::DecisionPage, ApiError> {
         let paging =
             Paging { limit: req.limit.unwrap_or(Paging::default().limit), cursor: req.cursor.clone() };
-        Ok(self.memory(req.store.as_deref())?.decision_log(
-            &req.kinds,
-            &paging,
-            Self::scope(&req.target()),
-        )?)
+        let kinds = req
+            .kinds
+            .iter()
+            .enumerate()
+            .map(|(i, k)| {
+                DecisionKind::parse(k).ok_or_else(|| {
+                    ApiError::input(format!("kinds[{i}]"), format!("{k:?} is not a kind of decision"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(self.memory(req.store.as_deref())?.decision_page(&kinds, &paging, Self::scope(&req.target()))?)
     }
 
     /// What a scope stored per month.
-    pub fn activity(&self, req: &ReadActivity) -> Result<mnemon::Activity, ApiError> {
+    pub fn activity(&self, req: &ReadActivity) -> Result<mnemon::browse::Activity, ApiError> {
         Ok(self.memory(req.store.as_deref())?.activity(Self::scope(&req.target()))?)
     }
 
@@ -563,7 +580,7 @@ impl Drop for CancelOnDrop {
 
 /// Runs a blocking operation on tokio's blocking pool; a panic inside it is an `internal` error.
 /// Work whose caller stopped waiting before it began is not begun; a read that has begun stops
-/// at its next check (see [`mnemon::Cancel`]); a write that has begun completes.
+/// at its next check (see [`mnemon::context::Cancel`]); a write that has begun completes.
 pub async fn blocking<R: Send + 'static>(
     op: impl FnOnce() -> Result<R, ApiError> + Send + 'static,
 ) -> Result<R, ApiError> {

@@ -2,11 +2,11 @@
 //! explained recall) and the page's own assets, over real HTTP: their answers, what a caller bound
 //! to one user (or agent) may see of them, and the headers every asset carries.
 
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_server::{Grant, HttpOptions, Principal};
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::{raw, settings, start, Raw, Server};
 
 const ADMIN: &str = "admin-token-0123456789";
@@ -145,6 +145,18 @@ fn the_browse_routes_answer_and_a_bound_caller_sees_only_what_it_may() {
     assert_eq!(log["decisions"].as_array().unwrap().len(), 2);
     assert!(log["decisions"].as_array().unwrap().iter().all(|d| d["kind"] == "note.stored"));
     assert_eq!(log["kinds"]["round.stored"], 5);
+    // A kind the log does not know is bad input, named, not a filter that matches nothing.
+    let bad = json_of(&call(
+        &s,
+        "POST",
+        "/v1/decisions",
+        Some(ADMIN),
+        Some(json!({"user_id": "ana", "kinds": ["note.stored", "note.eaten"]})),
+    ));
+    assert_eq!(
+        (bad["error"]["code"].as_str(), bad["error"]["field"].as_str()),
+        (Some("invalid_input"), Some("kinds[1]"))
+    );
     let page = ok(&s, "POST", "/v1/decisions", Some(json!({"user_id": "ana", "limit": 3})));
     assert_eq!(page["decisions"].as_array().unwrap().len(), 3);
     assert!(page["next"].is_string());

@@ -3,10 +3,10 @@
 //! preflights. Every attack must fail and leave the store as it was; the server's own origin,
 //! loopback names, allowed names and opted-in CORS origins must keep working.
 
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_server::HttpOptions;
 
-mod common;
+use crate::common;
 use common::{raw, settings, start, Raw, Server};
 
 const JSON: (&str, &str) = ("Content-Type", "application/json");

@@ -2,11 +2,11 @@
 //! stores, store files in the data directory, project stores, and a store named under a root;
 //! a foreign SQLite file in the data directory is left byte for byte as it was.
 
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_server::HttpOptions;
 use serde_json::json;
 
-mod common;
+use crate::common;
 use common::{raw, settings, start};
 
 #[test]

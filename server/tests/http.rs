@@ -5,11 +5,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mnemon::{Config, HashingEmbedder};
+use mnemon::config::Config;
+use mnemon::embed::HashingEmbedder;
 use mnemon_server::{HttpOptions, Service};
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::{settings, start, Server};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -105,6 +106,16 @@ fn every_route_answers_over_real_http() {
     assert!(then.contains("vegetarian") && !then.contains("Toby") && !then.contains("Fridays"), "{then}");
     assert_eq!((r.body["rounds"].clone(), r.body["memories"].clone()), (json!([]), json!([veg])));
     let r = s.call("POST", "/v1/recall", Some(json!({"user_id": "ana", "query": "x", "as_of": "soon"})));
+    assert_eq!((r.status, r.body["error"]["field"].as_str()), (400, Some("as_of")), "{}", r.body);
+    let r = s.call("POST", "/v1/recall", Some(json!({"user_id": "ana", "query": "x", "date": "someday"})));
+    assert_eq!((r.status, r.body["error"]["field"].as_str()), (400, Some("date")), "{}", r.body);
+    let r = s.call(
+        "POST",
+        "/v1/memories/search",
+        Some(json!({"user_id": "ana", "query": "x", "date": "someday"})),
+    );
+    assert_eq!((r.status, r.body["error"]["field"].as_str()), (400, Some("date")), "{}", r.body);
+    let r = s.call("GET", "/v1/export?user_id=ana&as_of=soon", None);
     assert_eq!((r.status, r.body["error"]["field"].as_str()), (400, Some("as_of")), "{}", r.body);
 
     let r = s.call(

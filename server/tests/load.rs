@@ -6,11 +6,12 @@
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use mnemon::{Config, Embedder, EmbedderPins, HashingEmbedder};
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, EmbedderPins, HashingEmbedder};
 use mnemon_server::HttpOptions;
 use serde_json::json;
 
-mod common;
+use crate::common;
 use common::{raw, settings, start, Raw, Server};
 
 /// Hashing vectors; a question or document containing "hold" waits until [`Gate::release`].

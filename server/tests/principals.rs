@@ -3,11 +3,11 @@
 //! destructive tools off unless enabled, and MCP served statelessly, so that two servers behind
 //! a load balancer answer one client.
 
-use mnemon::Config;
+use mnemon::config::Config;
 use mnemon_server::{Grant, HttpOptions, Principal};
 use serde_json::{json, Value};
 
-mod common;
+use crate::common;
 use common::{raw, settings, start, Raw, Server};
 
 const ADMIN: &str = "admin-token-0123456789";

@@ -17,7 +17,7 @@ use crate::store::side::VectorFile;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use mnemon::{CachedEmbedder, Embedder, HashingEmbedder};
+/// use mnemon::embed::{CachedEmbedder, Embedder, HashingEmbedder};
 /// # let dir = tempfile::tempdir().unwrap();
 /// let cached = CachedEmbedder::open(dir.path().join("vectors.db"), Arc::new(HashingEmbedder::default()))?;
 /// let a = cached.embed_documents(&["I live in Porto."])?;

@@ -65,7 +65,8 @@ impl Calibration {
     /// The relevance score of a cosine.
     ///
     /// ```
-    /// use mnemon::{Calibration, Relevance};
+    /// use mnemon::context::Relevance;
+    /// use mnemon::embed::Calibration;
     /// let c = Calibration::MINILM;
     /// assert_eq!(c.score(0.40), 0.50);
     /// assert_eq!(Relevance::of(c.score(0.62)), Relevance::High);

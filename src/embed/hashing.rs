@@ -1,6 +1,6 @@
 //! Feature hashing: a deterministic embedder without a model.
 
-use super::{vector, Embedder, EmbedderPins};
+use super::{Embedder, EmbedderPins, vector};
 use crate::error::{Error, Result};
 
 /// Signed feature hashing of lowercase word unigrams and bigrams (FNV-1a), L2-normalized.
@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 /// explicit test double, or where no model may be installed.
 ///
 /// ```
-/// use mnemon::{Embedder, HashingEmbedder};
+/// use mnemon::embed::{Embedder, HashingEmbedder};
 /// let e = HashingEmbedder::new(256).unwrap();
 /// let v = e.embed_documents(&["I moved to Lisbon", "moved to Lisbon last year", "pasta recipe"]).unwrap();
 /// let cos = mnemon::internals::vector::cosine;

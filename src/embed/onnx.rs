@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
 use ort::value::Tensor;
 use tokenizers::Tokenizer;
 
-use super::{vector, Embedder, EmbedderPins};
+use super::{Embedder, EmbedderPins, vector};
 use crate::error::{Error, Result};
 use crate::model_files;
 
@@ -39,6 +39,13 @@ pub struct OnnxConfig {
     pub max_tokens: usize,
 }
 
+/// The default files in the default models folder ([`model_files::default_dir`]).
+impl Default for OnnxConfig {
+    fn default() -> OnnxConfig {
+        OnnxConfig::from_dir(&model_files::default_dir())
+    }
+}
+
 impl OnnxConfig {
     /// The default files under `dir` (see [`model_files::default_dir`]).
     pub fn from_dir(dir: &Path) -> OnnxConfig {
@@ -59,7 +66,7 @@ impl OnnxConfig {
 /// L2 normalization.
 ///
 /// ```no_run
-/// use mnemon::{Embedder, OnnxConfig, OnnxEmbedder};
+/// use mnemon::embed::{Embedder, OnnxConfig, OnnxEmbedder};
 /// let e = OnnxEmbedder::new(OnnxConfig::from_dir(&mnemon::model_files::default_dir())).unwrap();
 /// let v = e.embed_query("Where do I live?").unwrap();
 /// assert_eq!(v.len(), 384);

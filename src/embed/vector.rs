@@ -90,28 +90,30 @@ mod avx2 {
 
     #[target_feature(enable = "avx2,fma")]
     pub(super) unsafe fn dot(a: &[f32], b: &[f32]) -> f32 {
-        let n = a.len().min(b.len());
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        let mut r = [_mm256_setzero_ps(); 4];
-        let mut i = 0;
-        while i + super::LANES <= n {
-            for (k, acc) in r.iter_mut().enumerate() {
-                let x = _mm256_loadu_ps(pa.add(i + 8 * k));
-                let y = _mm256_loadu_ps(pb.add(i + 8 * k));
-                *acc = _mm256_fmadd_ps(x, y, *acc);
+        unsafe {
+            let n = a.len().min(b.len());
+            let (pa, pb) = (a.as_ptr(), b.as_ptr());
+            let mut r = [_mm256_setzero_ps(); 4];
+            let mut i = 0;
+            while i + super::LANES <= n {
+                for (k, acc) in r.iter_mut().enumerate() {
+                    let x = _mm256_loadu_ps(pa.add(i + 8 * k));
+                    let y = _mm256_loadu_ps(pb.add(i + 8 * k));
+                    *acc = _mm256_fmadd_ps(x, y, *acc);
+                }
+                i += super::LANES;
             }
-            i += super::LANES;
+            let v = _mm256_add_ps(_mm256_add_ps(r[0], r[1]), _mm256_add_ps(r[2], r[3]));
+            let v4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+            let v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
+            let v1 = _mm_add_ss(v2, _mm_shuffle_ps(v2, v2, 1));
+            let mut sum = _mm_cvtss_f32(v1);
+            while i < n {
+                sum = (*pa.add(i)).mul_add(*pb.add(i), sum);
+                i += 1;
+            }
+            sum
         }
-        let v = _mm256_add_ps(_mm256_add_ps(r[0], r[1]), _mm256_add_ps(r[2], r[3]));
-        let v4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-        let v2 = _mm_add_ps(v4, _mm_movehl_ps(v4, v4));
-        let v1 = _mm_add_ss(v2, _mm_shuffle_ps(v2, v2, 1));
-        let mut sum = _mm_cvtss_f32(v1);
-        while i < n {
-            sum = (*pa.add(i)).mul_add(*pb.add(i), sum);
-            i += 1;
-        }
-        sum
     }
 
     /// Sums of 16-bit pair products `abs(q) · sign(v, q)` (each pair at most 2 · 127² = 32,258,
@@ -136,35 +138,37 @@ mod avx2 {
     /// last group of fewer than four rows) goes through the scalar twin.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn dot_i8_rows(q: &[i8], rows: &[i8], out: &mut Vec<i32>) {
-        let dim = q.len();
-        let count = rows.len() / dim;
-        out.reserve(count);
-        if !dim.is_multiple_of(32) {
-            out.extend(rows.chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
-            return;
-        }
-        let steps = dim / 32;
-        let pq = q.as_ptr();
-        let ones = _mm256_set1_epi16(1);
-        let mut r = 0;
-        while r + 4 <= count {
-            let base = rows.as_ptr().add(r * dim);
-            let mut acc = [_mm256_setzero_si256(); 4];
-            for s in 0..steps {
-                let qs = _mm256_loadu_si256(pq.add(32 * s) as *const __m256i);
-                let qa = _mm256_abs_epi8(qs);
-                for (j, a) in acc.iter_mut().enumerate() {
-                    let v = _mm256_loadu_si256(base.add(j * dim + 32 * s) as *const __m256i);
-                    *a = _mm256_add_epi32(*a, madd_bytes(qa, qs, v, ones));
-                }
+        unsafe {
+            let dim = q.len();
+            let count = rows.len() / dim;
+            out.reserve(count);
+            if !dim.is_multiple_of(32) {
+                out.extend(rows.chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
+                return;
             }
-            let sums = sums4(acc[0], acc[1], acc[2], acc[3]);
-            let mut four = [0i32; 4];
-            _mm_storeu_si128(four.as_mut_ptr() as *mut __m128i, sums);
-            out.extend_from_slice(&four);
-            r += 4;
+            let steps = dim / 32;
+            let pq = q.as_ptr();
+            let ones = _mm256_set1_epi16(1);
+            let mut r = 0;
+            while r + 4 <= count {
+                let base = rows.as_ptr().add(r * dim);
+                let mut acc = [_mm256_setzero_si256(); 4];
+                for s in 0..steps {
+                    let qs = _mm256_loadu_si256(pq.add(32 * s) as *const __m256i);
+                    let qa = _mm256_abs_epi8(qs);
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        let v = _mm256_loadu_si256(base.add(j * dim + 32 * s) as *const __m256i);
+                        *a = _mm256_add_epi32(*a, madd_bytes(qa, qs, v, ones));
+                    }
+                }
+                let sums = sums4(acc[0], acc[1], acc[2], acc[3]);
+                let mut four = [0i32; 4];
+                _mm_storeu_si128(four.as_mut_ptr() as *mut __m128i, sums);
+                out.extend_from_slice(&four);
+                r += 4;
+            }
+            out.extend(rows[r * dim..].chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
         }
-        out.extend(rows[r * dim..].chunks_exact(dim).map(|row| super::portable_dot_i8(q, row)));
     }
 }
 

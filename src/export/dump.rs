@@ -207,7 +207,7 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             user: user.into(),
             agent: d.agent.clone(),
             at: d.at.clone(),
-            decision: d.kind.clone(),
+            decision: d.kind.as_str().to_owned(),
             record: d.record.clone(),
             other: d.other.clone(),
             detail: d.detail.clone(),

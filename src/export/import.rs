@@ -6,20 +6,21 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::dump::{embedding, Line, DUMP_FORMAT, DUMP_VERSION};
+use super::dump::{DUMP_FORMAT, DUMP_VERSION, Line, embedding};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_day;
 use crate::model::note::{
-    check_content, check_importance, check_metadata, check_tags, check_title, NoteKind,
+    NoteKind, check_content, check_importance, check_metadata, check_tags, check_title,
 };
 use crate::model::round::{index_text, normalized_key, round_key, round_text};
-use crate::model::scope::{check_user, Scope};
-use crate::model::time::{day_number, Timestamp};
+use crate::model::scope::{Scope, check_user};
+use crate::model::time::{Timestamp, day_number};
 use crate::read::render::count_tokens;
 use crate::store::{
-    extractor_hash, split_legacy, write, DecisionRow, FactRow, NoteRow, OpenMode, Pins, Place, RoundRow,
-    Store, View,
+    DecisionRow, FactRow, NoteRow, OpenMode, Pins, Place, RoundRow, Store, View, extractor_hash,
+    split_legacy, write,
 };
 
 /// What an import loaded.
@@ -284,9 +285,9 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
             }
             Line::Decision { user, agent, at, decision, record, other, detail } => {
                 scope(&user, &agent, n)?;
-                parsed
-                    .decisions
-                    .push((user, DecisionRow { id: 0, agent, at, kind: decision, record, other, detail }));
+                let kind = DecisionKind::parse(&decision)
+                    .ok_or_else(|| bad(n, format!("{decision:?} is not a kind of decision")))?;
+                parsed.decisions.push((user, DecisionRow { id: 0, agent, at, kind, record, other, detail }));
             }
         }
     }
@@ -394,7 +395,7 @@ pub(crate) fn import(place: &Place, dump: &str, config: &Config) -> Result<Impor
             user_id: ids[user.as_str()],
             agent: d.agent.as_deref(),
             at: &d.at,
-            kind: &d.kind,
+            kind: d.kind,
             record: &d.record,
             other: d.other.as_deref(),
             detail: &d.detail,

@@ -11,9 +11,10 @@ mod text;
 pub use import::ImportReport;
 pub(crate) use import::{check_dump, import};
 
-use crate::engine::{resolve, Engine};
+use crate::engine::{Engine, resolve};
 use crate::error::{Error, Result};
 use crate::model::scope::Scope;
+use crate::model::time::Timestamp;
 use crate::store::{AsOf, DecisionRow, ExtractorRow, FactRow, NoteRow, RoundRow, Store, View};
 
 /// Export formats.
@@ -90,10 +91,10 @@ pub(crate) fn export(
     engine: &Engine,
     scope: Scope<'_>,
     format: ExportFormat,
-    as_of: Option<&str>,
+    as_of: Option<&Timestamp>,
 ) -> Result<String> {
     scope.check()?;
-    let time = AsOf::time(as_of)?;
+    let time = as_of.cloned();
     if time.is_some() && format == ExportFormat::Jsonl {
         return Err(Error::input(
             "as_of",

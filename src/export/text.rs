@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use super::{ExportFormat, Records};
 use crate::error::{Error, Result};
 use crate::model::scope::Scope;
-use crate::read::render::{self, RenderRound, Style};
 use crate::read::Fact;
-use crate::store::{extractor_json, NoteRow, Pins, RoundRow};
+use crate::read::render::{self, RenderRound, Style};
+use crate::store::{NoteRow, Pins, RoundRow, extractor_json};
 
 fn round_view<'a>(r: &'a RoundRow, facts: &'a [String]) -> RenderRound<'a> {
     RenderRound {

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 
 use serde::Serialize;
 
-use super::normalize::{normalize, Normal, Polarity};
+use super::normalize::{Normal, Polarity, normalize};
 
 /// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
 /// extractor.

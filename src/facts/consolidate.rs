@@ -3,13 +3,14 @@
 
 use super::types::ConsolidateReport;
 use super::upgrade::resettle;
-use crate::engine::{logical_now, resolve, Engine};
+use crate::engine::{Engine, logical_now, resolve};
 use crate::error::Result;
+use crate::model::decision::DecisionKind;
 use crate::model::scope::Scope;
 use crate::store::write;
 
 /// The conflict pass over every fact of `scope` from scratch, then salience decay if
-/// [`Config::decay`](crate::Config::decay) is set; every change logged at the user's logical now.
+/// [`Config::decay`](crate::config::Config::decay) is set; every change logged at the user's logical now.
 /// (Condensing, the last step of [`Memory::consolidate`](crate::Memory::consolidate), is the
 /// write path's.)
 pub(crate) fn consolidate(engine: &Engine, scope: Scope<'_>) -> Result<ConsolidateReport> {
@@ -46,7 +47,7 @@ pub(crate) fn consolidate(engine: &Engine, scope: Scope<'_>) -> Result<Consolida
                             user,
                             agent.as_deref(),
                             &at,
-                            "fact.decayed",
+                            DecisionKind::FactDecayed,
                             &fact.row.key,
                             None,
                             &detail.to_string(),

@@ -9,20 +9,26 @@
 //! rounds an older extractor made and re-settles every fact; `consolidate` re-runs the conflict
 //! pass and decays salience. Must not run on the read path: nothing here is called by a read.
 
+#[doc(hidden)]
 pub mod conflict;
 pub(crate) mod consolidate;
-pub mod extract;
+pub(crate) mod extract;
+#[doc(hidden)]
 pub mod normalize;
+#[doc(hidden)]
 pub mod prefilter;
+#[doc(hidden)]
 pub mod resolve;
 mod settle;
 mod types;
 pub(crate) mod upgrade;
+#[doc(hidden)]
 pub mod verify;
 pub(crate) mod worker;
 
 use std::collections::BTreeMap;
 
+pub use crate::read::{Fact, FactHit};
 pub use types::*;
 
 use crate::config::Config;

@@ -318,11 +318,11 @@ fn subject(lex: &Lexicons, raw: &str) -> String {
     let tokens = drop_articles(lex, words(&text(raw)));
     let mut out = Vec::with_capacity(tokens.len());
     let mut rest = tokens.as_slice();
-    if let Some(first) = rest.first() {
-        if ["i", "me", "my", "myself", "mine", "user", "users"].contains(&first.as_str()) {
-            out.push("user".to_owned());
-            rest = &rest[1..];
-        }
+    if let Some(first) = rest.first()
+        && ["i", "me", "my", "myself", "mine", "user", "users"].contains(&first.as_str())
+    {
+        out.push("user".to_owned());
+        rest = &rest[1..];
     }
     out.extend(rest.iter().cloned());
     out.join(" ")

@@ -32,7 +32,7 @@ pub const RESOLVER_VERSION: &str = "engine-4 rules v2";
 
 use chrono::{Datelike, Duration, Months, NaiveDate, Weekday};
 
-use crate::model::time::{count, month_number, weekday, Unit};
+use crate::model::time::{Unit, count, month_number, weekday};
 
 /// The resolved date of `mention`, anchored on `anchor`; `fact` is the fact's text (for the
 /// forward-looking rule).
@@ -198,13 +198,10 @@ fn nearest_month_day(anchor: NaiveDate, month: u32, day: u32, forward: bool) -> 
     } else {
         (anchor.year() - 8..=anchor.year()).rev().collect()
     };
-    years.into_iter().filter_map(|y| NaiveDate::from_ymd_opt(y, month, day)).find(|d| {
-        if forward {
-            *d >= anchor
-        } else {
-            *d <= anchor
-        }
-    })
+    years
+        .into_iter()
+        .filter_map(|y| NaiveDate::from_ymd_opt(y, month, day))
+        .find(|d| if forward { *d >= anchor } else { *d <= anchor })
 }
 
 fn resolve_words(m: &Mention, anchor: NaiveDate, forward: bool) -> Option<String> {
@@ -248,17 +245,17 @@ fn rules(m: &Mention, anchor: NaiveDate, forward: bool) -> Option<Out> {
             Some("last") | Some("past") => return before(anchor, wd, true).map(Out::Day),
             Some("this") | Some("on") => {
                 return if forward { after(anchor, wd, false) } else { before(anchor, wd, false) }
-                    .map(Out::Day)
+                    .map(Out::Day);
             }
             _ => {}
         }
     }
     // 6. N units ago / in N units.
-    if let Some(i) = m.find("ago") {
-        if let Some(unit) = i.checked_sub(1).and_then(|p| m.w(p)).and_then(unit_word) {
-            let n = quantity_before(m, i - 1)?;
-            return step(anchor, n, unit, false).map(Out::Day);
-        }
+    if let Some(i) = m.find("ago")
+        && let Some(unit) = i.checked_sub(1).and_then(|p| m.w(p)).and_then(unit_word)
+    {
+        let n = quantity_before(m, i - 1)?;
+        return step(anchor, n, unit, false).map(Out::Day);
     }
     for (i, w) in m.words.iter().enumerate() {
         if w != "in" {
@@ -340,11 +337,7 @@ fn rules(m: &Mention, anchor: NaiveDate, forward: bool) -> Option<Out> {
         }
         let this_year = anchor.year();
         let y = if forward {
-            if mo >= anchor.month() {
-                this_year
-            } else {
-                this_year + 1
-            }
+            if mo >= anchor.month() { this_year } else { this_year + 1 }
         } else if mo <= anchor.month() {
             this_year
         } else {

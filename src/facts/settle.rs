@@ -2,17 +2,18 @@
 //! cosine unless a screen keeps two apart) and settled against the user's active facts of the
 //! same agent by the conflict rules, the round dequeued, in one transaction; each decision logged.
 
-use super::conflict::{conflict, newer, screen, Rule, Statement};
+use super::conflict::{Rule, Statement, conflict, newer, screen};
 use super::extract::Extraction;
 use super::prefilter::Rule as Skip;
-use super::verify::{embed_text, verify, Note};
+use super::verify::{Note, embed_text, verify};
 use crate::embed::{self, vector::nearest};
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_day;
 use crate::model::round::normalized_key;
 use crate::model::time::Timestamp;
-use crate::store::{write, ActiveFact, FactRow, RoundRow, Tx};
+use crate::store::{ActiveFact, FactRow, RoundRow, Tx, write};
 
 /// Stores one round's extraction (none when the pre-filter skipped it, with the rule that did):
 /// its facts by `extractor`, in one transaction with the round's dequeue.
@@ -49,7 +50,7 @@ pub(super) fn store_round(
     let version = write::user_version(&tx, user)?;
     if let Some(rule) = skipped {
         let detail = serde_json::json!({ "rule": rule.name() }).to_string();
-        write::log(&tx, user, agent, &at, "round.prefiltered", &round.key, None, &detail)?;
+        write::log(&tx, user, agent, &at, DecisionKind::RoundPrefiltered, &round.key, None, &detail)?;
     }
     let mut existing = write::active_facts(&tx, user, agent)?;
     let mut dates: Vec<String> = existing.iter().map(|f| date_of(f.round_day)).collect();
@@ -67,7 +68,7 @@ pub(super) fn store_round(
                 user,
                 agent,
                 &at,
-                "fact.duplicate",
+                DecisionKind::FactDuplicate,
                 &candidate,
                 Some(&of),
                 r#"{"match":"exact"}"#,
@@ -110,7 +111,16 @@ pub(super) fn store_round(
             match apart {
                 None => {
                     let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
-                    write::log(&tx, user, agent, &at, "fact.merged", &row.key, Some(&old.row.key), &detail)?;
+                    write::log(
+                        &tx,
+                        user,
+                        agent,
+                        &at,
+                        DecisionKind::FactMerged,
+                        &row.key,
+                        Some(&old.row.key),
+                        &detail,
+                    )?;
                     duplicates += 1;
                     continue;
                 }
@@ -121,7 +131,7 @@ pub(super) fn store_round(
                         user,
                         agent,
                         &at,
-                        "fact.kept-apart",
+                        DecisionKind::FactKeptApart,
                         &row.key,
                         Some(&old.row.key),
                         &detail,
@@ -130,7 +140,7 @@ pub(super) fn store_round(
             }
         }
         row.id = write::insert_fact(&tx, user, &row, vector)?;
-        write::log(&tx, user, agent, &at, "fact.stored", &row.key, Some(&round.key), "{}")?;
+        write::log(&tx, user, agent, &at, DecisionKind::FactStored, &row.key, Some(&round.key), "{}")?;
 
         // Supersession: the new fact against every active fact it conflicts with.
         let (active, n) =
@@ -161,7 +171,7 @@ pub(super) fn store_round(
             "truncated": truncated,
         })
         .to_string();
-        write::log(&tx, user, agent, &at, "round.extracted", &round.key, None, &detail)?;
+        write::log(&tx, user, agent, &at, DecisionKind::RoundExtracted, &round.key, None, &detail)?;
     }
     write::dequeue(&tx, round_id)?;
     write::set_round_extractor(&tx, round_id, extractor)?;
@@ -215,7 +225,7 @@ pub(super) fn settle(
             user,
             row.agent.as_deref(),
             at,
-            "fact.superseded",
+            DecisionKind::FactSuperseded,
             &loser.key,
             Some(&winner.key),
             &detail,

@@ -3,12 +3,13 @@
 //! and conflict rules (the conflict pass of `consolidate`).
 
 use super::conflict::Rule;
-use super::settle::{contest, date_of, statement, Contest};
+use super::settle::{Contest, contest, date_of, statement};
 use super::types::{ExtractorInfo, Reextract, ReextractReport};
-use crate::engine::{logical_now, Engine};
+use crate::engine::{Engine, logical_now};
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::scope::check_user;
-use crate::store::{write, FactRow, Tx, View};
+use crate::store::{FactRow, Tx, View, write};
 
 /// Every extractor the store knows, oldest first, with what it produced for `user_id` (every
 /// user's with `None`), and whether it is `current` (this handle's, by id).
@@ -77,10 +78,10 @@ pub(crate) fn reextract(
     for name in &names {
         let mut store = engine.lock_store();
         let Some((user, _)) = store.user(name)? else {
-            if let Reextract::Rounds(keys) = which {
-                if !keys.is_empty() {
-                    return Err(Error::input("rounds[0]", "no such round for this user"));
-                }
+            if let Reextract::Rounds(keys) = which
+                && !keys.is_empty()
+            {
+                return Err(Error::input("rounds[0]", "no such round for this user"));
             }
             continue;
         };
@@ -113,7 +114,7 @@ pub(crate) fn reextract(
                         user,
                         agent.as_deref(),
                         &at,
-                        "fact.restored",
+                        DecisionKind::FactRestored,
                         &restored,
                         Some(&fact.key),
                         r#"{"reason":"reextract"}"#,
@@ -133,7 +134,7 @@ pub(crate) fn reextract(
                     user,
                     agent.as_deref(),
                     &at,
-                    "fact.replaced",
+                    DecisionKind::FactReplaced,
                     &fact.key,
                     None,
                     &detail.to_string(),
@@ -146,7 +147,16 @@ pub(crate) fn reextract(
                 "from": before.and_then(|e| hashes.get(&e)),
                 "to": report.extractor,
             });
-            write::log(&tx, user, agent.as_deref(), &at, "round.requeued", &key, None, &detail.to_string())?;
+            write::log(
+                &tx,
+                user,
+                agent.as_deref(),
+                &at,
+                DecisionKind::RoundRequeued,
+                &key,
+                None,
+                &detail.to_string(),
+            )?;
         }
         write::touch_user(&tx, user, None)?;
         tx.commit()?;
@@ -234,7 +244,7 @@ pub(super) fn resettle(
         let agent = new.agent.as_deref();
         if new.pair_key != old.pair_key {
             let detail = serde_json::json!({ "from": old.pair_key, "to": new.pair_key });
-            write::log(tx, user, agent, at, "fact.rekeyed", &new.key, None, &detail.to_string())?;
+            write::log(tx, user, agent, at, DecisionKind::FactRekeyed, &new.key, None, &detail.to_string())?;
             rekeyed += 1;
         }
         match (&old.superseded_by, &new.superseded_by) {
@@ -251,7 +261,7 @@ pub(super) fn resettle(
                     user,
                     agent,
                     at,
-                    "fact.superseded",
+                    DecisionKind::FactSuperseded,
                     &new.key,
                     Some(winner),
                     &detail.to_string(),
@@ -260,7 +270,16 @@ pub(super) fn resettle(
             }
             (Some(was), None) => {
                 let detail = serde_json::json!({ "reason": "resettle" });
-                write::log(tx, user, agent, at, "fact.restored", &new.key, Some(was), &detail.to_string())?;
+                write::log(
+                    tx,
+                    user,
+                    agent,
+                    at,
+                    DecisionKind::FactRestored,
+                    &new.key,
+                    Some(was),
+                    &detail.to_string(),
+                )?;
                 restored += 1;
             }
             _ => {}

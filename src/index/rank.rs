@@ -17,7 +17,7 @@ use std::cell::Cell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::embed::vector::{cosine, dot_i8_rows, quantize, quantize_into, Quantized};
+use crate::embed::vector::{Quantized, cosine, dot_i8_rows, quantize, quantize_into};
 use crate::model::time::DateWindow;
 use crate::store::UserVectors;
 
@@ -101,11 +101,7 @@ pub(crate) fn place(rank: usize) -> u16 {
 
 /// The final score of a candidate.
 pub fn score(cosine: f32, time_match: bool, time_weight: f32) -> f32 {
-    if time_match {
-        cosine + time_weight
-    } else {
-        cosine
-    }
+    if time_match { cosine + time_weight } else { cosine }
 }
 
 /// Orders by score descending, then id ascending.

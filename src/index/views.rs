@@ -1,7 +1,7 @@
 //! The cache of views: a scope's records in memory for ranking, one per user and agent, each
 //! behind its own lock; grown by writes in commit order, loaded once per user at a time, used by a
 //! read only at its snapshot's version, and dropped least recently used past
-//! [`Config::view_cache_bytes`](crate::Config::view_cache_bytes).
+//! [`Config::view_cache_bytes`](crate::config::Config::view_cache_bytes).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -18,10 +18,10 @@ type ViewKey = (i64, Option<String>);
 /// Bytes that the views of several stores share: a server holding many stores open sets one
 /// for the whole process. Past it, the store whose views grow or load drops its least recently
 /// used views (never the one in use), as it does past its own
-/// [`Config::view_cache_bytes`](crate::Config::view_cache_bytes).
+/// [`Config::view_cache_bytes`](crate::config::Config::view_cache_bytes).
 ///
 /// ```
-/// let budget = mnemon::MemoryBudget::new(512 << 20);
+/// let budget = mnemon::config::MemoryBudget::new(512 << 20);
 /// assert_eq!((budget.limit(), budget.used()), (512 << 20, 0));
 /// ```
 #[derive(Clone, Debug)]
@@ -98,7 +98,7 @@ pub(crate) struct Question<'q> {
 }
 
 impl Views {
-    /// No view yet; at most `budget` bytes of them ([`Config::view_cache_bytes`](crate::Config::view_cache_bytes)).
+    /// No view yet; at most `budget` bytes of them ([`Config::view_cache_bytes`](crate::config::Config::view_cache_bytes)).
     pub(crate) fn new(budget: usize, shared: Option<MemoryBudget>) -> Views {
         Views { slots: Mutex::default(), budget, shared, counted: AtomicUsize::new(0) }
     }
@@ -209,11 +209,7 @@ impl Views {
         // The view's ranking if it is at this snapshot, else whether it is past it.
         let rank_in = |slot: &Slot| -> std::result::Result<Vec<Scored>, bool> {
             let cached = slot.view.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-            if cached.version == version {
-                Ok(cached.rank(question))
-            } else {
-                Err(cached.version > version)
-            }
+            if cached.version == version { Ok(cached.rank(question)) } else { Err(cached.version > version) }
         };
         let mut outcome = current().map(|s| rank_in(&s));
         if let Some(Err(false)) = outcome {

@@ -14,7 +14,7 @@ use crate::facts::extract::Extractor;
 use crate::facts::worker::Worker;
 use crate::index::views::MemoryBudget;
 use crate::store::db::Backend;
-use crate::store::{write, OpenMode, Pins, Place, Store, EXTRACTION, NOTE_PINS};
+use crate::store::{EXTRACTION, NOTE_PINS, OpenMode, Pins, Place, Store, write};
 
 /// Where a store is: a SQLite file, a `postgres://` URL, or a database server's store through a
 /// [`Backend`].
@@ -22,7 +22,7 @@ use crate::store::{write, OpenMode, Pins, Place, Store, EXTRACTION, NOTE_PINS};
 /// A string is a URL when it starts with `postgres://` or `postgresql://`, else a file path.
 ///
 /// ```
-/// use mnemon::Location;
+/// use mnemon::stores::Location;
 /// assert!(matches!(Location::from("memory.db"), Location::File(_)));
 /// assert!(matches!(Location::from("postgres://mnemon@localhost/memory"), Location::Url(_)));
 /// ```
@@ -144,7 +144,9 @@ enum Mode {
 /// [`import`](Builder::import) a dump into it).
 ///
 /// ```
-/// use mnemon::{Config, HashingEmbedder, Memory, Message};
+/// use mnemon::{Memory, Message};
+/// use mnemon::config::Config;
+/// use mnemon::embed::HashingEmbedder;
 /// # let dir = tempfile::tempdir().unwrap();
 /// let path = dir.path().join("m.db");
 /// let memory = Memory::builder(&path).embedder(HashingEmbedder::default()).config(Config::default()).open()?;
@@ -272,7 +274,7 @@ impl Builder {
     }
 
     /// Loads a JSONL dump made by [`Memory::export`] with
-    /// [`ExportFormat::Jsonl`](crate::ExportFormat::Jsonl) into the store, creating it with the
+    /// [`ExportFormat::Jsonl`](crate::export::ExportFormat::Jsonl) into the store, creating it with the
     /// dump's pins if there is none. An existing store must have the same pins, and the dump's
     /// users must have no records there yet. Everything is checked before anything is written;
     /// no model is needed.

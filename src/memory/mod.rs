@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::facts::worker::Worker;
-use crate::model::scope::check_user;
+use crate::model::scope::Scope;
 use crate::store::Store;
 
 /// A memory store: one SQLite file (or a database server's store), one embedder, one
@@ -24,7 +24,8 @@ use crate::store::Store;
 /// writes; writes take turns).
 ///
 /// ```
-/// use mnemon::{HashingEmbedder, Memory, Message};
+/// use mnemon::{Memory, Message};
+/// use mnemon::embed::HashingEmbedder;
 /// # let dir = tempfile::tempdir().unwrap();
 /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
 /// memory.add(&[
@@ -77,13 +78,14 @@ impl Memory {
         }
     }
 
-    /// Rounds of `user_id` (or of every user, with `None`) that wait for extraction.
-    pub fn pending(&self, user_id: Option<&str>) -> Result<usize> {
+    /// Rounds of the user of `scope` (of every user with `None`) that wait for extraction. The
+    /// queue is per user: a scope with an agent is refused.
+    pub fn pending(&self, scope: Option<Scope<'_>>) -> Result<usize> {
         let store = self.shared.engine.lock_store();
-        match user_id {
+        match scope {
             None => store.pending(None),
-            Some(name) => {
-                check_user(name)?;
+            Some(scope) => {
+                let name = scope.whole_user("pending")?;
                 match store.user(name)? {
                     Some((user, _)) => store.pending(Some(user)),
                     None => Ok(0),
@@ -112,7 +114,7 @@ impl Memory {
 
     /// How this store's embedder turns cosines into the relevance scores of search hits and the
     /// labels of recalled rounds ([`Error::NoEmbedder`](crate::Error::NoEmbedder) without one).
-    pub fn calibration(&self) -> Result<crate::Calibration> {
+    pub fn calibration(&self) -> Result<crate::embed::Calibration> {
         Ok(self.shared.engine.embedder("calibration")?.calibration())
     }
 
@@ -126,7 +128,8 @@ impl Memory {
     /// the file is sound.
     ///
     /// ```
-    /// # use mnemon::{Config, HashingEmbedder, Memory};
+    /// # use mnemon::Memory;
+    /// # use mnemon::embed::HashingEmbedder;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// assert!(memory.check(true)?.is_empty());
@@ -144,7 +147,8 @@ impl Memory {
     /// any failure the partial file is removed. Returns the bytes written.
     ///
     /// ```
-    /// # use mnemon::{Config, HashingEmbedder, Memory, Message};
+    /// # use mnemon::{Memory, Message};
+    /// # use mnemon::embed::HashingEmbedder;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
@@ -183,14 +187,15 @@ impl Memory {
     }
 
     /// The bytes this store's in-memory views hold now (growth after writes included), and how
-    /// many views there are: what [`Config::view_cache_bytes`](crate::Config::view_cache_bytes)
-    /// and a [`MemoryBudget`](crate::MemoryBudget) bound.
+    /// many views there are: what [`Config::view_cache_bytes`](crate::config::Config::view_cache_bytes)
+    /// and a [`MemoryBudget`](crate::config::MemoryBudget) bound.
     pub fn view_cache(&self) -> (usize, usize) {
         self.shared.engine.views.held()
     }
 
-    /// Every user with a record in the store, sorted.
-    pub fn users(&self) -> Result<Vec<String>> {
+    /// The name of every user with a record in the store, sorted: one read of one table (see
+    /// [`users`](Memory::users) for what each holds).
+    pub fn user_names(&self) -> Result<Vec<String>> {
         self.shared.engine.read()?.user_names()
     }
 }
@@ -208,7 +213,9 @@ impl Drop for Memory {
 
 #[cfg(test)]
 mod tests {
-    use crate::{Config, Error, HashingEmbedder, Memory};
+    use crate::config::Config;
+    use crate::embed::HashingEmbedder;
+    use crate::{Error, Memory};
 
     #[test]
     fn a_read_statement_is_not_prepared_again_when_its_values_change() {
@@ -291,7 +298,7 @@ mod tests {
         let engine = &m.shared.engine;
         let (a, b) = (engine.read().unwrap(), engine.read().unwrap());
         assert!(matches!(engine.read(), Err(Error::Busy)), "a third connection was opened");
-        assert!(matches!(m.users(), Err(Error::Busy)));
+        assert!(matches!(m.user_names(), Err(Error::Busy)));
         drop(a);
         // A returned connection is reused, and a waiting read gets one as soon as it is back.
         let c = engine.read().unwrap();
@@ -302,6 +309,6 @@ mod tests {
             waiting.join().unwrap().unwrap();
         });
         drop(b);
-        assert_eq!(m.users().unwrap(), Vec::<String>::new());
+        assert_eq!(m.user_names().unwrap(), Vec::<String>::new());
     }
 }

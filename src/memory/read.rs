@@ -5,22 +5,25 @@ use super::Memory;
 use crate::error::Result;
 use crate::export::ExportFormat;
 use crate::facts::{self, ExtractorInfo};
+use crate::model::decision::DecisionKind;
 use crate::model::scope::Scope;
+use crate::model::time::Timestamp;
 use crate::read::{
-    self, Activity, Context, Counts, Decision, DecisionPage, Fact, Found, List, Page, Paging, Query, Recall,
-    Record, Search, StoredRound, TimelinePage, UserSummary,
+    self, Activity, Context, Counts, Decision, DecisionPage, Fact, ListNotes, NotePage, Paging, Query,
+    Recall, Record, Search, SearchResults, StoredRound, TimelinePage, UserSummary,
 };
 
 impl Memory {
     /// The `top_k` rounds `scope` sees that best answer `query`, best first.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, Message, Query};
+    /// use mnemon::{Memory, Message, Query, Timestamp};
+    /// use mnemon::embed::HashingEmbedder;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("I bought running shoes.", "2023-05-18T10:00:00"),
     ///              Message::user("I visited my aunt.", "2023-01-02T10:00:00")], "bob")?;
-    /// let recall = memory.recall(Query::new("What did I buy in the past week?").date("2023-05-20"), "bob")?;
+    /// let recall = memory.recall(Query::new("What did I buy in the past week?").date(Timestamp::parse("2023-05-20")?), "bob")?;
     /// assert_eq!(recall.window, Some(["2023-05-13".to_string(), "2023-05-20".to_string()]));
     /// assert!(recall.rounds[0].time_match);
     /// assert!(recall.rounds[0].score > recall.rounds[1].score);
@@ -42,7 +45,10 @@ impl Memory {
     /// filter's `include_condensed` applies to [`list`](Memory::list) only).
     ///
     /// ```
-    /// use mnemon::{Config, Filter, HashingEmbedder, Memory, NewNote, Relevance, Search};
+    /// use mnemon::Memory;
+    /// use mnemon::context::Relevance;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{Filter, NewNote, Search};
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.remember(&[
@@ -58,7 +64,7 @@ impl Memory {
     /// assert!(found.hits[0].note.content.contains("Oslo"));
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn search<'s>(&self, search: &Search<'_>, scope: impl Into<Scope<'s>>) -> Result<Found> {
+    pub fn search<'s>(&self, search: &Search<'_>, scope: impl Into<Scope<'s>>) -> Result<SearchResults> {
         read::search(&self.shared.engine, search, scope.into())
     }
 
@@ -70,7 +76,9 @@ impl Memory {
     /// label.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, Message, NewNote, Query};
+    /// use mnemon::{Memory, Message, Query};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("My dog Toby loves the beach.", "2026-03-01T10:00:00")], "ana")?;
@@ -94,7 +102,10 @@ impl Memory {
     /// [`Error::NotFound`].
     ///
     /// ```
-    /// use mnemon::{Config, Error, HashingEmbedder, Memory, NewNote, Record};
+    /// use mnemon::{Error, Memory};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
+    /// use mnemon::records::Record;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let key = memory.remember(&[NewNote::new("Likes jazz.", "2026-01-01")], "ana")?.notes[0].key.clone();
@@ -107,28 +118,32 @@ impl Memory {
     }
 
     /// A page of the notes `scope` sees that pass `list.filter`, newest first (by `ts`, then
-    /// key); pass [`Page::next`] as the next call's cursor.
+    /// key); pass [`NotePage::next`] as the next call's cursor.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, List, Memory, NewNote};
+    /// use mnemon::Memory;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{ListNotes, NewNote};
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let notes: Vec<NewNote> = (1..=5).map(|d| NewNote::new(format!("Note {d}"), format!("2026-01-0{d}"))).collect();
     /// memory.remember(&notes, "ana")?;
-    /// let first = memory.list(&List { limit: 2, ..List::default() }, "ana")?;
+    /// let first = memory.list(&ListNotes { limit: 2, ..ListNotes::default() }, "ana")?;
     /// assert_eq!(first.notes.iter().map(|n| n.content.as_str()).collect::<Vec<_>>(), ["Note 5", "Note 4"]);
-    /// let second = memory.list(&List { limit: 2, cursor: first.next, ..List::default() }, "ana")?;
+    /// let second = memory.list(&ListNotes { limit: 2, cursor: first.next, ..ListNotes::default() }, "ana")?;
     /// assert_eq!(second.notes[0].content, "Note 3");
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn list<'s>(&self, list: &List, scope: impl Into<Scope<'s>>) -> Result<Page> {
+    pub fn list<'s>(&self, list: &ListNotes, scope: impl Into<Scope<'s>>) -> Result<NotePage> {
         read::list(&self.shared.engine, list, scope.into())
     }
 
     /// How many records `scope` sees: notes per kind, condensed notes, rounds and active facts.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, Scope};
+    /// use mnemon::{Memory, Scope};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.remember(&[NewNote::new("Shared.", "2026-01-01")], "ana")?;
@@ -147,20 +162,21 @@ impl Memory {
     }
 
     /// The active facts `scope` sees, in the order they were stored. Superseded facts are on no
-    /// read path; the exports and [`decisions`](Memory::decisions) show them and what replaced
-    /// them.
-    pub fn facts<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
+    /// read path; [`all_facts`](Memory::all_facts), the exports and
+    /// [`decisions`](Memory::decisions) show them and what replaced them.
+    pub fn active_facts<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
         read::facts(&self.shared.engine, scope.into())
     }
 
     /// Every fact `scope` sees, superseded ones too (salience 0, with what superseded them in
     /// [`decisions`](Memory::decisions)), in the order they were stored: the record of what was
     /// extracted, for audits and views of a round's whole history.
-    pub fn every_fact<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
+    pub fn all_facts<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Fact>> {
         read::every_fact(&self.shared.engine, scope.into())
     }
 
-    /// The decisions `scope` sees, in logical order (an unknown user has none).
+    /// Every decision `scope` sees, in logical order (an unknown user has none); a page of them,
+    /// by kind, is [`decision_page`](Memory::decision_page).
     pub fn decisions<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Vec<Decision>> {
         read::decisions(&self.shared.engine, scope.into())
     }
@@ -170,19 +186,21 @@ impl Memory {
     /// table, however many users there are.
     ///
     /// ```
-    /// use mnemon::{HashingEmbedder, Memory, Message, NewNote, Scope};
+    /// use mnemon::{Memory, Message, Scope};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
     /// memory.remember(&[NewNote::new("Prefers tea.", "2026-01-03")], Scope::user("eve").agent("tutor"))?;
-    /// let users = memory.user_summaries()?;
+    /// let users = memory.users()?;
     /// assert_eq!((users[0].user.as_str(), users[0].holds.rounds, users[0].holds.notes), ("eve", 1, 1));
     /// assert_eq!((users[0].agents[0].agent.as_str(), users[0].agents[0].holds.notes), ("tutor", 1));
     /// assert_eq!(users[0].latest.as_deref(), Some("2026-01-03"));
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn user_summaries(&self) -> Result<Vec<UserSummary>> {
-        read::user_summaries(&self.shared.engine)
+    pub fn users(&self) -> Result<Vec<UserSummary>> {
+        read::users(&self.shared.engine)
     }
 
     /// A page of the rounds `scope` sees, oldest first, each with every fact extracted from it;
@@ -190,7 +208,9 @@ impl Memory {
     /// both values). Pass [`TimelinePage::next`] as the next call's cursor.
     ///
     /// ```
-    /// use mnemon::{HashingEmbedder, Memory, Message, Paging};
+    /// use mnemon::{Memory, Message};
+    /// use mnemon::browse::Paging;
+    /// use mnemon::embed::HashingEmbedder;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// for d in 1..=3 {
@@ -209,13 +229,26 @@ impl Memory {
 
     /// A page of the decisions `scope` sees whose kind is one of `kinds` (every kind when empty),
     /// in logical order, with how many decisions of each kind there are.
-    pub fn decision_log<'s>(
+    ///
+    /// ```
+    /// use mnemon::browse::Paging;
+    /// use mnemon::decisions::DecisionKind;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::{Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
+    /// let page = memory.decision_page(&[DecisionKind::RoundStored], &Paging::default(), "eve")?;
+    /// assert_eq!((page.decisions.len(), page.kinds[&DecisionKind::RoundStored]), (1, 1));
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn decision_page<'s>(
         &self,
-        kinds: &[String],
+        kinds: &[DecisionKind],
         paging: &Paging,
         scope: impl Into<Scope<'s>>,
     ) -> Result<DecisionPage> {
-        read::decision_log(&self.shared.engine, kinds, paging, scope.into())
+        read::decision_page(&self.shared.engine, kinds, paging, scope.into())
     }
 
     /// What `scope` stored per month (rounds, notes, facts by their round's month, supersessions
@@ -224,31 +257,35 @@ impl Memory {
         read::activity(&self.shared.engine, scope.into())
     }
 
-    /// Every extractor the store knows, oldest first, with the rounds and facts of `user_id` it
-    /// produced (of every user with `None`), and whether it is this handle's. Needs no model.
-    pub fn extractors(&self, user_id: Option<&str>) -> Result<Vec<ExtractorInfo>> {
+    /// Every extractor the store knows, oldest first, with the rounds and facts of the user of
+    /// `scope` it produced (of every user with `None`; a scope with an agent is refused), and
+    /// whether it is this handle's. Needs no model.
+    pub fn extractors(&self, scope: Option<Scope<'_>>) -> Result<Vec<ExtractorInfo>> {
+        let user = scope.map(|s| s.whole_user("extractors")).transpose()?;
         let current = self.shared.worker.extractor.as_ref().map(|(_, id)| *id);
-        facts::upgrade::extractors(&self.shared.engine, current, user_id)
+        facts::upgrade::extractors(&self.shared.engine, current, user)
     }
 
     /// Everything `scope` sees, in the given format: notes, then rounds with their facts, then
     /// (text and dump) every fact record and the decision log. Deterministic bytes.
     ///
     /// ```
-    /// use mnemon::{Config, ExportFormat, HashingEmbedder, Memory, Message};
+    /// use mnemon::{Memory, Message};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::export::ExportFormat;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("I live in Porto.", "2026-01-02T09:00:00")], "eve")?;
-    /// let md = memory.export("eve", ExportFormat::Markdown)?;
+    /// let md = memory.export(ExportFormat::Markdown, "eve")?;
     /// assert!(md.contains("> **user:** I live in Porto."));
-    /// let dump = memory.export("eve", ExportFormat::Jsonl)?;
+    /// let dump = memory.export(ExportFormat::Jsonl, "eve")?;
     /// let copy = dir.path().join("copy.db");
     /// Memory::builder(&copy).import(&dump)?;
-    /// assert_eq!(Memory::builder(&copy).stored().open()?.export("eve", ExportFormat::Markdown)?, md);
+    /// assert_eq!(Memory::builder(&copy).stored().open()?.export(ExportFormat::Markdown, "eve")?, md);
     /// assert_eq!(memory.forget_user("eve")?.rounds, 1);
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn export<'s>(&self, scope: impl Into<Scope<'s>>, format: ExportFormat) -> Result<String> {
+    pub fn export<'s>(&self, format: ExportFormat, scope: impl Into<Scope<'s>>) -> Result<String> {
         let engine = &self.shared.engine;
         crate::export::export(engine, scope.into(), format, None).map_err(|e| engine.located(e))
     }
@@ -259,20 +296,23 @@ impl Memory {
     /// only: a dump ([`ExportFormat::Jsonl`]) is always the whole store.
     ///
     /// ```
-    /// use mnemon::{ExportFormat, HashingEmbedder, Memory, Message};
+    /// use mnemon::{Memory, Message, Timestamp};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::export::ExportFormat;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// memory.add(&[Message::user("I live in Porto.", "2026-01-01T10:00:00")], "eve")?;
     /// memory.add(&[Message::user("I moved to Lisbon.", "2026-03-01T10:00:00")], "eve")?;
-    /// let then = memory.export_as_of("eve", ExportFormat::Markdown, "2026-02-01T00:00:00")?;
+    /// let before = Timestamp::parse("2026-02-01T00:00:00")?;
+    /// let then = memory.export_as_of(ExportFormat::Markdown, &before, "eve")?;
     /// assert!(then.contains("Porto") && !then.contains("Lisbon"));
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn export_as_of<'s>(
         &self,
-        scope: impl Into<Scope<'s>>,
         format: ExportFormat,
-        as_of: &str,
+        as_of: &Timestamp,
+        scope: impl Into<Scope<'s>>,
     ) -> Result<String> {
         let engine = &self.shared.engine;
         crate::export::export(engine, scope.into(), format, Some(as_of)).map_err(|e| engine.located(e))
@@ -283,8 +323,14 @@ impl Memory {
     /// nearest first (no time bonus). A cross-check of the in-memory index and a benchmark
     /// baseline; [`recall`](Memory::recall) is the read path.
     #[doc(hidden)]
-    pub fn nearest_in_database(&self, question: &str, user_id: &str, k: usize) -> Result<Vec<(String, f32)>> {
-        read::nearest_in_database(&self.shared.engine, question, user_id, k)
+    pub fn nearest_in_database<'s>(
+        &self,
+        question: &str,
+        k: usize,
+        scope: impl Into<Scope<'s>>,
+    ) -> Result<Vec<(String, f32)>> {
+        let user = scope.into().whole_user("nearest_in_database")?;
+        read::nearest_in_database(&self.shared.engine, question, user, k)
     }
 
     /// Checks a JSONL dump as [`Builder::import`](super::Builder::import) does before it touches

@@ -8,6 +8,7 @@ use crate::facts::{self, ConsolidateReport, Reextract, ReextractReport};
 use crate::model::note::{NewNote, Note, NoteUpdate};
 use crate::model::round::Message;
 use crate::model::scope::Scope;
+use crate::model::time::Timestamp;
 use crate::write::{self, AddReport, CondenseReport, Deleted, ForgetReport, RememberReport, TransferReport};
 
 impl Memory {
@@ -48,7 +49,9 @@ impl Memory {
     /// call never undoes another.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, NoteKind, Scope};
+    /// use mnemon::{Memory, Scope};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{NewNote, NoteKind};
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let report = memory.remember(&[
@@ -70,12 +73,14 @@ impl Memory {
     /// note; new content re-counts its tokens. The key stays. Returns the note as stored.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, NoteUpdate};
+    /// use mnemon::{Memory, Timestamp};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{NewNote, NoteUpdate};
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let key = memory.remember(&[NewNote::new("Lives in Porto.", "2026-01-01")], "ana")?.notes[0].key.clone();
     /// let change = NoteUpdate { content: Some("Lives in Lisbon.".into()), ..Default::default() };
-    /// let note = memory.update(&key, &change, "2026-02-01", "ana")?;
+    /// let note = memory.update(&key, &change, &Timestamp::parse("2026-02-01")?, "ana")?;
     /// assert_eq!((note.key, note.content.as_str(), note.updated.as_str()), (key, "Lives in Lisbon.", "2026-02-01"));
     /// # Ok::<(), mnemon::Error>(())
     /// ```
@@ -83,7 +88,7 @@ impl Memory {
         &self,
         key: &str,
         change: &NoteUpdate,
-        ts: &str,
+        ts: &Timestamp,
         scope: impl Into<Scope<'s>>,
     ) -> Result<Note> {
         write::update(&self.shared.engine, key, change, ts, scope.into())
@@ -97,7 +102,9 @@ impl Memory {
     /// rewritten without it (needs the embedder); deleting a summary brings its originals back.
     ///
     /// ```
-    /// use mnemon::{Config, Error, HashingEmbedder, Memory, NewNote};
+    /// use mnemon::{Error, Memory};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let key = memory.remember(&[NewNote::new("Door code 4411.", "2026-01-01")], "ana")?.notes[0].key.clone();
@@ -123,21 +130,24 @@ impl Memory {
     /// agent's. Deterministic and extractive: no model but the embedder.
     ///
     /// ```
-    /// use mnemon::{Condense, Config, HashingEmbedder, List, Memory, NewNote, NoteKind};
+    /// use mnemon::Memory;
+    /// use mnemon::config::{Condense, Config};
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::{ListNotes, NewNote, NoteKind};
     /// # let dir = tempfile::tempdir().unwrap();
     /// let memory = Memory::builder(dir.path().join("m.db")).embedder(HashingEmbedder::default()).open()?;
     /// let days: Vec<NewNote> = (1..=6)
     ///     .map(|d| NewNote::new(format!("Walked {d} km. It rained."), format!("2026-01-0{d}")).kind(NoteKind::Episodic))
     ///     .collect();
     /// memory.remember(&days, "ana")?;
-    /// let report = memory.condense("ana", Condense { keep: 2, batch: 10 })?;
+    /// let report = memory.condense(Condense { keep: 2, batch: 10 }, "ana")?;
     /// assert_eq!(report.condensed, 4);
-    /// let page = memory.list(&List::default(), "ana")?;
+    /// let page = memory.list(&ListNotes::default(), "ana")?;
     /// assert_eq!(page.notes.len(), 3);
     /// assert!(page.notes.iter().any(|n| n.content.contains("- 2026-01-01: Walked 1 km.")));
     /// # Ok::<(), mnemon::Error>(())
     /// ```
-    pub fn condense<'s>(&self, scope: impl Into<Scope<'s>>, condense: Condense) -> Result<CondenseReport> {
+    pub fn condense<'s>(&self, condense: Condense, scope: impl Into<Scope<'s>>) -> Result<CondenseReport> {
         let scope = scope.into();
         scope.check()?;
         Config { condense: Some(condense), ..Config::default() }.validate()?;
@@ -153,12 +163,15 @@ impl Memory {
     /// transaction in the target; a `note.copied` decision for each note written.
     ///
     /// ```
-    /// use mnemon::{Config, HashingEmbedder, Memory, NewNote, Record};
+    /// use mnemon::Memory;
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::notes::NewNote;
+    /// use mnemon::records::Record;
     /// # let dir = tempfile::tempdir().unwrap();
     /// let project = Memory::builder(dir.path().join("project.db")).embedder(HashingEmbedder::default()).open()?;
     /// let global = Memory::builder(dir.path().join("global.db")).embedder(HashingEmbedder::default()).open()?;
     /// let key = project.remember(&[NewNote::new("Prefers tabs.", "2026-01-01")], "ana")?.notes[0].key.clone();
-    /// let report = project.move_to(&[&key], "ana", &global)?;
+    /// let report = project.move_to(&[&key], &global, "ana")?;
     /// assert_eq!((report.copied.len(), report.removed.len()), (1, 1));
     /// assert!(matches!(global.get(&key, "ana")?, Record::Note(_)));
     /// assert!(project.get(&key, "ana").is_err());
@@ -167,8 +180,8 @@ impl Memory {
     pub fn copy_to<'s>(
         &self,
         keys: &[&str],
-        scope: impl Into<Scope<'s>>,
         target: &Memory,
+        scope: impl Into<Scope<'s>>,
     ) -> Result<TransferReport> {
         write::transfer(&self.shared.engine, &target.shared.engine, keys, scope.into(), false)
     }
@@ -179,8 +192,8 @@ impl Memory {
     pub fn move_to<'s>(
         &self,
         keys: &[&str],
-        scope: impl Into<Scope<'s>>,
         target: &Memory,
+        scope: impl Into<Scope<'s>>,
     ) -> Result<TransferReport> {
         write::transfer(&self.shared.engine, &target.shared.engine, keys, scope.into(), true)
     }
@@ -203,14 +216,14 @@ impl Memory {
         let mut report =
             facts::consolidate::consolidate(engine, scope).map_err(|e| engine.located_write(e))?;
         if let Some(condense) = engine.config.condense {
-            report.condensed = self.condense(scope, condense)?.condensed;
+            report.condensed = self.condense(condense, scope)?.condensed;
         }
         Ok(report)
     }
 
     /// Sends rounds through this handle's extractor again (through its cache, so unchanged
-    /// rounds cost nothing): the rounds of `user_id` (of every user with `None`) that `which`
-    /// selects. In one transaction per user, each selected round's facts are removed (each
+    /// rounds cost nothing): the rounds of the user of `scope` (of every user with `None`; a
+    /// scope with an agent is refused) that `which` selects. In one transaction per user, each selected round's facts are removed (each
     /// logged as `fact.replaced`, with the extractor that made it), the facts they had
     /// superseded become active again (`fact.restored`), and the round is queued
     /// (`round.requeued`). The queue is then drained as after [`add`](Memory::add): by the
@@ -220,7 +233,8 @@ impl Memory {
     ///
     /// Errors: [`Error::NoExtractor`] without an extractor; [`Error::InvalidInput`] naming
     /// `rounds[i]` for a key the user has no round under (nothing is changed).
-    pub fn reextract(&self, user_id: Option<&str>, which: Reextract<'_>) -> Result<ReextractReport> {
+    pub fn reextract(&self, which: Reextract<'_>, scope: Option<Scope<'_>>) -> Result<ReextractReport> {
+        let user_id = scope.map(|s| s.whole_user("reextract")).transpose()?;
         let current = self.shared.worker.extractor.as_ref().map(|(_, id)| *id);
         let report = facts::upgrade::reextract(&self.shared.engine, current, user_id, which)?;
         if report.rounds > 0 {
@@ -229,7 +243,7 @@ impl Memory {
         Ok(report)
     }
 
-    /// Forgets `user_id`: removes every record of the user (rounds, facts, notes, their vectors,
+    /// Forgets the user of `scope` (a scope with an agent is refused): removes every record of the user (rounds, facts, notes, their vectors,
     /// words and parts, the queue and the decision log) and the user's name, then every trace
     /// the caches hold (the extraction cache's model outputs for the user's rounds, the vector
     /// cache's entries for their texts), and checkpoints the store's and the caches' logs so
@@ -245,7 +259,8 @@ impl Memory {
     /// close of the file). On PostgreSQL it is always false: deleted rows stay in the tables'
     /// free space and the server's write-ahead log until its operator runs `VACUUM FULL` and the
     /// log is recycled, which a library call cannot do without locking every user out.
-    pub fn forget_user(&self, user_id: &str) -> Result<ForgetReport> {
+    pub fn forget_user<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<ForgetReport> {
+        let user_id = scope.into().whole_user("forget_user")?;
         let engine = &self.shared.engine;
         let located = |e| engine.located_write(e);
         let extractor = self.shared.worker.extractor.as_ref().map(|(x, _)| x);

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::metadata::MetadataFilter;
-use super::note::{check_tag, rename, NoteKind, MAX_TAGS};
+use super::note::{MAX_TAGS, NoteKind, check_tag, rename};
 use super::time::Timestamp;
 use crate::error::{Error, Result};
 
@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 /// for every note.
 ///
 /// ```
-/// let f = mnemon::Filter { tags_any: vec!["work".into()], min_tokens: Some(3), ..Default::default() };
+/// let f = mnemon::notes::Filter { tags_any: vec!["work".into()], min_tokens: Some(3), ..Default::default() };
 /// assert!(f.kinds.is_empty());
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -105,17 +105,17 @@ impl Filter {
             metadata: self.metadata.clone(),
             passing: None,
         };
-        if let (Some(lo), Some(hi)) = (filter.min_tokens, filter.max_tokens) {
-            if lo > hi {
-                return Err(Error::input(format!("{at}.min_tokens"), "is above max_tokens"));
-            }
+        if let (Some(lo), Some(hi)) = (filter.min_tokens, filter.max_tokens)
+            && lo > hi
+        {
+            return Err(Error::input(format!("{at}.min_tokens"), "is above max_tokens"));
         }
         Ok(filter)
     }
 }
 
 /// How relevant a record is to a question, from its relevance score in `0..=1` (the cosine
-/// through the embedder's [`Calibration`](crate::Calibration)): `high` from 0.90, `medium` from
+/// through the embedder's [`Calibration`](crate::embed::Calibration)): `high` from 0.90, `medium` from
 /// 0.75, `low` from 0.50, else `none` (nothing relevant).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -135,7 +135,7 @@ impl Relevance {
     /// The label of a score.
     ///
     /// ```
-    /// use mnemon::Relevance;
+    /// use mnemon::context::Relevance;
     /// assert_eq!(Relevance::of(0.95), Relevance::High);
     /// assert_eq!(Relevance::of(0.75), Relevance::Medium);
     /// assert_eq!(Relevance::of(0.5), Relevance::Low);

@@ -169,16 +169,26 @@ mod tests {
         assert!(error(json!({"content": null})).contains("line 2.content: missing"));
         assert!(error(json!({})).contains("line 2.content: missing"));
         assert!(error(json!({"content": "a", "zz": 1})).contains("line 2.zz: unknown field"));
-        assert!(error(json!({"content": "a", "tags": ["x", 7]}))
-            .contains("line 2.tags[1]: expected a string, found a number"));
-        assert!(error(json!({"content": "a", "tags": [null]}))
-            .contains("line 2.tags[0]: expected a string, found null"));
-        assert!(error(json!({"content": "a", "tags": "x"}))
-            .contains("line 2.tags: expected an array of strings, found a string"));
-        assert!(error(json!({"content": "a", "weight": "x"}))
-            .contains("line 2.weight: expected a number, found a string"));
-        assert!(error(json!({"content": "a", "metadata": [1]}))
-            .contains("line 2.metadata: expected a JSON object, found an array"));
+        assert!(
+            error(json!({"content": "a", "tags": ["x", 7]}))
+                .contains("line 2.tags[1]: expected a string, found a number")
+        );
+        assert!(
+            error(json!({"content": "a", "tags": [null]}))
+                .contains("line 2.tags[0]: expected a string, found null")
+        );
+        assert!(
+            error(json!({"content": "a", "tags": "x"}))
+                .contains("line 2.tags: expected an array of strings, found a string")
+        );
+        assert!(
+            error(json!({"content": "a", "weight": "x"}))
+                .contains("line 2.weight: expected a number, found a string")
+        );
+        assert!(
+            error(json!({"content": "a", "metadata": [1]}))
+                .contains("line 2.metadata: expected a JSON object, found an array")
+        );
         assert!(error(json!([1])).contains("line 2: expected a JSON object, found an array"));
         assert!(error(json!("x")).contains("line 2: expected a JSON object, found a string"));
     }

@@ -18,7 +18,7 @@ pub const MAX_DEPTH: usize = 8;
 /// A condition on a note's metadata.
 ///
 /// ```
-/// use mnemon::MetadataFilter;
+/// use mnemon::notes::MetadataFilter;
 /// use serde_json::json;
 /// let f = MetadataFilter::parse(&json!({"year": {"gte": 2020}, "OR": [{"genre": "jazz"}, {"genre": "blues"}]}), "metadata").unwrap();
 /// assert!(f.holds(&json!({"year": 2021, "genre": "blues"})));
@@ -182,7 +182,7 @@ fn parse_test(op: &str, operand: &Value, at: &str) -> Result<MetadataTest> {
         "lte" => MetadataTest::Lte(ordered()?),
         "contains" => match operand {
             Value::Array(_) | Value::Object(_) => {
-                return Err(Error::input(at, "must be a string, number or boolean"))
+                return Err(Error::input(at, "must be a string, number or boolean"));
             }
             v => MetadataTest::Contains(v.clone()),
         },
@@ -190,10 +190,12 @@ fn parse_test(op: &str, operand: &Value, at: &str) -> Result<MetadataTest> {
             Value::String(s) => MetadataTest::IContains(s.to_lowercase()),
             _ => return Err(Error::input(at, "must be a string")),
         },
-        _ => return Err(Error::input(
-            at,
-            "is not an operator (eq ne in nin gt gte lt lte contains icontains, or AND OR NOT above a list)",
-        )),
+        _ => {
+            return Err(Error::input(
+                at,
+                "is not an operator (eq ne in nin gt gte lt lte contains icontains, or AND OR NOT above a list)",
+            ));
+        }
     })
 }
 

@@ -6,6 +6,7 @@
 //! Must not touch the store, embed, rank or render: everything here is a pure function of its
 //! input.
 
+pub(crate) mod decision;
 pub(crate) mod fact;
 pub(crate) mod filter;
 pub(crate) mod json;

@@ -61,7 +61,7 @@ impl NoteKind {
     /// Parses a kind's name; the error names `field`.
     ///
     /// ```
-    /// use mnemon::NoteKind;
+    /// use mnemon::notes::NoteKind;
     /// assert_eq!(NoteKind::parse("episodic", "kind")?, NoteKind::Episodic);
     /// assert!(NoteKind::parse("dream", "kind").is_err());
     /// # Ok::<(), mnemon::Error>(())
@@ -85,7 +85,7 @@ impl<'de> Deserialize<'de> for NoteKind {
 /// A note to store, as given to [`Memory::remember`](crate::Memory::remember).
 ///
 /// ```
-/// use mnemon::{NewNote, NoteKind};
+/// use mnemon::notes::{NewNote, NoteKind};
 /// let note = NewNote::new("The user is vegetarian.", "2026-03-01T10:00:00")
 ///     .title("Diet")
 ///     .tags(["food", "health"])
@@ -149,7 +149,7 @@ impl NewNote {
     ///
     /// ```
     /// let v = serde_json::json!({"content": "Likes jazz", "ts": "2026-01-01", "tags": ["music", 7]});
-    /// let err = mnemon::NewNote::from_json(&v, "memories[0]").unwrap_err();
+    /// let err = mnemon::notes::NewNote::from_json(&v, "memories[0]").unwrap_err();
     /// assert!(err.to_string().contains("memories[0].tags[1]"));
     /// ```
     pub fn from_json(value: &Value, at: &str) -> Result<NewNote> {
@@ -161,7 +161,7 @@ impl NewNote {
 /// leaves a field as it is. New content is re-embedded and its tokens re-counted.
 ///
 /// ```
-/// let u = mnemon::NoteUpdate { importance: Some(1.0), ..Default::default() };
+/// let u = mnemon::notes::NoteUpdate { importance: Some(1.0), ..Default::default() };
 /// assert!(u.content.is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq, Default, Deserialize)]
@@ -324,7 +324,7 @@ pub(crate) fn check_metadata(metadata: Option<&Value>, field: &str) -> Result<St
         None => "{}".to_owned(),
         Some(v @ Value::Object(_)) => canonical(v),
         Some(other) => {
-            return Err(Error::input(field, format!("expected a JSON object, found {}", json_kind(other))))
+            return Err(Error::input(field, format!("expected a JSON object, found {}", json_kind(other))));
         }
     };
     if text.len() > MAX_METADATA_BYTES {
@@ -384,7 +384,7 @@ impl NewNote {
 /// the error names the first bad field (`memories[i].field`, counting from `first`).
 ///
 /// ```
-/// use mnemon::{validate_notes, NewNote};
+/// use mnemon::notes::{validate_notes, NewNote};
 /// assert!(validate_notes(&[NewNote::new("ok", "2026-01-01")], 0).is_ok());
 /// let err = validate_notes(&[NewNote::new("", "2026-01-01")], 1000).unwrap_err();
 /// assert!(err.to_string().contains("memories[1000].content"));

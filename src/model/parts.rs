@@ -14,7 +14,7 @@
 //! under another rule, or by a build without parts, is brought up to date when it is opened with
 //! an embedder.
 
-use super::round::{round_text, Role, Turn};
+use super::round::{Role, Turn, round_text};
 
 /// The rule a round's derived records follow: its text embedded and indexed with the speakers'
 /// names (`round::index_text`), and its parts as below. A round recorded under another rule is

@@ -55,7 +55,7 @@ impl<'de> Deserialize<'de> for Role {
 ///
 /// ```
 /// let m = mnemon::Message::user("I moved to Lisbon.", "2026-10-08T09:00:00");
-/// assert_eq!(m.role, mnemon::Role::User);
+/// assert_eq!(m.role, mnemon::rounds::Role::User);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -156,7 +156,7 @@ impl Turn {
     /// A turn with no id, speaker or metadata.
     ///
     /// ```
-    /// let t = mnemon::Turn::new(mnemon::Role::User, "I live in Porto.", "2026-01-01");
+    /// let t = mnemon::rounds::Turn::new(mnemon::rounds::Role::User, "I live in Porto.", "2026-01-01");
     /// assert!(t.id.is_none() && t.metadata.is_none());
     /// ```
     pub fn new(role: Role, content: impl Into<String>, ts: impl Into<String>) -> Turn {
@@ -237,10 +237,10 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
         if m.content.contains('\0') {
             return Err(Error::input(at("content"), "contains a NUL character"));
         }
-        if let Some(s) = &m.session {
-            if s.trim().is_empty() {
-                return Err(Error::input(at("session"), "is empty; omit it instead"));
-            }
+        if let Some(s) = &m.session
+            && s.trim().is_empty()
+        {
+            return Err(Error::input(at("session"), "is empty; omit it instead"));
         }
         if let Some(meta) = &m.metadata {
             super::note::check_metadata(Some(meta), &at("metadata"))?;
@@ -272,17 +272,17 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
         let (m, ts) = &kept[i];
         let session = session_of(m, ts);
         let mut turns = vec![turn(m)];
-        if m.role == Role::User {
-            if let Some((next, _)) = kept.get(i + 1) {
-                // A reply pairs with the turn before it unless both name different sessions.
-                let same_session = match (&m.session, &next.session) {
-                    (Some(a), Some(b)) => a == b,
-                    _ => true,
-                };
-                if next.role == Role::Assistant && same_session {
-                    turns.push(turn(next));
-                    i += 1;
-                }
+        if m.role == Role::User
+            && let Some((next, _)) = kept.get(i + 1)
+        {
+            // A reply pairs with the turn before it unless both name different sessions.
+            let same_session = match (&m.session, &next.session) {
+                (Some(a), Some(b)) => a == b,
+                _ => true,
+            };
+            if next.role == Role::Assistant && same_session {
+                turns.push(turn(next));
+                i += 1;
             }
         }
         rounds.push(NewRound { session, ts: ts.clone(), turns });

@@ -59,6 +59,21 @@ impl Scope<'_> {
     }
 }
 
+impl<'a> Scope<'a> {
+    /// The user of a scope given to a call that acts on a whole user (`what` says which), after
+    /// [`check`](Scope::check); a scope with an agent is refused, naming `agent_id`.
+    pub(crate) fn whole_user(self, what: &str) -> Result<&'a str> {
+        self.check()?;
+        match self.agent {
+            None => Ok(self.user),
+            Some(_) => Err(Error::input(
+                "agent_id",
+                format!("{what} acts on a whole user: give a scope without an agent"),
+            )),
+        }
+    }
+}
+
 /// Checks a user's name (see [`check_name`]), naming the field `user_id`.
 pub(crate) fn check_user(user_id: &str) -> Result<()> {
     check_name(user_id, "user_id")

@@ -54,6 +54,17 @@ impl Timestamp {
         })
     }
 
+    /// Parses a timestamp a request gives in `field` (a question's `date`, an `as_of`): the
+    /// error names that field.
+    ///
+    /// ```
+    /// let e = mnemon::Timestamp::parse_field("soon", "as_of").unwrap_err();
+    /// assert!(matches!(e, mnemon::Error::InvalidInput { field, .. } if field == "as_of"));
+    /// ```
+    pub fn parse_field(raw: &str, field: &str) -> Result<Timestamp> {
+        Timestamp::parse(raw).map_err(|_| Error::input(field, format!("{raw:?} is not a timestamp")))
+    }
+
     /// The caller's string, verbatim.
     pub fn raw(&self) -> &str {
         &self.raw
@@ -162,12 +173,11 @@ impl DateWindow {
 /// ```
 pub fn split_date_prefix(question: &str) -> (Option<Timestamp>, &str) {
     let trimmed = question.trim_start();
-    if let Some(rest) = trimmed.strip_prefix("[Current date:") {
-        if let Some(end) = rest.find(']') {
-            if let Ok(ts) = Timestamp::parse(rest[..end].trim()) {
-                return (Some(ts), rest[end + 1..].trim());
-            }
-        }
+    if let Some(rest) = trimmed.strip_prefix("[Current date:")
+        && let Some(end) = rest.find(']')
+        && let Ok(ts) = Timestamp::parse(rest[..end].trim())
+    {
+        return (Some(ts), rest[end + 1..].trim());
     }
     (None, question.trim())
 }
@@ -279,10 +289,11 @@ pub fn query_window(question: &str, anchor: NaiveDate) -> Option<DateWindow> {
             } else {
                 (count(at(i + 1)), unit(at(i + 2)))
             };
-            if let (Some(n), Some(u)) = (n, u) {
-                if at(i + 1) != "a" && at(i + 1) != "an" {
-                    return Some(DateWindow { start: minus(anchor, n, u)?, end: anchor });
-                }
+            if let (Some(n), Some(u)) = (n, u)
+                && at(i + 1) != "a"
+                && at(i + 1) != "an"
+            {
+                return Some(DateWindow { start: minus(anchor, n, u)?, end: anchor });
             }
         }
     }
@@ -311,7 +322,7 @@ pub fn query_window(question: &str, anchor: NaiveDate) -> Option<DateWindow> {
             }
             ("last", "week") => return Some(DateWindow { start: anchor - Duration::days(14), end: anchor }),
             ("last", "month") => {
-                return Some(DateWindow::month_of(anchor.checked_sub_months(Months::new(1))?))
+                return Some(DateWindow::month_of(anchor.checked_sub_months(Months::new(1))?));
             }
             ("last", "year") => return DateWindow::year_of(anchor.year() - 1),
             ("last", day) if weekday(day).is_some() => {

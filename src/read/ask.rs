@@ -13,7 +13,7 @@ use crate::error::{Error, Result};
 use crate::index::rank::{Scored, Shape};
 use crate::index::view::{Among, CachedView};
 use crate::index::views::Question;
-use crate::model::time::{day_number, query_window, split_date_prefix, DateWindow, Timestamp};
+use crate::model::time::{DateWindow, Timestamp, day_number, query_window, split_date_prefix};
 use crate::store::{AsOf, Store, View};
 
 /// A question made ready to rank: its text without a date prefix, its vector, its date, and how
@@ -37,7 +37,7 @@ pub(super) struct AskedRanking {
 pub(super) fn ask<'q>(
     engine: &Engine,
     text: &'q str,
-    date: Option<&str>,
+    date: Option<&Timestamp>,
     as_of: Option<&Timestamp>,
     field: &str,
 ) -> Result<Asked<'q>> {
@@ -46,10 +46,7 @@ pub(super) fn ask<'q>(
     if bare.is_empty() {
         return Err(Error::input(field, "is empty"));
     }
-    let explicit = date
-        .map(|d| Timestamp::parse(d).map_err(|_| Error::input("date", format!("{d:?} is not a timestamp"))))
-        .transpose()?;
-    let date = explicit.or(prefix_date).or_else(|| as_of.cloned());
+    let date = date.cloned().or(prefix_date).or_else(|| as_of.cloned());
     Ok(Asked {
         bare,
         vector: crate::embed::query(embedder, bare)?,

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::types::{Decision, Fact, StoredRound};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::scope::Scope;
 use crate::store::{DecisionRow, Tally};
 
@@ -27,7 +28,7 @@ pub struct UserSummary {
     pub latest: Option<String>,
     /// What they hold in all, shared and agent-private records together.
     #[serde(flatten)]
-    pub holds: Holdings,
+    pub holds: RecordCounts,
     /// Each agent with private records, by name, and what is private to it.
     pub agents: Vec<AgentSummary>,
 }
@@ -40,13 +41,13 @@ pub struct AgentSummary {
     pub agent: String,
     /// What is private to it.
     #[serde(flatten)]
-    pub holds: Holdings,
+    pub holds: RecordCounts,
 }
 
 /// Records of one kind each.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Holdings {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = Holdings))]
+pub struct RecordCounts {
     /// Conversation rounds.
     pub rounds: usize,
     /// Notes on read paths.
@@ -59,7 +60,7 @@ pub struct Holdings {
     pub superseded: usize,
 }
 
-impl Holdings {
+impl RecordCounts {
     fn add(&mut self, t: &Tally) {
         self.rounds += t.rounds;
         self.notes += t.notes;
@@ -156,7 +157,7 @@ pub struct DecisionPage {
     /// The page's decisions, in logical order.
     pub decisions: Vec<Decision>,
     /// How many decisions of each kind the scope has (whatever the filter).
-    pub kinds: BTreeMap<String, usize>,
+    pub kinds: BTreeMap<DecisionKind, usize>,
     /// The cursor of the next page (`None`: this is the last).
     pub next: Option<String>,
 }
@@ -192,8 +193,8 @@ pub(crate) fn users(engine: &Engine) -> Result<Vec<UserSummary>> {
         let store = engine.read()?;
         let users = store.user_rows()?;
         let tallies = store.tallies()?;
-        let mut agents: HashMap<i64, BTreeMap<String, Holdings>> = HashMap::new();
-        let mut totals: HashMap<i64, Holdings> = HashMap::new();
+        let mut agents: HashMap<i64, BTreeMap<String, RecordCounts>> = HashMap::new();
+        let mut totals: HashMap<i64, RecordCounts> = HashMap::new();
         for ((user, agent), t) in &tallies {
             totals.entry(*user).or_default().add(t);
             if let Some(a) = agent {
@@ -249,7 +250,7 @@ pub(crate) fn timeline(engine: &Engine, paging: &Paging, scope: Scope<'_>) -> Re
             facts.iter().filter(|f| f.superseded_by.is_some()).map(|f| f.key.as_str()).collect();
         // The latest supersession of each loser (a fact restored and superseded again has more).
         let mut why: HashMap<String, Supersession> = HashMap::new();
-        for d in store.decisions_about(view, "fact.superseded", &losers)? {
+        for d in store.decisions_about(view, DecisionKind::FactSuperseded, &losers)? {
             why.insert(d.record.clone(), supersession(&d));
         }
         let mut by_round: HashMap<i64, Vec<TimelineFact>> = HashMap::new();
@@ -289,9 +290,9 @@ fn supersession(d: &DecisionRow) -> Supersession {
 
 /// A page of the decisions `scope` sees of one of `kinds` (every kind when empty), in logical
 /// order.
-pub(crate) fn decision_log(
+pub(crate) fn decision_page(
     engine: &Engine,
-    kinds: &[String],
+    kinds: &[DecisionKind],
     paging: &Paging,
     scope: Scope<'_>,
 ) -> Result<DecisionPage> {

@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
-use super::ask::{ask, known_then, rank_asked, top_k, At};
+use super::ask::{At, ask, known_then, rank_asked, top_k};
 use super::render::{self, Item, RenderNote, RenderRound};
 use super::types::{Context, ContextRecord, Fact, Query, RecalledRound};
 use crate::embed::Calibration;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::Scored;
-use crate::index::view::{note_id, Among};
+use crate::index::view::{Among, note_id};
 use crate::model::filter::Relevance;
 use crate::model::note::Note;
 use crate::model::scope::Scope;
@@ -33,12 +33,12 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
     }
     let k = top_k(&engine.config, query.top_k)?;
-    let time = AsOf::time(query.as_of)?;
+    let time = query.as_of.clone();
     query.cancel.check()?;
-    let mut asked = vec![ask(engine, query.text, query.date, time.as_ref(), "query")?];
+    let mut asked = vec![ask(engine, query.text, query.date.as_ref(), time.as_ref(), "query")?];
     for (i, angle) in query.angles.iter().enumerate() {
         query.cancel.check()?;
-        asked.push(ask(engine, angle, query.date, time.as_ref(), &format!("angles[{i}]"))?);
+        asked.push(ask(engine, angle, query.date.as_ref(), time.as_ref(), &format!("angles[{i}]"))?);
     }
     let calibration = asked[0].calibration;
     let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {

@@ -15,11 +15,11 @@ mod records;
 pub(crate) mod render;
 mod types;
 
-pub(crate) use browse::{activity, decision_log, timeline, users as user_summaries};
 pub use browse::{
-    Activity, AgentSummary, DecisionPage, Holdings, MonthActivity, Paging, Supersession, TimelineFact,
-    TimelinePage, TimelineRound, UserSummary, MAX_PAGE,
+    Activity, AgentSummary, DecisionPage, MAX_PAGE, MonthActivity, Paging, RecordCounts, Supersession,
+    TimelineFact, TimelinePage, TimelineRound, UserSummary,
 };
+pub(crate) use browse::{activity, decision_page, timeline, users};
 pub(crate) use context::get_context;
 pub(crate) use ranked::{nearest_in_database, recall, search};
 pub(crate) use records::{count, decisions, every_fact, facts, get, list, rounds};

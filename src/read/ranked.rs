@@ -1,26 +1,26 @@
 //! `recall` (rounds) and `search` (notes): a question ranked in the scope's view, and the records
 //! it found read back at the same snapshot.
 
-use super::ask::{ask, known_then, rank_asked, top_k, window_strings, Asked, At};
+use super::ask::{Asked, At, ask, known_then, rank_asked, top_k, window_strings};
 use super::context::recalled;
-use super::types::{Fact, FactHit, Found, Hit, Query, Recall, Search};
+use super::types::{Fact, FactHit, NoteHit, Query, Recall, Search, SearchResults};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::Scored;
-use crate::index::view::{note_id, Among};
+use crate::index::view::{Among, note_id};
 use crate::model::filter::{NoteFilter, Relevance};
 use crate::model::note::Note;
-use crate::model::scope::{check_user, Scope};
-use crate::store::{AsOf, View};
+use crate::model::scope::{Scope, check_user};
+use crate::store::View;
 
 /// The `top_k` rounds `scope` sees that best answer `query`, best first.
 pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Result<Recall> {
     scope.check()?;
     query.ranking.validate()?;
     let k = top_k(&engine.config, query.top_k)?;
-    let time = AsOf::time(query.as_of)?;
+    let time = query.as_of.clone();
     query.cancel.check()?;
-    let asked = ask(engine, query.text, query.date, time.as_ref(), "query")?;
+    let asked = ask(engine, query.text, query.date.as_ref(), time.as_ref(), "query")?;
     engine.read_view(scope, |store, found, last_try| {
         query.cancel.check()?;
         let Some((view, version)) = found else {
@@ -42,24 +42,29 @@ pub(crate) fn recall(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) -> Re
 /// The notes `scope` sees that best match `search.text` among those its filter keeps, best
 /// first (the ranking's order), each with its relevance score (its cosine through the embedder's
 /// calibration); hits below `search.min_score` dropped.
-pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> Result<Found> {
+pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> Result<SearchResults> {
     scope.check()?;
     search.ranking.validate()?;
     if !(1..=1000).contains(&search.limit) {
         return Err(Error::input("limit", "must be in 1..=1000"));
     }
-    if let Some(m) = search.min_score {
-        if !m.is_finite() || !(0.0..=1.0).contains(&m) {
-            return Err(Error::input("min_score", "must be a number in 0..=1"));
-        }
+    if let Some(m) = search.min_score
+        && (!m.is_finite() || !(0.0..=1.0).contains(&m))
+    {
+        return Err(Error::input("min_score", "must be a number in 0..=1"));
     }
     let filter: NoteFilter = search.filter.resolve("filter")?;
     search.cancel.check()?;
-    let asked = ask(engine, search.text, search.date, None, "query")?;
+    let asked = ask(engine, search.text, search.date.as_ref(), None, "query")?;
     engine.read_view(scope, |store, found, last_try| {
         search.cancel.check()?;
         let Some((view, version)) = found else {
-            return Ok(Some(Found { hits: Vec::new(), facts: Vec::new(), anchor: None, window: None }));
+            return Ok(Some(SearchResults {
+                hits: Vec::new(),
+                facts: Vec::new(),
+                anchor: None,
+                window: None,
+            }));
         };
         let at = At::new(store, (view, version), last_try, None);
         let filter = NoteFilter { passing: store.notes_passing_metadata(view, &filter)?, ..filter.clone() };
@@ -78,7 +83,7 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
             .notes_by_id(view, &ids)?
             .into_iter()
             .zip(kept)
-            .map(|(row, (s, score))| Hit {
+            .map(|(row, (s, score))| NoteHit {
                 note: Note::from(row),
                 score,
                 relevance: Relevance::of(score),
@@ -90,7 +95,7 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
         } else {
             Vec::new()
         };
-        Ok(Some(Found {
+        Ok(Some(SearchResults {
             hits,
             facts,
             anchor: ranked.anchor.map(|a| a.to_string()),
@@ -100,8 +105,8 @@ pub(crate) fn search(engine: &Engine, search: &Search<'_>, scope: Scope<'_>) -> 
 }
 
 /// Whether a filter holds no condition (so facts, which carry none of a note's fields, pass).
-fn filter_is_open(filter: &crate::Filter) -> bool {
-    let crate::Filter {
+fn filter_is_open(filter: &crate::model::filter::Filter) -> bool {
+    let crate::model::filter::Filter {
         tags_any,
         tags_all,
         kinds,

@@ -1,8 +1,8 @@
 //! Reading records as they are stored: one by key, a page of notes, counts, and every round, fact
 //! or decision a scope sees.
 
-use super::types::{Counts, Decision, Fact, List, Page, Record, StoredRound};
-use crate::engine::{resolve, Engine};
+use super::types::{Counts, Decision, Fact, ListNotes, NotePage, Record, StoredRound};
+use crate::engine::{Engine, resolve};
 use crate::error::{Error, Result};
 use crate::model::note::{Note, NoteKind};
 use crate::model::scope::Scope;
@@ -32,7 +32,7 @@ fn parse_cursor(cursor: &str) -> Result<(i64, &str)> {
 }
 
 /// A page of the notes `scope` sees that pass the filter, newest first.
-pub(crate) fn list(engine: &Engine, list: &List, scope: Scope<'_>) -> Result<Page> {
+pub(crate) fn list(engine: &Engine, list: &ListNotes, scope: Scope<'_>) -> Result<NotePage> {
     scope.check()?;
     if !(1..=1000).contains(&list.limit) {
         return Err(Error::input("limit", "must be in 1..=1000"));
@@ -47,7 +47,7 @@ pub(crate) fn list(engine: &Engine, list: &List, scope: Scope<'_>) -> Result<Pag
         } else {
             None
         };
-        Ok(Page { notes: rows.into_iter().map(Note::from).collect(), next })
+        Ok(NotePage { notes: rows.into_iter().map(Note::from).collect(), next })
     })
 }
 

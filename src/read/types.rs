@@ -5,9 +5,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::Serialize;
 
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::filter::{Filter, Relevance};
 use crate::model::note::Note;
 use crate::model::round::Turn;
+use crate::model::time::Timestamp;
 use crate::store::{FactRow, RoundRow};
 
 /// A flag another thread sets to give up a read (a server whose client stopped waiting): the
@@ -32,11 +34,7 @@ impl Cancel<'_> {
 
     /// `Err(Cancelled)` once the flag is set.
     pub(crate) fn check(&self) -> Result<()> {
-        if self.is_cancelled() {
-            Err(Error::Cancelled)
-        } else {
-            Ok(())
-        }
+        if self.is_cancelled() { Err(Error::Cancelled) } else { Ok(()) }
     }
 }
 
@@ -54,15 +52,17 @@ impl PartialEq for Cancel<'_> {
 /// A question and its per-call options.
 ///
 /// ```
-/// let q = mnemon::Query::new("What did I buy last week?").date("2023/05/20 (Sat) 02:21").budget(1500);
+/// use mnemon::{Query, Timestamp};
+/// let q = Query::new("What did I buy last week?").date(Timestamp::parse("2023/05/20 (Sat) 02:21")?).budget(1500);
 /// assert_eq!(q.budget, Some(1500));
+/// # Ok::<(), mnemon::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Query<'a> {
     /// The question; may start with `[Current date: <ts>]`.
     pub text: &'a str,
     /// The question's date (overrides a prefix); anchors its time window.
-    pub date: Option<&'a str>,
+    pub date: Option<Timestamp>,
     /// Records to consider per angle (overrides [`Config::top_k`]).
     pub top_k: Option<usize>,
     /// Token budget for [`Memory::get_context`] (overrides [`Config::context_budget`]).
@@ -77,7 +77,7 @@ pub struct Query<'a> {
     /// Read the memory as it stood at this timestamp (the conversation's time, inclusive): only
     /// rounds and notes dated at or before it, and facts as they stood then, a fact superseded
     /// later still current. Anchors the question when it has no date of its own.
-    pub as_of: Option<&'a str>,
+    pub as_of: Option<Timestamp>,
     /// For [`Memory::get_context`]: say why each ranked record is in the block or was cut
     /// ([`Context::records`]). Changes nothing else.
     pub explain: bool,
@@ -111,7 +111,7 @@ impl<'a> Query<'a> {
         Query { ranking, ..self }
     }
     /// Sets the question's date.
-    pub fn date(self, date: &'a str) -> Query<'a> {
+    pub fn date(self, date: Timestamp) -> Query<'a> {
         Query { date: Some(date), ..self }
     }
     /// Sets the number of rounds.
@@ -123,7 +123,7 @@ impl<'a> Query<'a> {
         Query { budget: Some(tokens), ..self }
     }
     /// Reads the memory as it stood at `ts` (see [`Query::as_of`](Query#structfield.as_of)).
-    pub fn as_of(self, ts: &'a str) -> Query<'a> {
+    pub fn as_of(self, ts: Timestamp) -> Query<'a> {
         Query { as_of: Some(ts), ..self }
     }
     /// Gives the read up when `flag` is set (see [`Cancel`]).
@@ -354,8 +354,8 @@ pub struct StoredRound {
 pub struct Decision {
     /// Logical time (sortable timestamp).
     pub at: String,
-    /// What was decided (`round.stored`, `fact.superseded`, …).
-    pub kind: String,
+    /// What was decided.
+    pub kind: DecisionKind,
     /// The record it concerns (a round or fact key, or the user).
     pub record: String,
     /// The other record involved (what it duplicates, what superseded it, …).
@@ -368,7 +368,7 @@ pub struct Decision {
 /// shown to help yet (docs/DECISIONS.md), and with both off the ranking is the engine's default.
 ///
 /// ```
-/// use mnemon::{Ranking, Recency};
+/// use mnemon::context::{Ranking, Recency};
 /// let r = Ranking { recency: Some(Recency { alpha: 0.8, half_life_days: 30.0 }), importance: Some(0.5) };
 /// assert!(r.validate().is_ok());
 /// assert!(Ranking { importance: Some(2.0), ..Ranking::default() }.validate().is_err());
@@ -403,10 +403,10 @@ impl Ranking {
                 return Err(Error::input("ranking.recency.half_life_days", "must be a number above 0"));
             }
         }
-        if let Some(w) = self.importance {
-            if !w.is_finite() || !(0.0..=1.0).contains(&w) {
-                return Err(Error::input("ranking.importance", "must be a number in 0..=1"));
-            }
+        if let Some(w) = self.importance
+            && (!w.is_finite() || !(0.0..=1.0).contains(&w))
+        {
+            return Err(Error::input("ranking.importance", "must be a number in 0..=1"));
         }
         Ok(())
     }
@@ -415,7 +415,7 @@ impl Ranking {
 /// A search over notes and its options ([`Memory::search`]).
 ///
 /// ```
-/// use mnemon::{Filter, Search};
+/// use mnemon::notes::{Filter, Search};
 /// let s = Search::new("what does the user eat?").limit(5).min_score(0.5)
 ///     .filter(Filter { tags_any: vec!["food".into()], ..Filter::default() });
 /// assert_eq!(s.limit, 5);
@@ -425,7 +425,7 @@ pub struct Search<'a> {
     /// The query; may start with `[Current date: <ts>]`.
     pub text: &'a str,
     /// The query's date (anchors "last week" and the recency term).
-    pub date: Option<&'a str>,
+    pub date: Option<Timestamp>,
     /// Which notes may match.
     pub filter: Filter,
     /// Hits to return, 1 to 1000. Default 10.
@@ -436,7 +436,7 @@ pub struct Search<'a> {
     pub ranking: Ranking,
     /// A flag that gives the search up (none by default).
     pub cancel: Cancel<'a>,
-    /// Also rank the scope's active facts ([`Found::facts`]), by cosine against the query. A
+    /// Also rank the scope's active facts ([`SearchResults::facts`]), by cosine against the query. A
     /// fact has no tags, kind, token count, time of its own or metadata: with any condition in
     /// the filter, no fact passes.
     pub facts: bool,
@@ -477,7 +477,7 @@ impl<'a> Search<'a> {
         Search { min_score: Some(min_score), ..self }
     }
     /// Sets the query's date.
-    pub fn date(self, date: &'a str) -> Search<'a> {
+    pub fn date(self, date: Timestamp) -> Search<'a> {
         Search { date: Some(date), ..self }
     }
     /// Sets the ranking options.
@@ -488,11 +488,11 @@ impl<'a> Search<'a> {
 
 /// One note found by [`Memory::search`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Hit {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = Hit))]
+pub struct NoteHit {
     /// The note.
     pub note: Note,
-    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::Calibration)
+    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::embed::Calibration)
     /// (the ranking's own fused score orders the hits, so a later hit may score higher).
     pub score: f32,
     /// The label of `score`.
@@ -507,7 +507,7 @@ pub struct Hit {
 pub struct FactHit {
     /// The fact.
     pub fact: Fact,
-    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::Calibration).
+    /// Relevance in `0..=1`: the cosine through the embedder's [`Calibration`](crate::embed::Calibration).
     pub score: f32,
     /// The label of `score`.
     pub relevance: Relevance,
@@ -517,10 +517,10 @@ pub struct FactHit {
 
 /// What [`Memory::search`] found, best first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Found {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = Found))]
+pub struct SearchResults {
     /// Hits, best first (ties to the older note).
-    pub hits: Vec<Hit>,
+    pub hits: Vec<NoteHit>,
     /// With [`Search::facts`]: active facts, best first (ties to the older fact), at most
     /// `limit`, those below `min_score` dropped.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -535,29 +535,29 @@ pub struct Found {
 /// A listing request ([`Memory::list`]): newest first, a page at a time.
 ///
 /// ```
-/// let l = mnemon::List { limit: 20, ..Default::default() };
+/// let l = mnemon::notes::ListNotes { limit: 20, ..Default::default() };
 /// assert!(l.cursor.is_none());
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct List {
+pub struct ListNotes {
     /// Which notes to list.
     pub filter: Filter,
     /// Notes per page, 1 to 1000. Default 50.
     pub limit: usize,
-    /// Where the previous page ended ([`Page::next`]); `None` starts at the newest note.
+    /// Where the previous page ended ([`NotePage::next`]); `None` starts at the newest note.
     pub cursor: Option<String>,
 }
 
-impl Default for List {
+impl Default for ListNotes {
     fn default() -> Self {
-        List { filter: Filter::default(), limit: 50, cursor: None }
+        ListNotes { filter: Filter::default(), limit: 50, cursor: None }
     }
 }
 
 /// One page of a listing.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Page {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = Page))]
+pub struct NotePage {
     /// Newest first (by `ts`, then key).
     pub notes: Vec<Note>,
     /// The cursor of the next page; `None` on the last page. Stable: notes stored after the

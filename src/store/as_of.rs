@@ -17,8 +17,8 @@
 
 use std::collections::HashMap;
 
-use super::{visible, DecisionRow, FactRow, NoteRow, RoundRow, Store, UserVectors, View};
-use crate::error::{Error, Result};
+use super::{DecisionRow, FactRow, NoteRow, RoundRow, Store, UserVectors, View, visible};
+use crate::error::Result;
 use crate::model::time::Timestamp;
 use mnemon_backend::p;
 
@@ -35,15 +35,6 @@ pub(crate) struct AsOf {
 }
 
 impl AsOf {
-    /// The time of an as-of read, checked (`as_of` names it in errors).
-    pub(crate) fn time(as_of: Option<&str>) -> Result<Option<Timestamp>> {
-        as_of
-            .map(|t| {
-                Timestamp::parse(t).map_err(|_| Error::input("as_of", format!("{t:?} is not a timestamp")))
-            })
-            .transpose()
-    }
-
     /// Reads the times of every round and fact `view` sees.
     pub(crate) fn read(store: &Store, view: View<'_>, at: Timestamp) -> Result<AsOf> {
         let rounds = store.db().rows(

@@ -5,12 +5,13 @@
 use std::collections::HashMap;
 
 use super::db::{Dialect, Row};
-use super::facts::{fact_from_row, FACT_COLUMNS};
+use super::facts::{FACT_COLUMNS, fact_from_row};
 use super::users::{DecisionRow, TOMBSTONE_MARK};
-use super::{among, visible, FactRow, RoundRow, Store, View};
-use crate::error::Result;
-use mnemon_backend::p;
+use super::{FactRow, RoundRow, Store, View, among, visible};
+use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use mnemon_backend::Param;
+use mnemon_backend::p;
 
 /// One user's row and logical now.
 pub(crate) struct UserRow {
@@ -48,7 +49,11 @@ pub(super) fn decision_from_row(r: &dyn Row) -> Result<DecisionRow> {
     Ok(DecisionRow {
         id: r.get(0)?,
         at: r.get(1)?,
-        kind: r.get(2)?,
+        kind: {
+            let kind: String = r.get(2)?;
+            DecisionKind::parse(&kind)
+                .ok_or_else(|| Error::Database(format!("the decision log holds an unknown kind {kind:?}")))?
+        },
         record: r.get(3)?,
         other: r.get(4)?,
         detail: r.get(5)?,
@@ -157,7 +162,7 @@ impl Store {
     pub(crate) fn decisions_about(
         &self,
         view: View<'_>,
-        kind: &str,
+        kind: DecisionKind,
         records: &[&str],
     ) -> Result<Vec<DecisionRow>> {
         if records.is_empty() {
@@ -172,7 +177,12 @@ impl Store {
         let records: Vec<Option<&str>> = records.iter().copied().map(Some).collect();
         self.db().rows(
             &sql,
-            &[Param::Int(view.user), Param::from(view.agent), Param::Text(kind), Param::Texts(&records)],
+            &[
+                Param::Int(view.user),
+                Param::from(view.agent),
+                Param::Text(kind.as_str()),
+                Param::Texts(&records),
+            ],
             decision_from_row,
         )
     }
@@ -182,7 +192,7 @@ impl Store {
     pub(crate) fn decisions_page(
         &self,
         view: View<'_>,
-        kinds: &[String],
+        kinds: &[DecisionKind],
         after: Option<i64>,
         limit: usize,
     ) -> Result<Vec<DecisionRow>> {
@@ -207,12 +217,17 @@ impl Store {
     }
 
     /// How many decisions of each kind the view sees, by kind.
-    pub(crate) fn decision_kinds(&self, view: View<'_>) -> Result<Vec<(String, usize)>> {
+    pub(crate) fn decision_kinds(&self, view: View<'_>) -> Result<Vec<(DecisionKind, usize)>> {
         let sql = format!(
             "SELECT kind, count(*) FROM decisions WHERE user_id = ?1 AND {} GROUP BY kind ORDER BY kind",
             visible("agent", 2)
         );
-        self.db().rows(&sql, p![view.user, view.agent], |r| Ok((r.get(0)?, count(r.get(1)?))))
+        self.db().rows(&sql, p![view.user, view.agent], |r| {
+            let kind: String = r.get(0)?;
+            let kind = DecisionKind::parse(&kind)
+                .ok_or_else(|| Error::Database(format!("the decision log holds an unknown kind {kind:?}")))?;
+            Ok((kind, count(r.get(1)?)))
+        })
     }
 
     /// What the view holds per day: rounds, notes on read paths and facts (superseded ones too)

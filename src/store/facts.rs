@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::db::{Db, Row};
 use super::rows::UserVectors;
-use super::{visible, AsOf, Store, View};
+use super::{AsOf, Store, View, visible};
 use crate::error::Result;
 use mnemon_backend::p;
 
@@ -51,8 +51,7 @@ pub(crate) struct ActiveFact {
     pub vector: Vec<f32>,
 }
 
-pub(crate) const FACT_COLUMNS: &str =
-    "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
+pub(crate) const FACT_COLUMNS: &str = "id, round_id, fact_key, session, day, norm_key, content, raw, mention, valid_time, \
      subject, predicate, object, salience, initial_salience, pair_key, supersedes, superseded_by, agent, extractor";
 
 /// [`FACT_COLUMNS`] qualified by the alias `f` (for joins), and how many there are: the columns a

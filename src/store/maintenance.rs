@@ -5,7 +5,7 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use super::sqlite::truncate_wal;
-use super::{as_db, Conn, Store};
+use super::{Conn, Store, as_db};
 use crate::error::{Error, Result};
 
 impl Store {
@@ -28,7 +28,7 @@ impl Store {
             Conn::Remote(c) => {
                 return Ok(as_db(&**c)
                     .one::<i64>("SELECT pg_database_size(current_database())", &[])?
-                    .unsigned_abs())
+                    .unsigned_abs());
             }
         };
         let pages: i64 = conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;

@@ -32,7 +32,7 @@ pub(crate) use extractors::ExtractorRow;
 pub(crate) use facts::{ActiveFact, FactRow};
 pub(crate) use notes::{NoteMeta, NoteRow};
 pub(crate) use pins::{
-    extractor_hash, extractor_json, split_legacy, Pins, EXTRACTION, NOTE_PINS, SCHEMA_VERSION,
+    EXTRACTION, NOTE_PINS, Pins, SCHEMA_VERSION, extractor_hash, extractor_json, split_legacy,
 };
 pub(crate) use rounds::RoundRow;
 pub(crate) use rows::UserVectors;
@@ -98,10 +98,10 @@ pub(crate) struct RemoteTx<'a> {
 
 impl Drop for RemoteTx<'_> {
     fn drop(&mut self) {
-        if self.open {
-            if let Err(e) = self.conn.rollback() {
-                tracing::warn!(error = %e, "rolling back a write transaction failed");
-            }
+        if self.open
+            && let Err(e) = self.conn.rollback()
+        {
+            tracing::warn!(error = %e, "rolling back a write transaction failed");
         }
     }
 }

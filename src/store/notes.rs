@@ -2,10 +2,10 @@
 //! counts, and the writes used inside a caller's transaction.
 
 use super::db::{Db, Dialect, Param, Row};
-use super::{visible, Store, View};
+use super::{Store, View, visible};
 use crate::error::{Error, Result};
 use crate::model::filter::NoteFilter;
-use crate::model::note::{word_text, Note, NoteKind};
+use crate::model::note::{Note, NoteKind, word_text};
 use mnemon_backend::p;
 
 /// A stored note.
@@ -64,8 +64,7 @@ pub(crate) struct NoteMeta {
     pub words: String,
 }
 
-const NOTE_COLUMNS: &str =
-    "id, note_key, agent, kind, title, content, tags, metadata, importance, ts, ts_unix, day, \
+const NOTE_COLUMNS: &str = "id, note_key, agent, kind, title, content, tags, metadata, importance, ts, ts_unix, day, \
      updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses";
 
 /// Above this many tagged notes (of every user) for a filter's tags, a listing walks the notes
@@ -172,7 +171,7 @@ impl Store {
                     return Err(Error::Corrupt {
                         path: self.path.clone(),
                         reason: format!("note id {id} is indexed but missing"),
-                    })
+                    });
                 }
             }
         }
@@ -288,7 +287,9 @@ impl Store {
                 Dialect::Sqlite => "CROSS JOIN",
                 Dialect::Postgres => "JOIN",
             };
-            format!("(SELECT DISTINCT note_id FROM note_tags WHERE tag IN ({list})) d {join} notes n ON n.id = d.note_id")
+            format!(
+                "(SELECT DISTINCT note_id FROM note_tags WHERE tag IN ({list})) d {join} notes n ON n.id = d.note_id"
+            )
         } else {
             "notes n".to_owned()
         };

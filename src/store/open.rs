@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags};
 
 use super::db::{self, Db};
 use super::sqlite::register_sqlite_vec;
-use super::{pins, postgres, Conn, OpenMode, Pins, Place, Store, SCHEMA_VERSION};
+use super::{Conn, OpenMode, Pins, Place, SCHEMA_VERSION, Store, pins, postgres};
 use crate::config::Config;
 use crate::error::{Error, Result};
 
@@ -142,7 +142,7 @@ impl Store {
                     return Err(Error::NotAStore {
                         path,
                         reason: "a database without mnemon's tables".into(),
-                    })
+                    });
                 }
             }
         }

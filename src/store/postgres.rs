@@ -5,8 +5,8 @@
 //! word index in memory, on every backend); and every text column sorts bytewise (`COLLATE "C"`,
 //! SQLite's `BINARY`), so every `ORDER BY` gives the same order on both.
 
-use super::db::Db;
 use super::Pins;
+use super::db::Db;
 use crate::error::{Error, Result};
 use mnemon_backend::p;
 

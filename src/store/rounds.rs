@@ -3,8 +3,9 @@
 
 use super::db::{Db, Dialect, Param, Row};
 use super::rows::UserVectors;
-use super::{among, visible, Store, View};
+use super::{Store, View, among, visible};
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::round::Turn;
 use mnemon_backend::p;
 
@@ -202,9 +203,9 @@ impl Store {
 /// Writes inside one transaction (`conn` is the open transaction).
 pub(crate) mod write {
     use super::*;
+    use crate::store::FactRow;
     use crate::store::facts::write::{delete_fact, round_facts};
     use crate::store::users::write::{enqueue, log, touch_user};
-    use crate::store::FactRow;
     use std::collections::HashMap;
 
     /// The rounds stored in `sessions` by `agent` (or shared), in insertion order: each one's
@@ -265,7 +266,7 @@ pub(crate) mod write {
         /// `at` (its sortable time).
         Round { row: RoundRow, vector: &'a [f32], parts: &'a [Vec<f32>], at: String },
         /// A decision about a round not stored (a duplicate).
-        Log { at: String, kind: &'static str, record: String, other: Option<String>, detail: String },
+        Log { at: String, kind: DecisionKind, record: String, other: Option<String>, detail: String },
     }
 
     /// Writes an `add` call's `writes` for user `user_id` and `agent`, in order: each round with
@@ -296,14 +297,14 @@ pub(crate) mod write {
                 AddWrite::Round { row, vector, parts, at } => {
                     let id = insert_round(conn, user_id, row, vector)?;
                     set_parts(conn, user_id, id, rule, parts)?;
-                    log(conn, user_id, agent, at, "round.stored", &row.key, None, "{}")?;
+                    log(conn, user_id, agent, at, DecisionKind::RoundStored, &row.key, None, "{}")?;
                     if queue {
                         enqueue(conn, user_id, id)?;
                     }
                     ids.push(id);
                 }
                 AddWrite::Log { at, kind, record, other, detail } => {
-                    log(conn, user_id, agent, at, kind, record, other.as_deref(), detail)?;
+                    log(conn, user_id, agent, at, *kind, record, other.as_deref(), detail)?;
                 }
             }
         }
@@ -483,10 +484,10 @@ pub(crate) mod write {
                         part_keys.push(Some(&row.key));
                         part_vectors.push(p);
                     }
-                    (at.as_str(), "round.stored", row.key.as_str(), None, "{}")
+                    (at.as_str(), DecisionKind::RoundStored.as_str(), row.key.as_str(), None, "{}")
                 }
                 AddWrite::Log { at, kind, record, other, detail } => {
-                    (at.as_str(), *kind, record.as_str(), other.as_deref(), detail.as_str())
+                    (at.as_str(), kind.as_str(), record.as_str(), other.as_deref(), detail.as_str())
                 }
             };
             for (column, value) in

@@ -2,7 +2,7 @@
 
 use super::{Store, View};
 use crate::error::{Error, Result};
-use mnemon_backend::{p, Dialect};
+use mnemon_backend::{Dialect, p};
 
 /// A user's vectors in id order, as one flat array; `ids` are the rounds they rank for.
 pub(crate) struct UserVectors {

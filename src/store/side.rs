@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 
-use rusqlite::{params, Connection, OptionalExtension};
+use rusqlite::{Connection, OptionalExtension, params};
 
+use super::Pins;
 use super::rows::{blob_vector, vector_blob};
 use super::sqlite::{open_side_db, truncate_wal};
-use super::Pins;
 use crate::error::{Error, Result};
 
 fn lock(conn: &Mutex<Connection>) -> MutexGuard<'_, Connection> {

@@ -2,8 +2,9 @@
 //! queue and the decision log.
 
 use super::db::{Db, Dialect, Param};
-use super::{among, visible, Store, View};
+use super::{Store, View, among, visible};
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use mnemon_backend::p;
 
 /// A logged write-path decision.
@@ -12,7 +13,7 @@ pub(crate) struct DecisionRow {
     pub id: i64,
     pub agent: Option<String>,
     pub at: String,
-    pub kind: String,
+    pub kind: DecisionKind,
     pub record: String,
     pub other: Option<String>,
     pub detail: String,
@@ -169,7 +170,7 @@ pub(crate) mod write {
         user_id: i64,
         agent: Option<&str>,
         at: &str,
-        kind: &str,
+        kind: DecisionKind,
         record: &str,
         other: Option<&str>,
         detail: &str,
@@ -177,7 +178,7 @@ pub(crate) mod write {
         conn.execute(
             "INSERT INTO decisions(user_id, at, kind, record, other, detail, agent) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-            p![user_id, at, kind, record, other, detail, agent],
+            p![user_id, at, kind.as_str(), record, other, detail, agent],
         )?;
         Ok(())
     }
@@ -187,7 +188,7 @@ pub(crate) mod write {
         pub user_id: i64,
         pub agent: Option<&'a str>,
         pub at: &'a str,
-        pub kind: &'a str,
+        pub kind: DecisionKind,
         pub record: &'a str,
         pub other: Option<&'a str>,
         pub detail: &'a str,
@@ -206,7 +207,7 @@ pub(crate) mod write {
             let users: Vec<i64> = chunk.iter().map(|e| e.user_id).collect();
             let agents: Vec<Option<&str>> = chunk.iter().map(|e| e.agent).collect();
             let at: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.at)).collect();
-            let kinds: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.kind)).collect();
+            let kinds: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.kind.as_str())).collect();
             let records: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.record)).collect();
             let others: Vec<Option<&str>> = chunk.iter().map(|e| e.other).collect();
             let details: Vec<Option<&str>> = chunk.iter().map(|e| Some(e.detail)).collect();

@@ -10,11 +10,12 @@ use crate::embed::vector::nearest;
 use crate::embed::{self, Embedder};
 use crate::engine::Engine;
 use crate::error::Result;
-use crate::model::parts::{parts, PARTS_ONLY_RULE, RULE};
-use crate::model::round::{form_rounds, index_text, normalized_key, round_key, round_text, Message};
+use crate::model::decision::DecisionKind;
+use crate::model::parts::{PARTS_ONLY_RULE, RULE, parts};
+use crate::model::round::{Message, form_rounds, index_text, normalized_key, round_key, round_text};
 use crate::model::scope::Scope;
-use crate::model::time::{day_number, Timestamp};
-use crate::store::{write, RoundRow, Store};
+use crate::model::time::{Timestamp, day_number};
+use crate::store::{RoundRow, Store, write};
 
 /// Stores `messages` in `scope` in one transaction: what it did, and the user's row id (0 when
 /// nothing was stored and no user made).
@@ -72,7 +73,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
             if key != *of {
                 writes.push(write::AddWrite::Log {
                     at,
-                    kind: "round.duplicate",
+                    kind: DecisionKind::RoundDuplicate,
                     record: key.clone(),
                     other: Some(of.clone()),
                     detail: r#"{"match":"exact"}"#.to_owned(),
@@ -88,7 +89,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
             let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
             writes.push(write::AddWrite::Log {
                 at,
-                kind: "round.duplicate",
+                kind: DecisionKind::RoundDuplicate,
                 record: key.clone(),
                 other: Some(of.clone()),
                 detail,

@@ -4,12 +4,13 @@
 use super::edit::{embed_one, free_key, new_row};
 use super::types::CondenseReport;
 use crate::config::{Condense, Config};
-use crate::engine::{resolve, Engine};
+use crate::engine::{Engine, resolve};
 use crate::error::Result;
-use crate::model::note::{embed_text, Checked, NoteKind, MAX_TAGS};
+use crate::model::decision::DecisionKind;
+use crate::model::note::{Checked, MAX_TAGS, NoteKind, embed_text};
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{write, NoteRow};
+use crate::store::{NoteRow, write};
 
 /// Condenses old episodic notes of `scope` into semantic notes (see [`Condense`]).
 pub(crate) fn condense(engine: &Engine, scope: Scope<'_>, condense: Condense) -> Result<CondenseReport> {
@@ -57,7 +58,7 @@ pub(crate) fn condense(engine: &Engine, scope: Scope<'_>, condense: Condense) ->
             write::insert_note(&tx, view.user, &row, &vector)?;
             let at = ts.sortable();
             let detail = serde_json::json!({ "kind": "semantic", "condenses": n }).to_string();
-            write::log(&tx, view.user, agent.as_deref(), &at, "note.stored", &key, None, &detail)?;
+            write::log(&tx, view.user, agent.as_deref(), &at, DecisionKind::NoteStored, &key, None, &detail)?;
             for o in originals {
                 write::condense_note(&tx, o.id, &key)?;
                 write::log(
@@ -65,7 +66,7 @@ pub(crate) fn condense(engine: &Engine, scope: Scope<'_>, condense: Condense) ->
                     view.user,
                     agent.as_deref(),
                     &at,
-                    "note.condensed",
+                    DecisionKind::NoteCondensed,
                     &o.key,
                     Some(&key),
                     "{}",
@@ -137,11 +138,7 @@ fn first_sentence(text: &str, words: usize) -> String {
     }
     let sentence = &text[..end];
     let all: Vec<&str> = sentence.split_whitespace().collect();
-    if all.len() <= words {
-        all.join(" ")
-    } else {
-        format!("{} …", all[..words].join(" "))
-    }
+    if all.len() <= words { all.join(" ") } else { format!("{} …", all[..words].join(" ")) }
 }
 
 #[cfg(test)]

@@ -5,26 +5,27 @@
 use super::condense::summarize;
 use super::types::Deleted;
 use crate::embed::{self, Embedder};
-use crate::engine::{logical_now, resolve, Engine};
+use crate::engine::{Engine, logical_now, resolve};
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_text;
 use crate::model::note::{
-    check_content, check_importance, check_metadata, check_tags, check_title, embed_text, note_key, rename,
-    Checked, Note, NoteUpdate,
+    Checked, Note, NoteUpdate, check_content, check_importance, check_metadata, check_tags, check_title,
+    embed_text, note_key,
 };
 use crate::model::parts::parts;
-use crate::model::round::{normalized_key, Turn};
+use crate::model::round::{Turn, normalized_key};
 use crate::model::scope::Scope;
-use crate::model::time::{day_number, Timestamp};
+use crate::model::time::{Timestamp, day_number};
 use crate::read::render::count_tokens;
-use crate::store::{write, NoteRow, Tx};
+use crate::store::{NoteRow, Tx, write};
 
 /// Changes the given fields of the note `key` that `scope` sees, stamped `ts`; the note as stored.
 pub(crate) fn update(
     engine: &Engine,
     key: &str,
     change: &NoteUpdate,
-    ts: &str,
+    ts: &Timestamp,
     scope: Scope<'_>,
 ) -> Result<Note> {
     scope.check()?;
@@ -40,7 +41,6 @@ pub(crate) fn update(
     let tags = change.tags.as_deref().map(|t| check_tags(t, "tags")).transpose()?;
     let metadata = change.metadata.as_ref().map(|m| check_metadata(Some(m), "metadata")).transpose()?;
     let importance = change.importance.map(|i| check_importance(Some(i), "importance")).transpose()?;
-    let ts = Timestamp::parse(ts).map_err(|e| rename(e, "ts"))?;
     let reembed = change.content.is_some() || change.title.is_some();
     let embedder = if reembed { Some(engine.embedder("update")?) } else { None };
 
@@ -75,7 +75,16 @@ pub(crate) fn update(
     };
     write::update_note(&tx, view.user, &old, &new, vector.as_deref())?;
     let detail = serde_json::json!({ "fields": change.fields() }).to_string();
-    write::log(&tx, view.user, old.agent.as_deref(), &ts.sortable(), "note.updated", key, None, &detail)?;
+    write::log(
+        &tx,
+        view.user,
+        old.agent.as_deref(),
+        &ts.sortable(),
+        DecisionKind::NoteUpdated,
+        key,
+        None,
+        &detail,
+    )?;
     write::touch_user(&tx, view.user, Some((ts.raw(), ts.unix_seconds())))?;
     tx.commit()?;
     drop(store);
@@ -106,7 +115,7 @@ pub(crate) fn delete(engine: &Engine, key: &str, scope: Scope<'_>) -> Result<(De
             evict.push(embed_text(rebuilt.old.title.as_deref(), &rebuilt.old.content));
             apply_rebuilt(&tx, view.user, &at, rebuilt)?;
         }
-        remove_note(&tx, view.user, &at, &note, "note.deleted")?;
+        remove_note(&tx, view.user, &at, &note, DecisionKind::NoteDeleted)?;
         write::touch_user(&tx, view.user, None)?;
         tx.commit()?;
         evict.push(embed_text(note.title.as_deref(), &note.content));
@@ -116,7 +125,7 @@ pub(crate) fn delete(engine: &Engine, key: &str, scope: Scope<'_>) -> Result<(De
         let tx = store.begin_for(&[scope.user])?;
         write::delete_fact(&tx, fact.id)?;
         write::redact_decisions(&tx, view.user, key)?;
-        write::log(&tx, view.user, fact.agent.as_deref(), &at, "fact.deleted", key, None, "{}")?;
+        write::log(&tx, view.user, fact.agent.as_deref(), &at, DecisionKind::FactDeleted, key, None, "{}")?;
         write::touch_user(&tx, view.user, None)?;
         tx.commit()?;
         evict.push(fact_text(&fact.raw, &fact.content));
@@ -127,7 +136,16 @@ pub(crate) fn delete(engine: &Engine, key: &str, scope: Scope<'_>) -> Result<(De
         let removed = write::delete_round(&tx, &round)?;
         write::redact_round_decisions(&tx, view.user, &round.key)?;
         let detail = serde_json::json!({ "facts": removed.len() }).to_string();
-        write::log(&tx, view.user, round.agent.as_deref(), &at, "round.deleted", key, None, &detail)?;
+        write::log(
+            &tx,
+            view.user,
+            round.agent.as_deref(),
+            &at,
+            DecisionKind::RoundDeleted,
+            key,
+            None,
+            &detail,
+        )?;
         write::touch_user(&tx, view.user, None)?;
         tx.commit()?;
         evict.push(round.text.clone());
@@ -228,12 +246,18 @@ pub(super) fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestam
 
 /// Removes a note and logs it as `kind` at `at`; the notes it condensed come back, each logged
 /// `note.restored`.
-pub(super) fn remove_note(tx: &Tx<'_>, user: i64, at: &str, note: &NoteRow, kind: &str) -> Result<()> {
+pub(super) fn remove_note(
+    tx: &Tx<'_>,
+    user: i64,
+    at: &str,
+    note: &NoteRow,
+    kind: DecisionKind,
+) -> Result<()> {
     let agent = note.agent.as_deref();
     write::delete_note(tx, note)?;
     write::log(tx, user, agent, at, kind, &note.key, None, "{}")?;
     for original in write::uncondense(tx, user, &note.key)? {
-        write::log(tx, user, agent, at, "note.restored", &original, Some(&note.key), "{}")?;
+        write::log(tx, user, agent, at, DecisionKind::NoteRestored, &original, Some(&note.key), "{}")?;
     }
     Ok(())
 }
@@ -254,11 +278,29 @@ fn apply_rebuilt(tx: &Tx<'_>, user: i64, at: &str, r: Rebuilt) -> Result<()> {
     match r.new {
         Some((new, vector)) => {
             write::update_note(tx, user, &r.old, &new, Some(&vector))?;
-            write::log(tx, user, agent, at, "note.updated", &r.old.key, None, r#"{"fields":["condenses"]}"#)
+            write::log(
+                tx,
+                user,
+                agent,
+                at,
+                DecisionKind::NoteUpdated,
+                &r.old.key,
+                None,
+                r#"{"fields":["condenses"]}"#,
+            )
         }
         None => {
             write::delete_note(tx, &r.old)?;
-            write::log(tx, user, agent, at, "note.deleted", &r.old.key, None, r#"{"why":"no original left"}"#)
+            write::log(
+                tx,
+                user,
+                agent,
+                at,
+                DecisionKind::NoteDeleted,
+                &r.old.key,
+                None,
+                r#"{"why":"no original left"}"#,
+            )
         }
     }
 }

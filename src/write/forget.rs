@@ -9,7 +9,7 @@ use crate::model::note::embed_text;
 use crate::model::parts::parts;
 use crate::model::round::Turn;
 use crate::model::scope::check_user;
-use crate::store::{write, Store, View};
+use crate::store::{Store, View, write};
 
 /// Forgets `user_id`: what was removed. `forget_turns` drops the extractor's cached outputs for
 /// the turns of every round the user had (whether its log was emptied); `scrubbed` covers it,

@@ -20,6 +20,6 @@ pub(crate) use condense::condense;
 pub(crate) use edit::{delete, update};
 pub(crate) use forget::forget_user;
 pub(crate) use remember::Commits;
-pub(crate) use transfer::transfer;
 pub use transfer::MAX_TRANSFER_KEYS;
+pub(crate) use transfer::transfer;
 pub use types::*;

@@ -6,15 +6,16 @@
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::edit::{free_key, new_row};
-use super::types::{RememberReport, Remembered, MAX_NOTES_PER_CALL};
+use super::types::{MAX_NOTES_PER_CALL, RememberReport, Remembered};
 use crate::embed;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
-use crate::model::note::{embed_text, note_key, Checked, NewNote};
+use crate::model::decision::DecisionKind;
+use crate::model::note::{Checked, NewNote, embed_text, note_key};
 use crate::model::round::normalized_key;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{write, NoteMeta, NoteRow, Store, Tx};
+use crate::store::{NoteMeta, NoteRow, Store, Tx, write};
 
 /// One call's notes, waiting for the write connection.
 struct Pending {
@@ -176,7 +177,16 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
             let key = note_key(scope.user, agent, ts, &c.content, 0);
             // A replay (this very note again: its key is the stored one's) decides nothing new.
             if key != of {
-                write::log(tx, user, agent, &at, "note.duplicate", &key, Some(&of), r#"{"match":"exact"}"#)?;
+                write::log(
+                    tx,
+                    user,
+                    agent,
+                    &at,
+                    DecisionKind::NoteDuplicate,
+                    &key,
+                    Some(&of),
+                    r#"{"match":"exact"}"#,
+                )?;
                 changed = true;
             }
             report.notes.push(Remembered { key: of, stored: false });
@@ -186,7 +196,7 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
         let mut row: NoteRow = new_row(&key, agent, c, ts);
         row.id = write::insert_note(tx, user, &row, &pending.vectors[i])?;
         let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
-        write::log(tx, user, agent, &at, "note.stored", &key, None, &detail)?;
+        write::log(tx, user, agent, &at, DecisionKind::NoteStored, &key, None, &detail)?;
         added.push((NoteMeta::of(&row), i));
         if latest.is_none_or(|l| ts > l) {
             latest = Some(ts);

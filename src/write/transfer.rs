@@ -2,11 +2,12 @@
 
 use super::edit::remove_note;
 use super::types::TransferReport;
-use crate::engine::{logical_now, resolve, Engine};
+use crate::engine::{Engine, logical_now, resolve};
 use crate::error::{Error, Result};
+use crate::model::decision::DecisionKind;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{write, NoteRow, Pins};
+use crate::store::{NoteRow, Pins, write};
 
 /// The most keys one copy or move takes.
 pub const MAX_TRANSFER_KEYS: usize = 1000;
@@ -105,7 +106,16 @@ pub(crate) fn transfer(
             let at = Timestamp::from_parts(row.updated.clone(), row.updated_unix)
                 .map_or_else(|| row.updated.clone(), |t| t.sortable());
             let detail = serde_json::json!({ "kind": row.kind.as_str() }).to_string();
-            write::log(&tx, user, row.agent.as_deref(), &at, "note.copied", &row.key, None, &detail)?;
+            write::log(
+                &tx,
+                user,
+                row.agent.as_deref(),
+                &at,
+                DecisionKind::NoteCopied,
+                &row.key,
+                None,
+                &detail,
+            )?;
             if latest.is_none_or(|l| row.updated_unix > l.1) {
                 latest = Some((&row.updated, row.updated_unix));
             }
@@ -127,7 +137,7 @@ pub(crate) fn transfer(
             // Removed only as the target holds it: an edit made here since it was read stays.
             match write::note_with_key(&tx, view.user, &row.key)? {
                 Some(now) if now.same_as(row) => {
-                    remove_note(&tx, view.user, &at, &now, "note.moved")?;
+                    remove_note(&tx, view.user, &at, &now, DecisionKind::NoteMoved)?;
                     report.removed.push(row.key.clone());
                 }
                 Some(_) => report.changed.push(row.key.clone()),

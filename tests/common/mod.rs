@@ -7,9 +7,11 @@ use std::sync::Arc;
 #[cfg(feature = "onnx")]
 use std::sync::OnceLock;
 
-use mnemon::{Config, Embedder, HashingEmbedder, Memory, Message};
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, HashingEmbedder};
 #[cfg(feature = "onnx")]
-use mnemon::{OnnxConfig, OnnxEmbedder};
+use mnemon::embed::{OnnxConfig, OnnxEmbedder};
+use mnemon::{Memory, Message};
 
 pub struct TempStore {
     pub dir: tempfile::TempDir,
@@ -62,7 +64,7 @@ pub fn on_postgres() -> bool {
 /// The PostgreSQL store standing for the file `path` in a PostgreSQL run: a schema of its own
 /// in the server's database (created empty the first time a path is opened), so that reopening
 /// a path reopens its store.
-pub fn backend_for(path: &Path) -> Arc<dyn mnemon::Backend> {
+pub fn backend_for(path: &Path) -> Arc<dyn mnemon::stores::Backend> {
     let url = postgres().expect("a PostgreSQL run");
     let schema = format!("t_{}", &blake3::hash(path.as_os_str().as_encoded_bytes()).to_hex()[..20]);
     Arc::new(mnemon_postgres::PgBackend::new(&url).unwrap().schema(&schema).unwrap())
@@ -179,7 +181,7 @@ pub fn poison(path: &Path, table: &str, column: &str) {
 }
 
 /// Imports `dump` into the store at `path` (either backend).
-pub fn import(path: &Path, dump: &str) -> mnemon::Result<mnemon::ImportReport> {
+pub fn import(path: &Path, dump: &str) -> mnemon::Result<mnemon::export::ImportReport> {
     if on_postgres() {
         Memory::builder(backend_for(path)).import(dump)
     } else {
@@ -265,4 +267,9 @@ pub fn canonical_dump(path: &Path) -> String {
         }
     }
     out
+}
+
+/// A timestamp the test knows to be valid.
+pub fn ts(raw: &str) -> mnemon::Timestamp {
+    mnemon::Timestamp::parse(raw).unwrap_or_else(|e| panic!("{raw}: {e}"))
 }

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use clap::ValueEnum;
+use mnemon::config::Config;
+use mnemon::context::{Ranking, Recency};
 use mnemon::extract::LlamaConfig;
-use mnemon::{Config, Ranking, Recency};
 
 /// A store, named by `--store`.
 #[derive(clap::Args, Clone, Debug)]
@@ -161,12 +162,12 @@ pub enum OutputFormat {
     Jsonl,
 }
 
-impl From<OutputFormat> for mnemon::ExportFormat {
+impl From<OutputFormat> for mnemon::export::ExportFormat {
     fn from(f: OutputFormat) -> Self {
         match f {
-            OutputFormat::Markdown => mnemon::ExportFormat::Markdown,
-            OutputFormat::Text => mnemon::ExportFormat::Text,
-            OutputFormat::Jsonl => mnemon::ExportFormat::Jsonl,
+            OutputFormat::Markdown => mnemon::export::ExportFormat::Markdown,
+            OutputFormat::Text => mnemon::export::ExportFormat::Text,
+            OutputFormat::Jsonl => mnemon::export::ExportFormat::Jsonl,
         }
     }
 }
@@ -182,12 +183,12 @@ pub enum KindArg {
     Procedural,
 }
 
-impl From<KindArg> for mnemon::NoteKind {
+impl From<KindArg> for mnemon::notes::NoteKind {
     fn from(k: KindArg) -> Self {
         match k {
-            KindArg::Episodic => mnemon::NoteKind::Episodic,
-            KindArg::Semantic => mnemon::NoteKind::Semantic,
-            KindArg::Procedural => mnemon::NoteKind::Procedural,
+            KindArg::Episodic => mnemon::notes::NoteKind::Episodic,
+            KindArg::Semantic => mnemon::notes::NoteKind::Semantic,
+            KindArg::Procedural => mnemon::notes::NoteKind::Procedural,
         }
     }
 }
@@ -294,18 +295,18 @@ pub struct FilterArgs {
     /// `{"key": {"gte": 3}}` (eq ne in nin gt gte lt lte contains icontains), `"*"` for a present
     /// key, and `AND` / `OR` / `NOT` over lists of conditions.
     #[arg(long = "where", value_name = "JSON", value_parser = parse_where)]
-    pub metadata: Option<mnemon::MetadataFilter>,
+    pub metadata: Option<mnemon::notes::MetadataFilter>,
 }
 
-fn parse_where(s: &str) -> Result<mnemon::MetadataFilter, String> {
+fn parse_where(s: &str) -> Result<mnemon::notes::MetadataFilter, String> {
     let value: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
-    mnemon::MetadataFilter::parse(&value, "--where").map_err(|e| e.to_string())
+    mnemon::notes::MetadataFilter::parse(&value, "--where").map_err(|e| e.to_string())
 }
 
 impl FilterArgs {
     /// The library's filter.
-    pub fn filter(&self) -> mnemon::Filter {
-        mnemon::Filter {
+    pub fn filter(&self) -> mnemon::notes::Filter {
+        mnemon::notes::Filter {
             tags_any: self.tags_any.clone(),
             tags_all: self.tags_all.clone(),
             kinds: self.kinds.iter().map(|k| (*k).into()).collect(),

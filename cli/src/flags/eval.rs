@@ -46,7 +46,7 @@ pub enum EvalCommand {
         #[arg(long)]
         budget: Option<usize>,
         /// The score a round gains when its date is in the question's time window (0..=1).
-        #[arg(long, default_value_t = mnemon::Config::default().time_weight)]
+        #[arg(long, default_value_t = mnemon::config::Config::default().time_weight)]
         time_weight: f32,
         /// Store each haystack in PostgreSQL (a schema of its own in this database, dropped after)
         /// instead of a temporary file.

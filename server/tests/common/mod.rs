@@ -6,7 +6,8 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-use mnemon::{Config, HashingEmbedder};
+use mnemon::config::Config;
+use mnemon::embed::HashingEmbedder;
 use mnemon_server::{HttpOptions, Service, Settings};
 
 /// A running server; stops when dropped.

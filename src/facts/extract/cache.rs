@@ -7,8 +7,8 @@ use std::sync::Mutex;
 use super::{Extraction, Extractor, ExtractorPins};
 use crate::error::Result;
 use crate::model::round::Turn;
-use crate::store::side::OutputFile;
 use crate::store::Pins;
+use crate::store::side::OutputFile;
 
 /// An extractor in front of a cache file stamped with its pins.
 ///

@@ -19,10 +19,10 @@ use serde_json::Value;
 use crate::error::Result;
 use crate::model::round::Turn;
 
-pub use cache::{round_key, CachedExtractor};
+pub use cache::{CachedExtractor, round_key};
 #[cfg(feature = "llama")]
 pub use llama::{
-    default_gguf, kernels, row_invariant, LlamaConfig, LlamaExtractor, Speed, DEFAULT_GGUF, RUNTIME,
+    DEFAULT_GGUF, LlamaConfig, LlamaExtractor, RUNTIME, Speed, default_gguf, kernels, row_invariant,
 };
 pub use scripted::ScriptedExtractor;
 

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{parse, Extraction, Extractor, ExtractorPins};
+use super::{Extraction, Extractor, ExtractorPins, parse};
 use crate::error::{Error, Result};
 use crate::model::round::{Role, Turn};
 
@@ -27,7 +27,7 @@ impl ScriptedExtractor {
     /// let script = r#"{"I live in Porto.": [{"content": "The user lives in Porto.", "raw": "user: I live in Porto",
     ///   "when": null, "subject": "user", "predicate": "lives in", "object": "Porto", "salience": 1.0}]}"#;
     /// let x = ScriptedExtractor::from_json("demo", script)?;
-    /// let turn = mnemon::Turn::new(mnemon::Role::User, "I live in Porto.", "2026-01-01");
+    /// let turn = mnemon::rounds::Turn::new(mnemon::rounds::Role::User, "I live in Porto.", "2026-01-01");
     /// assert_eq!(x.extract(&[turn])?.facts[0].object.as_deref(), Some("Porto"));
     /// # Ok::<(), mnemon::Error>(())
     /// ```

@@ -8,11 +8,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
-use llama_cpp_2::token::LlamaToken;
 
-use super::{llama, LlamaExtractor, Speed};
+use super::{LlamaExtractor, Speed, llama};
 use crate::error::{Error, Result};
 use crate::facts::extract::{Contract, Extraction};
 use crate::model::round::Turn;

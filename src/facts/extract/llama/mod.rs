@@ -30,20 +30,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::session::{LlamaStateSeqFlags, SeqState};
-use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::LlamaBatch;
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
-use llama_cpp_2::token::LlamaToken;
 use serde::Serialize;
 
-use super::{round_text, Contract, Extraction, Extractor, ExtractorPins};
+use super::{Contract, Extraction, Extractor, ExtractorPins, round_text};
 use crate::error::{Error, Result};
 use crate::model::round::{Role, Turn};
 use decode::decode_chunks;
@@ -163,8 +163,7 @@ struct Head {
     state: SeqState,
 }
 
-const FETCH: &str =
-    "`mnemon fetch-models --extractor` (Qwen2.5-Coder-0.5B, the default; plain: SmolLM2-135M), \
+const FETCH: &str = "`mnemon fetch-models --extractor` (Qwen2.5-Coder-0.5B, the default; plain: SmolLM2-135M), \
      or scripts/fetch-models.sh [--qwen] in a checkout";
 
 fn unavailable(path: &Path, reason: impl Into<String>) -> Error {
@@ -448,11 +447,7 @@ impl Extractor for LlamaExtractor {
         // Drafted rounds decoded together gave other bytes than alone on Qwen2.5-Coder-0.5B
         // (docs/DECISIONS.md, "drafts from the round itself"), so a drafting extractor decodes
         // one round at a time.
-        if row_invariant() && self.config.draft == 0 {
-            self.config.batch.max(1)
-        } else {
-            1
-        }
+        if row_invariant() && self.config.draft == 0 { self.config.batch.max(1) } else { 1 }
     }
 }
 

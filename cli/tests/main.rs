@@ -1,0 +1,8 @@
+//! The `mnemon` binary's tests, one module per file, in one test binary.
+
+mod common;
+
+mod cli;
+mod mcp;
+mod serve;
+mod ui;

@@ -1,0 +1,10 @@
+//! The servers' tests, one module per file, in one test binary.
+
+mod common;
+
+mod browse;
+mod browser;
+mod forget;
+mod http;
+mod load;
+mod principals;

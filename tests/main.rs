@@ -1,0 +1,21 @@
+//! The library's integration tests, one module per file, in one test binary (each binary links
+//! llama.cpp and every dependency, so one link instead of one per file).
+
+mod common;
+
+mod browse;
+mod concurrency;
+mod conflicts;
+mod crash;
+mod extract;
+mod facts;
+mod forget;
+mod framing;
+mod notes;
+mod onnx;
+mod parts;
+mod processes;
+mod read_path;
+mod store;
+mod upgrade;
+mod write_path;
