@@ -14,7 +14,6 @@ macro_rules! kinds {
         /// assert_eq!(DecisionKind::parse("round.eaten"), None);
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
         pub enum DecisionKind {
             $($(#[$doc])* #[serde(rename = $text)] $variant,)*
         }

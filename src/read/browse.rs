@@ -157,6 +157,7 @@ pub struct DecisionPage {
     /// The page's decisions, in logical order.
     pub decisions: Vec<Decision>,
     /// How many decisions of each kind the scope has (whatever the filter).
+    #[cfg_attr(feature = "openapi", schema(value_type = BTreeMap<String, usize>))]
     pub kinds: BTreeMap<DecisionKind, usize>,
     /// The cursor of the next page (`None`: this is the last).
     pub next: Option<String>,

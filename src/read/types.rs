@@ -354,7 +354,8 @@ pub struct StoredRound {
 pub struct Decision {
     /// Logical time (sortable timestamp).
     pub at: String,
-    /// What was decided.
+    /// What was decided (`round.stored`, `fact.superseded`, …).
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub kind: DecisionKind,
     /// The record it concerns (a round or fact key, or the user).
     pub record: String,
