@@ -40,10 +40,6 @@ impl ServerArgs {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("starting the async runtime")
-}
-
 pub fn mcp(args: &McpArgs) -> Result<()> {
     let principal = match &args.user {
         None => Principal::Admin,
@@ -52,7 +48,7 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
     let mcp = Mcp::new(args.stores.service(0)?)
         .for_principal(principal)
         .with_destructive_tools(args.stores.allow_destructive_tools);
-    runtime()?.block_on(mnemon_server::serve_stdio(mcp)).map_err(|e| anyhow!("mcp: {e}"))
+    mnemon_server::run_stdio(mcp).map_err(|e| anyhow!("mcp: {e}"))
 }
 
 pub fn serve(args: &ServeArgs) -> Result<()> {
@@ -78,5 +74,5 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         cors_origins: args.cors_origins.clone(),
     };
     let service = args.stores.service(args.max_in_flight)?;
-    runtime()?.block_on(mnemon_server::serve(service, options)).map_err(|e| anyhow!(e.to_string()))
+    mnemon_server::run_http(service, options).map_err(|e| anyhow!(e.to_string()))
 }

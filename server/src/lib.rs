@@ -28,7 +28,23 @@ pub use error::{ApiError, Code};
 pub(crate) fn stopwatch() -> std::time::Instant {
     std::time::Instant::now()
 }
-pub use http::{serve, HttpOptions};
+pub use http::{serve, HttpOptions, StartError};
 pub use mcp::serve_stdio;
+
+/// The async runtime the servers run on: this crate's alone (the library and the `mnemon`
+/// command have none).
+fn runtime() -> std::io::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build()
+}
+
+/// [`serve`]: the HTTP server until ctrl-c, on a runtime of its own.
+pub fn run_http(service: std::sync::Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
+    runtime()?.block_on(serve(service, options))
+}
+
+/// [`serve_stdio`]: MCP on stdin/stdout until the client closes it, on a runtime of its own.
+pub fn run_stdio(mcp: mcp::Mcp) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    runtime()?.block_on(serve_stdio(mcp))
+}
 pub use principal::{Grant, Principal};
 pub use service::{Service, Settings};

@@ -156,7 +156,7 @@ impl CachedView {
     }
 
     /// Adds a record ranking for round `round` by its vector alone, no words: a part record
-    /// (`crate::parts`, salience 1) or an active fact (its salience).
+    /// (`crate::model::parts`, salience 1) or an active fact (its salience).
     pub(crate) fn push_vector(&mut self, round: i64, day: i32, salience: f32, vector: &[f32]) {
         self.index.push(round, day, salience, vector);
         self.entry_note.push(NOT_A_NOTE);

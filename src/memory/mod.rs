@@ -159,31 +159,7 @@ impl Memory {
     /// ```
     pub fn backup(&self, out: impl AsRef<Path>) -> Result<u64> {
         let engine = &self.shared.engine;
-        let out = out.as_ref();
-        if out.exists() {
-            return Err(Error::input(
-                "out",
-                format!("{} exists; a backup never overwrites a file", out.display()),
-            ));
-        }
-        let copied = (|| {
-            let reader = Store::reader(&engine.place, &engine.pins, &engine.config)?;
-            reader.backup_to(out).map_err(|e| e.in_store(&engine.path))?;
-            let copy = Store::open_reader(out, &engine.pins, &engine.config)?;
-            let problems = copy.check(false)?;
-            if !problems.is_empty() {
-                return Err(Error::Corrupt { path: out.to_owned(), reason: problems.join("; ") });
-            }
-            Ok(std::fs::metadata(out)?.len())
-        })();
-        if copied.is_err() {
-            for suffix in ["", "-wal", "-shm", "-journal"] {
-                let mut p = out.as_os_str().to_owned();
-                p.push(suffix);
-                let _ = std::fs::remove_file(p);
-            }
-        }
-        copied
+        crate::store::backup(&engine.place, &engine.pins, &engine.config, &engine.path, out.as_ref())
     }
 
     /// The bytes this store's in-memory views hold now (growth after writes included), and how

@@ -5,8 +5,40 @@ use std::path::Path;
 use rusqlite::Connection;
 
 use super::sqlite::truncate_wal;
-use super::{Conn, Store, as_db};
+use super::{Conn, Pins, Place, Store, as_db};
+use crate::config::Config;
 use crate::error::{Error, Result};
+
+/// Copies the store at `place` (its file is `path`) into a new file at `out`, which must not
+/// exist, with SQLite's online backup: one consistent snapshot, taken while writers go on. The
+/// copy is checked (`quick_check`) before this returns; on any failure the partial file is
+/// removed. Returns the bytes written.
+pub(crate) fn backup(place: &Place, pins: &Pins, config: &Config, path: &Path, out: &Path) -> Result<u64> {
+    if out.exists() {
+        return Err(Error::input(
+            "out",
+            format!("{} exists; a backup never overwrites a file", out.display()),
+        ));
+    }
+    let copied = (|| {
+        let reader = Store::reader(place, pins, config)?;
+        reader.backup_to(out).map_err(|e| e.in_store(path))?;
+        let copy = Store::open_reader(out, pins, config)?;
+        let problems = copy.check(false)?;
+        if !problems.is_empty() {
+            return Err(Error::Corrupt { path: out.to_owned(), reason: problems.join("; ") });
+        }
+        Ok(std::fs::metadata(out)?.len())
+    })();
+    if copied.is_err() {
+        for suffix in ["", "-wal", "-shm", "-journal"] {
+            let mut p = out.as_os_str().to_owned();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    copied
+}
 
 impl Store {
     /// Copies the write-ahead log into the file and empties it (`wal_checkpoint(TRUNCATE)`), so

@@ -30,6 +30,7 @@ pub(crate) use as_of::AsOf;
 pub(crate) use browse::Tally;
 pub(crate) use extractors::ExtractorRow;
 pub(crate) use facts::{ActiveFact, FactRow};
+pub(crate) use maintenance::backup;
 pub(crate) use notes::{NoteMeta, NoteRow};
 pub(crate) use pins::{
     EXTRACTION, NOTE_PINS, Pins, SCHEMA_VERSION, extractor_hash, extractor_json, split_legacy,

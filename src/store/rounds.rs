@@ -112,7 +112,7 @@ impl Store {
         )
     }
 
-    /// The vectors of the part records of every round the view sees (see `crate::parts`), in
+    /// The vectors of the part records of every round the view sees (see `crate::model::parts`), in
     /// round then part order, each under its round's id with the round's day.
     pub(crate) fn user_part_vectors(&self, view: View<'_>) -> Result<UserVectors> {
         self.vectors(

@@ -31,7 +31,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
     // Keys are taken over the role text; the named text is embedded and indexed for words.
     let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
     let index_texts: Vec<String> = rounds.iter().map(|r| r.index_text()).collect();
-    // Each round's part records (`crate::parts`), embedded in the same call after the rounds.
+    // Each round's part records (`crate::model::parts`), embedded in the same call after the rounds.
     let part_texts: Vec<Vec<String>> = rounds.iter().map(|r| parts(&r.turns)).collect();
     let refs: Vec<&str> = index_texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
     let mut vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
