@@ -362,3 +362,66 @@ fn a_fact_restored_by_a_reextraction_reads_as_current_at_every_time_after_its_ro
     let body = |md: &str| md.lines().filter(|l| !l.contains("extractor")).collect::<Vec<_>>().join("\n");
     assert_eq!(body(&after), body(&before));
 }
+
+/// A file's schema, as SQLite describes it: every table's columns (name, type, not null,
+/// default, key; in order), foreign keys and indexes, each virtual table's definition, and the
+/// full-text indexes' settings (`secure-delete`).
+fn schema_of(path: &std::path::Path) -> Vec<String> {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    let rows = |sql: &str| -> Vec<Vec<rusqlite::types::Value>> {
+        let mut stmt = conn.prepare(sql).unwrap();
+        let n = stmt.column_count();
+        stmt.query_map([], |r| (0..n).map(|i| r.get(i)).collect()).unwrap().map(Result::unwrap).collect()
+    };
+    let tables: Vec<(String, String)> = conn
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let mut out = Vec::new();
+    for (name, sql) in tables {
+        if sql.to_uppercase().starts_with("CREATE VIRTUAL TABLE") {
+            out.push(format!("{name}: {sql}"));
+            continue;
+        }
+        out.push(format!("{name} columns: {:?}", rows(&format!("PRAGMA table_xinfo('{name}')"))));
+        out.push(format!("{name} keys: {:?}", rows(&format!("PRAGMA foreign_key_list('{name}')"))));
+        for index in rows(&format!("PRAGMA index_list('{name}')")) {
+            let rusqlite::types::Value::Text(index_name) = &index[1] else { panic!("{index:?}") };
+            out.push(format!(
+                "{name} index {index:?}: {:?}",
+                rows(&format!("PRAGMA index_xinfo('{index_name}')"))
+            ));
+        }
+        if name.ends_with("_fts_config") {
+            out.push(format!("{name} rows: {:?}", rows(&format!("SELECT * FROM {name} ORDER BY k"))));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_store_migrated_from_every_earlier_schema_has_the_schema_of_a_fresh_one() {
+    let fresh = temp_store();
+    Memory::builder(&fresh.path).embedder(HashingEmbedder::default()).open().unwrap();
+    let want = schema_of(&fresh.path);
+    assert!(want.len() > 40, "{want:#?}");
+    for fixture in ["store-v3.db.gz", "store-v4.db.gz"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = unpack(dir.path(), fixture);
+        assert_ne!(schema_of(&path), want, "{fixture} is of an older schema");
+        drop(Memory::builder(&path).stored().open().unwrap());
+        assert_eq!(schema_of(&path), want, "{fixture}, migrated");
+    }
+    // Schema 5 from before part records: they are added in place at the next open.
+    let before_parts = temp_store();
+    Memory::builder(&before_parts.path).embedder(HashingEmbedder::default()).open().unwrap();
+    rusqlite::Connection::open(&before_parts.path)
+        .unwrap()
+        .execute_batch("DROP TABLE round_parts; DROP TABLE rounds_parted;")
+        .unwrap();
+    drop(Memory::builder(&before_parts.path).stored().open().unwrap());
+    assert_eq!(schema_of(&before_parts.path), want, "schema 5 from before part records");
+}

@@ -314,11 +314,15 @@ fn run_notes(args: &Args) -> Result<()> {
         let filtered = timed(&queries, |q| memory.search(&Search::new(q).filter(filter.clone()), "bench"))?;
         // The servers' and Python's path: the operation by name on JSON text, its result as text.
         let service = service_on(&dir.path().join("bench.db"), args)?;
-        let tool = mnemon_server::tools::find("search_memories").ok_or_else(|| anyhow!("no search tool"))?;
+        let tool =
+            mnemon_server::operations::tool("search_memories").ok_or_else(|| anyhow!("no search tool"))?;
         let call = |q: &str| -> Result<String> {
             let args = serde_json::json!({"user_id": "bench", "query": q}).to_string();
             let value: serde_json::Value = serde_json::from_str(&args)?;
-            Ok(tool.value(&service, value).map_err(|e| anyhow!("{}", e.message))?.to_string())
+            Ok(tool
+                .value(&service, &mnemon_server::Principal::Admin, value)
+                .map_err(|e| anyhow!("{}", e.message))?
+                .to_string())
         };
         call("warm up the index")?;
         let served = timed(&queries, call)?;

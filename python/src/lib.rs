@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mnemon::{Query, Scope, Timestamp};
 use mnemon_server::api::Target;
-use mnemon_server::{ApiError, Service};
+use mnemon_server::{ApiError, Principal, Service};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 
@@ -29,8 +29,8 @@ fn raised(e: ApiError) -> PyErr {
 fn operation_and_args(
     operation: &str,
     args: &str,
-) -> PyResult<(&'static mnemon_server::tools::Tool, serde_json::Value)> {
-    let tool = mnemon_server::tools::find(operation)
+) -> PyResult<(&'static mnemon_server::operations::Operation, serde_json::Value)> {
+    let tool = mnemon_server::operations::tool(operation)
         .ok_or_else(|| PyValueError::new_err(format!("no operation named {operation:?}")))?;
     let args = serde_json::from_str(args)
         .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
@@ -91,7 +91,7 @@ impl Engine {
     fn call(&self, py: Python<'_>, operation: &str, args: &str) -> PyResult<String> {
         let (tool, args) = operation_and_args(operation, args)?;
         let service = self.service.clone();
-        let out = py.detach(move || tool.value(&service, args)).map_err(raised)?;
+        let out = py.detach(move || tool.value(&service, &Principal::Admin, args)).map_err(raised)?;
         Ok(out.to_string())
     }
 
@@ -100,7 +100,7 @@ impl Engine {
     fn invoke(&self, py: Python<'_>, operation: &str, args: &str) -> PyResult<Py<PyAny>> {
         let (tool, args) = operation_and_args(operation, args)?;
         let service = self.service.clone();
-        let out = py.detach(move || (tool.call)(&service, args)).map_err(raised)?;
+        let out = py.detach(move || tool.run(&service, &Principal::Admin, args)).map_err(raised)?;
         Ok(pythonize::pythonize(py, &*out).map_err(|e| PyValueError::new_err(e.to_string()))?.unbind())
     }
 

@@ -8,24 +8,23 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{DefaultBodyLimit, Path, RawQuery, State};
+use axum::extract::rejection::{BytesRejection, RawPathParamsRejection};
+use axum::extract::{DefaultBodyLimit, RawPathParams, RawQuery, State};
 use axum::http::{header, StatusCode};
 use axum::middleware;
 use axum::response::{Html, IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, MethodFilter, MethodRouter};
 use axum::Extension;
 use axum::{Json, Router};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::Value;
 use utoipa::OpenApi;
 
-use crate::api::*;
-use crate::error::{parse, ApiError, Code, ErrorBody};
+use crate::api::Health;
+use crate::error::{ApiError, Code, ErrorBody};
 use crate::guards;
+use crate::operations::{Http, Operation, Source, OPERATIONS};
 use crate::principal::{Grant, Principal};
 use crate::service::Service;
 
@@ -229,24 +228,18 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         )
     };
 
-    let v1 = Router::new()
-        .route("/memories", post(save_memories))
-        .route("/memories/search", post(search_memories))
-        .route("/memories/list", post(list_memories))
-        .route("/memories/copy", post(copy_memories))
-        .route("/memories/move", post(move_memories))
-        .route("/memories/{key}", get(get_memory).patch(update_memory).delete(delete_memory))
-        .route("/recall", post(recall_memories))
-        .route("/messages", post(add_messages))
-        .route("/count", get(count_memories))
-        .route("/export", get(export_memories))
-        .route("/users/{user_id}", axum::routing::delete(forget_user))
-        .route("/users", get(list_users))
-        .route("/stores", get(list_stores))
-        .route("/timeline", post(read_timeline))
-        .route("/decisions", post(read_decisions))
-        .route("/activity", get(read_activity))
-        .layer(middleware::from_fn_with_state(state.clone(), guards::time_limit));
+    // Every operation's route, from the table; a path's methods on one route.
+    let mut v1 = Router::new();
+    let mut paths: Vec<&'static str> = OPERATIONS.iter().map(|o| o.http.path).collect();
+    paths.dedup();
+    for path in paths {
+        let mut route = MethodRouter::new();
+        for op in OPERATIONS.iter().filter(|o| o.http.path == path) {
+            route = route.merge(operation_handler(op));
+        }
+        v1 = v1.route(path.strip_prefix("/v1").unwrap_or(path), route);
+    }
+    let v1 = v1.layer(middleware::from_fn_with_state(state.clone(), guards::time_limit));
     let protected = Router::new()
         .nest("/v1", v1)
         .nest_service("/mcp", mcp_service)
@@ -338,361 +331,94 @@ fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>,
     Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
 }
 
-/// Binds the request to the caller, parses it and runs `op` on the blocking pool.
-async fn run<T, R>(
-    state: &AppState,
-    (caller, operation): (&Principal, &str),
-    mut value: Value,
-    op: fn(&Service, &T) -> Result<R, ApiError>,
-) -> Result<R, ApiError>
-where
-    T: DeserializeOwned + Send + 'static,
-    R: Send + 'static,
-{
-    caller.bind(operation, &mut value)?;
-    let request: T = parse(value)?;
-    let service = Arc::clone(&state.service);
-    crate::service::blocking(move || op(&service, &request)).await
-}
-
-async fn json_op<T, R>(
-    state: &AppState,
-    caller: (&Principal, &str),
-    value: Value,
-    op: fn(&Service, &T) -> Result<R, ApiError>,
-) -> Result<Json<R>, ApiError>
-where
-    T: DeserializeOwned + Send + 'static,
-    R: Serialize + Send + 'static,
-{
-    run(state, caller, value, op).await.map(Json)
-}
-
-/// Errors every route can answer.
-#[derive(utoipa::IntoResponses)]
-#[allow(dead_code)]
-enum Errors {
-    /// Bad input: `invalid_input`, `empty_memory` or `budget`, with the field.
-    #[response(status = 400)]
-    BadRequest(#[to_schema] ErrorBody),
-    /// `unauthorized`.
-    #[response(status = 401)]
-    Unauthorized(ErrorBody),
-    /// `forbidden`: a store outside the server's roots.
-    #[response(status = 403)]
-    Forbidden(ErrorBody),
-    /// `not_found`.
-    #[response(status = 404)]
-    NotFound(ErrorBody),
-    /// `pin_mismatch`.
-    #[response(status = 409)]
-    Conflict(ErrorBody),
-    /// `payload_too_large`.
-    #[response(status = 413)]
-    TooLarge(ErrorBody),
-    /// `rate_limited` (with `Retry-After`).
-    #[response(status = 429)]
-    RateLimited(ErrorBody),
-    /// `internal`.
-    #[response(status = 500)]
-    Internal(ErrorBody),
-    /// `busy` or `overloaded` (with `Retry-After`), or `timeout`.
-    #[response(status = 503)]
-    Unavailable(ErrorBody),
-}
-
-/// Whose memory and which store, in a query string.
-#[derive(utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[allow(dead_code)]
-struct TargetParams {
-    /// Whose memory (default `default`).
-    user_id: Option<String>,
-    /// One of the user's agents.
-    agent_id: Option<String>,
-    /// Which store (default: the server's).
-    store: Option<String>,
-}
-
-/// Save memories.
-#[utoipa::path(post, path = "/v1/memories", tag = "memories", request_body = SaveMemories,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
-    responses((status = 200, body = Saved), Errors))]
-async fn save_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    headers: axum::http::HeaderMap,
+/// The request of an operation over HTTP, as JSON: its source's fields, the path's parameters
+/// (refused when the source names them otherwise), booleans read from the query, and the
+/// `Idempotency-Key` header.
+fn request_value(
+    http: &Http,
+    params: Vec<(String, String)>,
+    query: Option<String>,
+    headers: &axum::http::HeaderMap,
     body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Saved>, ApiError> {
-    json_op(&s, (&p, "save_memories"), idempotent(&headers, json_body(body)?)?, Service::save).await
-}
-
-/// The framed, prompt-ready context for a question (memories and conversation rounds).
-#[utoipa::path(post, path = "/v1/recall", tag = "context", request_body = RecallMemories,
-    responses((status = 200, body = Recalled), Errors))]
-async fn recall_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Recalled>, ApiError> {
-    json_op(&s, (&p, "recall_memories"), json_body(body)?, Service::recall).await
-}
-
-/// Add conversation messages.
-#[utoipa::path(post, path = "/v1/messages", tag = "conversations", request_body = AddMessages,
-    params(("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
-    responses((status = 200, body = Added), Errors))]
-async fn add_messages(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    headers: axum::http::HeaderMap,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<Added>, ApiError> {
-    json_op(&s, (&p, "add_messages"), idempotent(&headers, json_body(body)?)?, Service::add).await
-}
-
-/// Search memories.
-#[utoipa::path(post, path = "/v1/memories/search", tag = "memories", request_body = SearchMemories,
-    responses((status = 200, body = mnemon::notes::SearchResults), Errors))]
-async fn search_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::notes::SearchResults>, ApiError> {
-    json_op(&s, (&p, "search_memories"), json_body(body)?, Service::search).await
-}
-
-/// List memories, newest first.
-#[utoipa::path(post, path = "/v1/memories/list", tag = "memories", request_body = ListMemories,
-    responses((status = 200, body = mnemon::notes::NotePage), Errors))]
-async fn list_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::notes::NotePage>, ApiError> {
-    json_op(&s, (&p, "list_memories"), json_body(body)?, Service::list).await
-}
-
-/// Put the path's key into a request object.
-fn with_key(mut object: serde_json::Map<String, Value>, key: String) -> Result<Value, ApiError> {
-    if object.get("key").is_some_and(|k| k.as_str() != Some(key.as_str())) {
-        return Err(ApiError::input("key", "differs from the key in the path"));
-    }
-    object.insert("key".into(), Value::String(key));
-    Ok(Value::Object(object))
-}
-
-/// One record by key.
-#[utoipa::path(get, path = "/v1/memories/{key}", tag = "memories",
-    params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
-    responses((status = 200, body = mnemon::records::Record), Errors))]
-async fn get_memory(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    Path(key): Path<String>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::records::Record>, ApiError> {
-    json_op(&s, (&p, "get_memory"), with_key(query_object(q)?, key)?, Service::get).await
-}
-
-/// Change the given fields of a memory (the body is `update_memory`'s, without `key`).
-#[utoipa::path(patch, path = "/v1/memories/{key}", tag = "memories", request_body = UpdateMemory,
-    params(("key" = String, Path, description = "The memory's key"), ("Idempotency-Key" = Option<String>, Header, description = "Makes a retry safe: the same key and request store nothing twice")),
-    responses((status = 200, body = mnemon::notes::Note), Errors))]
-async fn update_memory(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    headers: axum::http::HeaderMap,
-    Path(key): Path<String>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::notes::Note>, ApiError> {
-    let Value::Object(object) = json_body(body)? else {
-        return Err(ApiError::input("body", "expected a JSON object"));
+) -> Result<Value, ApiError> {
+    let mut value = match http.source {
+        Source::Body => json_body(body)?,
+        Source::Query => Value::Object(query_object(query)?),
+        Source::None => Value::Null,
     };
-    json_op(&s, (&p, "update_memory"), idempotent(&headers, with_key(object, key)?)?, Service::update).await
-}
-
-/// Delete one record by key.
-#[utoipa::path(delete, path = "/v1/memories/{key}", tag = "memories",
-    params(("key" = String, Path, description = "A memory, round or fact key"), TargetParams),
-    responses((status = 200, body = mnemon::records::Deleted), Errors))]
-async fn delete_memory(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    Path(key): Path<String>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::records::Deleted>, ApiError> {
-    json_op(&s, (&p, "delete_memory"), with_key(query_object(q)?, key)?, Service::delete).await
-}
-
-/// Count what the scope sees.
-#[utoipa::path(get, path = "/v1/count", tag = "memories", params(TargetParams),
-    responses((status = 200, body = mnemon::records::Counts), Errors))]
-async fn count_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::records::Counts>, ApiError> {
-    json_op(&s, (&p, "count_memories"), Value::Object(query_object(q)?), Service::count).await
-}
-
-/// Copy memories into another store.
-#[utoipa::path(post, path = "/v1/memories/copy", tag = "stores", request_body = TransferMemories,
-    responses((status = 200, body = mnemon::notes::TransferReport), Errors))]
-async fn copy_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::notes::TransferReport>, ApiError> {
-    json_op(&s, (&p, "copy_memories"), json_body(body)?, |service, r| service.transfer(r, false)).await
-}
-
-/// Move memories into another store.
-#[utoipa::path(post, path = "/v1/memories/move", tag = "stores", request_body = TransferMemories,
-    responses((status = 200, body = mnemon::notes::TransferReport), Errors))]
-async fn move_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::notes::TransferReport>, ApiError> {
-    json_op(&s, (&p, "move_memories"), json_body(body)?, |service, r| service.transfer(r, true)).await
-}
-
-/// Everything the scope holds, as Markdown (or text with `format=text`, a JSONL dump with
-/// `format=jsonl`).
-#[utoipa::path(get, path = "/v1/export", tag = "memories",
-    params(TargetParams, ("format" = Option<String>, Query, description = "`markdown` (default), `text` or `jsonl` (a dump an import loads back)"),
-           ("as_of" = Option<String>, Query, description = "What the scope held at this time (facts as they stood then)")),
-    responses((status = 200, content_type = "text/markdown", body = String), Errors))]
-async fn export_memories(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    RawQuery(q): RawQuery,
-) -> Result<Response, ApiError> {
-    let args = query_object(q)?;
-    let jsonl = args.get("format").and_then(Value::as_str) == Some("jsonl");
-    let exported = run(&s, (&p, "export_memories"), Value::Object(args), Service::export).await?;
-    let kind = if jsonl { "application/jsonl; charset=utf-8" } else { "text/markdown; charset=utf-8" };
-    Ok(([(header::CONTENT_TYPE, kind)], exported.text).into_response())
-}
-
-/// Forget a user: every record of theirs is removed.
-#[utoipa::path(delete, path = "/v1/users/{user_id}", tag = "users",
-    params(("user_id" = String, Path, description = "The user to forget"),
-           ("store" = Option<String>, Query, description = "Which store (default: the server's)"),
-           ("everywhere" = Option<bool>, Query, description = "Forget the user in every store the server knows")),
-    responses((status = 200, body = Forgotten), Errors))]
-async fn forget_user(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    Path(user): Path<String>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<Forgotten>, ApiError> {
-    let mut object = query_object(q)?;
-    object.insert("user_id".into(), Value::String(user));
-    if let Some(Value::String(flag)) = object.get("everywhere") {
-        let flag = match flag.as_str() {
-            "true" | "1" => true,
-            "false" | "0" => false,
-            _ => return Err(ApiError::input("everywhere", "must be `true` or `false`")),
+    if !params.is_empty() {
+        let Value::Object(object) = &mut value else {
+            return Err(ApiError::input("body", "expected a JSON object"));
         };
-        object.insert("everywhere".into(), Value::Bool(flag));
+        for (name, given) in params {
+            if object.get(&name).is_some_and(|v| v.as_str() != Some(given.as_str())) {
+                return Err(ApiError::input(name.clone(), format!("differs from the {name} in the path")));
+            }
+            object.insert(name, Value::String(given));
+        }
     }
-    json_op(&s, (&p, "forget_user"), Value::Object(object), Service::forget).await
-}
-
-/// The stores the server may open (for a token that acts for the whole server).
-#[utoipa::path(get, path = "/v1/stores", tag = "browse",
-    responses((status = 200, body = StoreList), Errors))]
-async fn list_stores(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-) -> Result<Json<StoreList>, ApiError> {
-    if p != Principal::Admin {
-        return Err(ApiError::new(
-            Code::Forbidden,
-            "listing stores needs a token that acts for the whole server",
-        ));
+    if let Value::Object(object) = &mut value {
+        for &name in http.booleans {
+            if let Some(Value::String(flag)) = object.get(name) {
+                let flag = match flag.as_str() {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    _ => return Err(ApiError::input(name, "must be `true` or `false`")),
+                };
+                object.insert(name.into(), Value::Bool(flag));
+            }
+        }
     }
-    let service = Arc::clone(&s.service);
-    crate::service::blocking(move || service.stores()).await.map(Json)
+    if http.idempotency_header {
+        idempotent(headers, value)
+    } else {
+        Ok(value)
+    }
 }
 
-/// Every user of a store with what they hold, in all and per agent, and their latest activity
-/// (a caller bound to a user sees only that user, and what its agent may see).
-#[utoipa::path(get, path = "/v1/users", tag = "browse",
-    params(("store" = Option<String>, Query, description = "Which store (default: the server's)")),
-    responses((status = 200, body = Vec<mnemon::browse::UserSummary>), Errors))]
-async fn list_users(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<Vec<mnemon::browse::UserSummary>>, ApiError> {
-    let request: ListUsers = parse(Value::Object(query_object(q)?))?;
-    let service = Arc::clone(&s.service);
-    let users = crate::service::blocking(move || service.users(&request)).await?;
-    Ok(Json(match &p {
-        Principal::Admin => users,
-        Principal::User { user, agent } => users
-            .into_iter()
-            .filter(|u| u.user == *user)
-            .map(|mut u| {
-                if let Some(agent) = agent {
-                    // What the agent may see: the shared records and its own.
-                    for other in u.agents.iter().filter(|a| a.agent != *agent) {
-                        let h = &mut u.holds;
-                        h.rounds -= other.holds.rounds;
-                        h.notes -= other.holds.notes;
-                        h.condensed -= other.holds.condensed;
-                        h.facts -= other.holds.facts;
-                        h.superseded -= other.holds.superseded;
-                    }
-                    u.agents.retain(|a| a.agent == *agent);
-                }
-                u
-            })
-            .collect(),
-    }))
+/// Serves `op` over HTTP: its request built from the path, query, headers and body, run on the
+/// blocking pool for the caller, its result as JSON (an export's text as Markdown or a dump).
+fn operation_handler(op: &'static Operation) -> MethodRouter<AppState> {
+    let handler = move |State(state): State<AppState>,
+                        Extension(caller): Extension<Principal>,
+                        params: Result<RawPathParams, RawPathParamsRejection>,
+                        RawQuery(query): RawQuery,
+                        headers: axum::http::HeaderMap,
+                        body: Result<Bytes, BytesRejection>| async move {
+        let params = match params {
+            Ok(p) => p.iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+            Err(RawPathParamsRejection::MissingPathParams(_)) => Vec::new(),
+            Err(e) => return Err(ApiError::input("path", e.body_text())),
+        };
+        let value = request_value(&op.http, params, query, &headers, body)?;
+        let dump = op.http.export && value.get("format").and_then(Value::as_str) == Some("jsonl");
+        let service = Arc::clone(&state.service);
+        let reply = crate::service::blocking(move || op.run(&service, &caller, value)).await?;
+        if op.http.export {
+            let exported = serde_json::to_value(&*reply).map_err(ApiError::internal)?;
+            let text = exported["text"].as_str().unwrap_or_default().to_owned();
+            let kind = if dump { "application/jsonl; charset=utf-8" } else { "text/markdown; charset=utf-8" };
+            return Ok(([(header::CONTENT_TYPE, kind)], text).into_response());
+        }
+        let json = serde_json::to_vec(&*reply).map_err(ApiError::internal)?;
+        Ok::<Response, ApiError>(([(header::CONTENT_TYPE, "application/json")], json).into_response())
+    };
+    axum::routing::on(method_filter(op.http.method), handler)
 }
 
-/// A page of the scope's rounds, oldest first, each with every fact extracted from it (a
-/// superseded fact with the fact that replaced it and the decision: rule, both values).
-#[utoipa::path(post, path = "/v1/timeline", tag = "browse", request_body = ReadTimeline,
-    responses((status = 200, body = mnemon::browse::TimelinePage), Errors))]
-async fn read_timeline(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::browse::TimelinePage>, ApiError> {
-    json_op(&s, (&p, "read_timeline"), json_body(body)?, Service::timeline).await
-}
-
-/// A page of the scope's decision log, in logical order, filtered by kind.
-#[utoipa::path(post, path = "/v1/decisions", tag = "browse", request_body = ReadDecisions,
-    responses((status = 200, body = mnemon::decisions::DecisionPage), Errors))]
-async fn read_decisions(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    body: Result<Bytes, BytesRejection>,
-) -> Result<Json<mnemon::decisions::DecisionPage>, ApiError> {
-    json_op(&s, (&p, "read_decisions"), json_body(body)?, Service::decisions).await
-}
-
-/// What the scope stored per month: rounds, notes, facts and supersessions.
-#[utoipa::path(get, path = "/v1/activity", tag = "browse", params(TargetParams),
-    responses((status = 200, body = mnemon::browse::Activity), Errors))]
-async fn read_activity(
-    State(s): State<AppState>,
-    Extension(p): Extension<Principal>,
-    RawQuery(q): RawQuery,
-) -> Result<Json<mnemon::browse::Activity>, ApiError> {
-    json_op(&s, (&p, "read_activity"), Value::Object(query_object(q)?), Service::activity).await
+fn method_filter(method: &str) -> MethodFilter {
+    match method {
+        "get" => MethodFilter::GET,
+        "patch" => MethodFilter::PATCH,
+        "delete" => MethodFilter::DELETE,
+        _ => MethodFilter::POST,
+    }
 }
 
 /// Liveness, and a read of the server's store.
 #[utoipa::path(get, path = "/health", tag = "server",
     responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
-async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+pub(crate) async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let service = Arc::clone(&s.service);
     let checked = tokio::task::spawn_blocking(move || service.check()).await;
     // Without the token, only whether it is up: no version for a scanner to match.
@@ -715,7 +441,7 @@ async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Re
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "server", responses((status = 200, content_type = "text/plain", body = String)))]
-async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) -> Response {
+pub(crate) async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) -> Response {
     // Store names and every user's traffic: for the whole server's operators only.
     if p != Principal::Admin {
         return ApiError::new(Code::Forbidden, "metrics need a token that acts for the whole server")
@@ -746,20 +472,7 @@ async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) 
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render()).into_response()
 }
 
-#[derive(OpenApi)]
-#[openapi(
-    info(title = "mnemon", description = "A deterministic, local-first memory engine for LLM agents: \
-        direct memories, conversation rounds and extracted facts, ranked into prompt-ready context. \
-        Every error is `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable code."),
-    paths(save_memories, recall_memories, add_messages, search_memories, list_memories, get_memory,
-        update_memory, delete_memory, count_memories, copy_memories, move_memories, export_memories,
-        forget_user, list_stores, list_users, read_timeline, read_decisions, read_activity, health, metrics),
-    components(schemas(ErrorBody, ApiError, Code)),
-    modifiers(&BearerAuth)
-)]
-struct ApiDoc;
-
-struct BearerAuth;
+pub(crate) struct BearerAuth;
 
 impl utoipa::Modify for BearerAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -775,7 +488,7 @@ impl utoipa::Modify for BearerAuth {
 
 /// The OpenAPI document.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    crate::operations::ApiDoc::openapi()
 }
 
 /// The OpenAPI 3.1 document.

@@ -2,9 +2,9 @@
 //! set of operations ([`Service`]). The library stays free of an async runtime; this crate owns
 //! tokio, axum and rmcp.
 //!
-//! Every operation an agent needs is one MCP tool ([`tools::TOOLS`]) and one HTTP endpoint, takes
-//! one request type ([`api`]) and fails with one error body ([`error::ApiError`]) whose code is
-//! stable. The reads for people browsing a store (stores, users, a timeline, the decision log,
+//! Every operation is one entry of [`operations::OPERATIONS`]: its MCP tool (when agents get
+//! it), its HTTP route and OpenAPI description, its request type ([`api`]) and its dispatch; it
+//! fails with one error body ([`error::ApiError`]) whose code is stable. The reads for people browsing a store (stores, users, a timeline, the decision log,
 //! activity) are HTTP endpoints only, and the web page at `/ui` ([`ui`]) is built on them.
 
 pub mod api;
@@ -15,9 +15,9 @@ mod guards;
 pub mod http;
 pub mod idempotency;
 pub mod mcp;
+pub mod operations;
 pub mod principal;
 pub mod service;
-pub mod tools;
 pub mod ui;
 
 pub use error::{ApiError, Code};

@@ -13,9 +13,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 
 use crate::error::{ApiError, Code};
+use crate::operations::{self, Operation, OPERATIONS};
 use crate::principal::Principal;
 use crate::service::Service;
-use crate::tools::{self, TOOLS};
 
 /// What the server tells a client at `initialize`.
 const INSTRUCTIONS: &str = "mnemon is this user's long-term memory. Before answering a question that \
@@ -66,22 +66,24 @@ impl Mcp {
             .unwrap_or_else(|| self.principal.clone())
     }
 
-    fn offered(&self, name: &str) -> Option<&'static tools::Tool> {
-        tools::find(name).filter(|t| self.destructive || !t.gated)
+    /// The tools this server offers: every tool of the table, the gated ones only when enabled.
+    fn offered(&self) -> impl Iterator<Item = &'static Operation> + '_ {
+        OPERATIONS.iter().filter(|o| o.tool.is_some() && (self.destructive || !o.hints.gated))
     }
 }
 
-fn tool(t: &tools::Tool, caller: &Principal) -> rmcp::model::Tool {
-    let schema = match caller.schema((t.schema)()) {
+fn tool(op: &Operation, caller: &Principal) -> rmcp::model::Tool {
+    let schema = match caller.schema((op.schema)()) {
         serde_json::Value::Object(map) => map,
         _ => serde_json::Map::new(),
     };
-    let mut tool = rmcp::model::Tool::new(t.name, t.description, schema);
+    let about = op.tool.unwrap_or(operations::Tool { title: op.name, description: "" });
+    let mut tool = rmcp::model::Tool::new(op.name, about.description, schema);
     tool.annotations = Some(ToolAnnotations::from_raw(
-        Some(t.title.to_owned()),
-        Some(t.read_only),
-        Some(t.destructive),
-        Some(t.idempotent),
+        Some(about.title.to_owned()),
+        Some(op.hints.read_only),
+        Some(op.hints.destructive),
+        Some(op.hints.idempotent),
         Some(false),
     ));
     tool
@@ -100,12 +102,11 @@ impl ServerHandler for Mcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let caller = self.caller(&context);
-        let offered = TOOLS.iter().filter(|t| self.destructive || !t.gated);
-        Ok(ListToolsResult::with_all_items(offered.map(|t| tool(t, &caller)).collect()))
+        Ok(ListToolsResult::with_all_items(self.offered().map(|t| tool(t, &caller)).collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.offered(name).map(|t| tool(t, &self.principal))
+        self.offered().find(|t| t.name == name).map(|t| tool(t, &self.principal))
     }
 
     async fn call_tool(
@@ -113,8 +114,8 @@ impl ServerHandler for Mcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let Some(t) = self.offered(&request.name) else {
-            if tools::find(&request.name).is_some() {
+        let Some(t) = self.offered().find(|t| t.name == request.name) else {
+            if operations::tool(&request.name).is_some() {
                 let e = ApiError {
                     field: Some("name".into()),
                     ..ApiError::new(
@@ -133,14 +134,11 @@ impl ServerHandler for Mcp {
                 Some(json!({"error": {"code": "not_found", "field": "name", "message": "unknown tool"}})),
             ));
         };
-        let mut args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
         let started = crate::stopwatch();
         let caller = self.caller(&context);
         let service = Arc::clone(&self.service);
-        let call = async move {
-            caller.bind(t.name, &mut args)?;
-            tools::run(service, t, args).await
-        };
+        let call = crate::service::blocking(move || t.value(&service, &caller, args));
         let result = match self.timeout {
             None => call.await,
             Some(limit) => tokio::time::timeout(limit, call).await.unwrap_or_else(|_| {
