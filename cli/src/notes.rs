@@ -146,7 +146,7 @@ pub fn run(command: NotesCommand) -> Result<()> {
             print_line(&memory.delete(&key, target.scope())?)?;
         }
         NotesCommand::List { target, reach: which, filter, limit, cursor } => {
-            let list = ListNotes { filter: filter.filter(), limit, cursor };
+            let list = ListNotes { filter: filter.filter()?, limit, cursor };
             let stored = |p: &PathBuf| -> Result<Memory> { Ok(Memory::builder(p).stored().open()?) };
             let page = match reach(&target, which, stored)? {
                 (one, None) => one.list(&list, target.scope())?,
@@ -170,8 +170,8 @@ pub fn run(command: NotesCommand) -> Result<()> {
         } => {
             let search = Search {
                 text: &query,
-                date: date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
-                filter: filter.filter(),
+                date: mnemon_server::api::times(date.as_deref(), None)?.0,
+                filter: filter.filter()?,
                 limit,
                 min_score,
                 ranking: ranking.ranking(),

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _, Result};
 use mnemon::config::Config;
-use mnemon::{Memory, Query, Scope, Timestamp};
+use mnemon::{Memory, Query, Scope};
 
 use crate::flags::{ModelArgs, OutputFormat, QueryArgs, StoreArg};
 use crate::input::read_text;
@@ -17,9 +17,10 @@ impl QueryArgs {
     }
 
     fn query<'a>(&'a self, budget: Option<usize>, angles: &'a [&'a str]) -> Result<Query<'a>> {
+        let (date, as_of) = mnemon_server::api::times(self.date.as_deref(), self.as_of.as_deref())?;
         Ok(Query {
-            date: self.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
-            as_of: self.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
+            date,
+            as_of,
             top_k: self.top_k,
             budget,
             angles,
@@ -70,8 +71,8 @@ pub fn export(
     output: Option<&Path>,
 ) -> Result<()> {
     let memory = store.stored()?;
-    let text = match as_of {
-        Some(t) => memory.export_as_of(format.into(), &Timestamp::parse_field(t, "as_of")?, scope)?,
+    let text = match mnemon_server::api::times(None, as_of)?.1 {
+        Some(t) => memory.export_as_of(format.into(), &t, scope)?,
         None => memory.export(format.into(), scope)?,
     };
     match output {

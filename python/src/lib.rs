@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
-use mnemon::{Query, Scope, Timestamp};
-use mnemon_server::api::Target;
+use mnemon::Scope;
+use mnemon_server::api::{RecallRounds, Target};
 use mnemon_server::{ApiError, Principal, Service};
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
@@ -35,25 +35,6 @@ fn operation_and_args(
     let args = serde_json::from_str(args)
         .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
     Ok((tool, args))
-}
-
-/// The arguments of [`Engine::recall`].
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RecallArgs {
-    query: String,
-    #[serde(default)]
-    user_id: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    store: Option<String>,
-    #[serde(default)]
-    top_k: Option<usize>,
-    #[serde(default)]
-    date: Option<String>,
-    #[serde(default)]
-    as_of: Option<String>,
 }
 
 /// The engine over one store (and the stores its data directory and roots hold).
@@ -141,19 +122,9 @@ impl Engine {
     fn recall(&self, py: Python<'_>, args: &str) -> PyResult<String> {
         let args: serde_json::Value = serde_json::from_str(args)
             .map_err(|e| PyValueError::new_err(format!("arguments are not JSON: {e}")))?;
-        let args: RecallArgs = mnemon_server::error::parse(args).map_err(raised)?;
-        py.detach(|| {
-            let memory = self.service.memory(args.store.as_deref())?;
-            let query = Query {
-                top_k: args.top_k,
-                date: args.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
-                as_of: args.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
-                ..Query::new(&args.query)
-            };
-            let scope = scope(args.user_id.as_deref(), args.agent_id.as_deref());
-            serde_json::to_string(&memory.recall(query, scope)?).map_err(ApiError::internal)
-        })
-        .map_err(raised)
+        let args: RecallRounds = mnemon_server::error::parse(args).map_err(raised)?;
+        py.detach(|| serde_json::to_string(&self.service.recall_rounds(&args)?).map_err(ApiError::internal))
+            .map_err(raised)
     }
 
     /// The relevance scores (`0..=1`) of these cosines under the store's embedder's

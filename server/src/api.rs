@@ -171,6 +171,35 @@ request! {
     }
 }
 
+request! {
+    /// The rounds that best answer a question, ranked (not rendered), each with its facts: what
+    /// a program (the Python package's `recall`) reads when it ranks for itself.
+    RecallRounds {
+        /// The question.
+        query: String,
+        /// Rounds to return (1 to 1000, default 10).
+        #[serde(default)]
+        top_k: Option<usize>,
+        /// The question's date (anchors "last week").
+        #[serde(default)]
+        date: Option<String>,
+        /// Read the memory as it stood at this time.
+        #[serde(default)]
+        as_of: Option<String>,
+    }
+}
+
+/// A request's question date and as-of time, read as timestamps (an error names the field).
+pub fn times(
+    date: Option<&str>,
+    as_of: Option<&str>,
+) -> Result<(Option<mnemon::Timestamp>, Option<mnemon::Timestamp>), mnemon::Error> {
+    Ok((
+        date.map(|d| mnemon::Timestamp::parse_field(d, "date")).transpose()?,
+        as_of.map(|t| mnemon::Timestamp::parse_field(t, "as_of")).transpose()?,
+    ))
+}
+
 /// One message of a conversation.
 #[derive(Debug, Clone, Deserialize, JsonSchema, ToSchema)]
 #[serde(deny_unknown_fields)]

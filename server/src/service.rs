@@ -268,10 +268,11 @@ impl Service {
     pub fn recall(&self, req: &RecallMemories) -> Result<Recalled, ApiError> {
         let angles: Vec<&str> = req.angles.iter().map(String::as_str).collect();
         let cancel = cancel_flag();
+        let (date, as_of) = times(req.date.as_deref(), req.as_of.as_deref())?;
         let query = Query {
             cancel: mnemon::context::Cancel(Some(&cancel)),
-            date: req.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?,
-            as_of: req.as_of.as_deref().map(|t| Timestamp::parse_field(t, "as_of")).transpose()?,
+            date,
+            as_of,
             top_k: req.top_k,
             budget: req.budget,
             angles: &angles,
@@ -290,6 +291,20 @@ impl Service {
             records: c.records,
             budget: if req.explain { req.budget.or(self.config.context_budget) } else { None },
         })
+    }
+
+    /// The rounds that best answer a question, ranked, with their facts.
+    pub fn recall_rounds(&self, req: &RecallRounds) -> Result<mnemon::rounds::Recall, ApiError> {
+        let (date, as_of) = times(req.date.as_deref(), req.as_of.as_deref())?;
+        let cancel = cancel_flag();
+        let query = Query {
+            cancel: mnemon::context::Cancel(Some(&cancel)),
+            date,
+            as_of,
+            top_k: req.top_k,
+            ..Query::new(&req.query)
+        };
+        Ok(self.memory(req.store.as_deref())?.recall(query, Self::scope(&req.target()))?)
     }
 
     /// `add_messages`.
@@ -344,7 +359,7 @@ impl Service {
         }
         search.min_score = req.min_score;
         search.facts = req.facts;
-        search.date = req.date.as_deref().map(|d| Timestamp::parse_field(d, "date")).transpose()?;
+        search.date = times(req.date.as_deref(), None)?.0;
         search.ranking = Ranking {
             recency: req.recency.map(|r| Recency { alpha: r.alpha, half_life_days: r.half_life_days }),
             importance: req.importance_weight,
@@ -430,9 +445,9 @@ impl Service {
         };
         let memory = self.memory(req.store.as_deref())?;
         let scope = Self::scope(&req.target());
-        let text = match req.as_of.as_deref() {
-            Some(t) => memory.export_as_of(format, &Timestamp::parse_field(t, "as_of")?, scope)?,
-            None => memory.export(format, scope)?,
+        let text = match times(None, req.as_of.as_deref())? {
+            (_, Some(t)) => memory.export_as_of(format, &t, scope)?,
+            (_, None) => memory.export(format, scope)?,
         };
         Ok(Exported { text })
     }

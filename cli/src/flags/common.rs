@@ -183,6 +183,16 @@ pub enum KindArg {
     Procedural,
 }
 
+impl From<KindArg> for mnemon_server::api::Kind {
+    fn from(k: KindArg) -> Self {
+        match k {
+            KindArg::Episodic => mnemon_server::api::Kind::Episodic,
+            KindArg::Semantic => mnemon_server::api::Kind::Semantic,
+            KindArg::Procedural => mnemon_server::api::Kind::Procedural,
+        }
+    }
+}
+
 impl From<KindArg> for mnemon::notes::NoteKind {
     fn from(k: KindArg) -> Self {
         match k {
@@ -295,18 +305,21 @@ pub struct FilterArgs {
     /// `{"key": {"gte": 3}}` (eq ne in nin gt gte lt lte contains icontains), `"*"` for a present
     /// key, and `AND` / `OR` / `NOT` over lists of conditions.
     #[arg(long = "where", value_name = "JSON", value_parser = parse_where)]
-    pub metadata: Option<mnemon::notes::MetadataFilter>,
+    pub metadata: Option<serde_json::Value>,
 }
 
-fn parse_where(s: &str) -> Result<mnemon::notes::MetadataFilter, String> {
+/// A `--where` condition, checked as the filter will read it (an error names `--where`).
+fn parse_where(s: &str) -> Result<serde_json::Value, String> {
     let value: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("not JSON: {e}"))?;
-    mnemon::notes::MetadataFilter::parse(&value, "--where").map_err(|e| e.to_string())
+    mnemon::notes::MetadataFilter::parse(&value, "--where").map_err(|e| e.to_string())?;
+    Ok(value)
 }
 
 impl FilterArgs {
-    /// The library's filter.
-    pub fn filter(&self) -> mnemon::notes::Filter {
-        mnemon::notes::Filter {
+    /// The filter as a request gives it to the servers (`api::FilterIn`), whose one mapping to
+    /// the library's filter serves the command line too.
+    pub fn filter(&self) -> Result<mnemon::notes::Filter, mnemon::Error> {
+        let request = mnemon_server::api::FilterIn {
             tags_any: self.tags_any.clone(),
             tags_all: self.tags_all.clone(),
             kinds: self.kinds.iter().map(|k| (*k).into()).collect(),
@@ -314,9 +327,9 @@ impl FilterArgs {
             before: self.before.clone(),
             min_tokens: self.min_tokens,
             max_tokens: self.max_tokens,
-            include_condensed: self.include_condensed,
             metadata: self.metadata.clone(),
-        }
+        };
+        request.filter(self.include_condensed)
     }
 }
 
