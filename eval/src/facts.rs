@@ -46,7 +46,7 @@ use mnemon::rounds::StoredRound;
 use mnemon::{Error, Memory, Query, Result, Timestamp};
 
 use crate::data::{self, Benchmark, Question};
-use crate::run::FactCounts;
+use crate::report::FactCounts;
 
 /// Cosine between a fact and an observation that can make them match.
 pub const MATCH_COSINE: f32 = 0.55;

@@ -21,4 +21,5 @@ pub mod run;
 pub mod stats;
 
 pub use data::{load, Benchmark, Dataset, Haystack, Question};
-pub use run::{run, RunConfig, Summary};
+pub use report::Summary;
+pub use run::{run, RunConfig};

@@ -4,11 +4,111 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use mnemon::decisions::DecisionKind;
 use mnemon::{Error, Result};
+use serde::{Deserialize, Serialize};
 
+use crate::data::{Benchmark, Defects};
+use crate::metrics::Metrics;
 use crate::metrics::{hits, inside, Group, Prediction, BUDGETS};
-use crate::run::Summary;
+use crate::qa::Calls;
 use crate::stats::mcnemar_exact;
+
+/// Measured speed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Speed {
+    /// Haystacks ingested in this directory (all sessions of the run).
+    pub haystacks: usize,
+    /// Rounds stored by those ingests.
+    pub rounds: usize,
+    /// Seconds per stored round, ingest included embedding.
+    pub ingest_seconds_per_round: f64,
+    /// Seconds per haystack.
+    pub ingest_seconds_per_haystack: f64,
+    /// Recall latency, median (ms).
+    pub recall_ms_p50: f64,
+    /// Recall latency, 95th percentile (ms).
+    pub recall_ms_p95: f64,
+    /// QA mode: requests sent and answers taken from the cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qa_calls: Option<Calls>,
+}
+
+/// What extraction did to the run's haystacks, counted from their decision logs (runs with an
+/// extractor only).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FactCounts {
+    /// Rounds the model read.
+    pub rounds_extracted: usize,
+    /// Rounds the pre-filter kept from the model.
+    pub rounds_prefiltered: usize,
+    /// Rounds whose output broke the contract (stored as an empty extraction).
+    pub rounds_truncated: usize,
+    /// Facts stored.
+    pub stored: usize,
+    /// Facts dropped by verification (not grounded in their round).
+    pub ungrounded: usize,
+    /// Facts not stored: the same text as a stored fact of the session.
+    pub exact_duplicates: usize,
+    /// Facts merged into a cosine-near stored fact.
+    pub merged: usize,
+    /// Cosine-near facts stored apart, a screen having found them different.
+    pub kept_apart: usize,
+    /// Stored facts superseded by a newer one.
+    pub superseded: usize,
+}
+
+impl FactCounts {
+    pub(crate) fn add(&mut self, o: &FactCounts) {
+        self.rounds_extracted += o.rounds_extracted;
+        self.rounds_prefiltered += o.rounds_prefiltered;
+        self.rounds_truncated += o.rounds_truncated;
+        self.stored += o.stored;
+        self.ungrounded += o.ungrounded;
+        self.exact_duplicates += o.exact_duplicates;
+        self.merged += o.merged;
+        self.kept_apart += o.kept_apart;
+        self.superseded += o.superseded;
+    }
+
+    pub(crate) fn of(decisions: &[mnemon::decisions::Decision]) -> FactCounts {
+        let mut c = FactCounts::default();
+        for d in decisions {
+            match d.kind {
+                DecisionKind::RoundExtracted => {
+                    c.rounds_extracted += 1;
+                    let detail: serde_json::Value = serde_json::from_str(&d.detail).unwrap_or_default();
+                    c.ungrounded += detail["ungrounded"].as_u64().unwrap_or(0) as usize;
+                    c.rounds_truncated += usize::from(detail["truncated"].as_bool().unwrap_or(false));
+                }
+                DecisionKind::RoundPrefiltered => c.rounds_prefiltered += 1,
+                DecisionKind::FactStored => c.stored += 1,
+                DecisionKind::FactDuplicate => c.exact_duplicates += 1,
+                DecisionKind::FactMerged => c.merged += 1,
+                DecisionKind::FactKeptApart => c.kept_apart += 1,
+                DecisionKind::FactSuperseded => c.superseded += 1,
+                _ => {}
+            }
+        }
+        c
+    }
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Which benchmark.
+    pub benchmark: Benchmark,
+    /// Deterministic: a function of `predictions.jsonl` alone.
+    pub metrics: Metrics,
+    /// Measured; varies between runs.
+    pub speed: Speed,
+    /// Runs with an extractor: what extraction stored and decided, summed over the haystacks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<FactCounts>,
+    /// Annotation defects tolerated while loading.
+    pub defects: Defects,
+}
 
 fn pct(r: f64) -> String {
     format!("{:.1}", 100.0 * r)

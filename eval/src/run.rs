@@ -23,9 +23,9 @@ use mnemon::stores::Location;
 use mnemon::{Error, Memory, Query, Result, Timestamp};
 
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
-use crate::metrics::{self, Metrics, Prediction, Retrieved, KS};
+use crate::metrics::{self, Prediction, Retrieved, KS};
 use crate::qa::{Asker, Calls, QaConfig};
-use crate::report;
+use crate::report::{self, FactCounts, Speed, Summary};
 
 /// Version of the harness's scoring; part of the pins.
 pub const HARNESS_VERSION: &str = "2";
@@ -60,102 +60,6 @@ pub struct RunConfig {
     /// Store each haystack in this PostgreSQL database (a schema per haystack, dropped after)
     /// instead of a temporary file.
     pub postgres: Option<String>,
-}
-
-/// Measured speed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Speed {
-    /// Haystacks ingested in this directory (all sessions of the run).
-    pub haystacks: usize,
-    /// Rounds stored by those ingests.
-    pub rounds: usize,
-    /// Seconds per stored round, ingest included embedding.
-    pub ingest_seconds_per_round: f64,
-    /// Seconds per haystack.
-    pub ingest_seconds_per_haystack: f64,
-    /// Recall latency, median (ms).
-    pub recall_ms_p50: f64,
-    /// Recall latency, 95th percentile (ms).
-    pub recall_ms_p95: f64,
-    /// QA mode: requests sent and answers taken from the cache.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qa_calls: Option<Calls>,
-}
-
-/// What extraction did to the run's haystacks, counted from their decision logs (runs with an
-/// extractor only).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FactCounts {
-    /// Rounds the model read.
-    pub rounds_extracted: usize,
-    /// Rounds the pre-filter kept from the model.
-    pub rounds_prefiltered: usize,
-    /// Rounds whose output broke the contract (stored as an empty extraction).
-    pub rounds_truncated: usize,
-    /// Facts stored.
-    pub stored: usize,
-    /// Facts dropped by verification (not grounded in their round).
-    pub ungrounded: usize,
-    /// Facts not stored: the same text as a stored fact of the session.
-    pub exact_duplicates: usize,
-    /// Facts merged into a cosine-near stored fact.
-    pub merged: usize,
-    /// Cosine-near facts stored apart, a screen having found them different.
-    pub kept_apart: usize,
-    /// Stored facts superseded by a newer one.
-    pub superseded: usize,
-}
-
-impl FactCounts {
-    pub(crate) fn add(&mut self, o: &FactCounts) {
-        self.rounds_extracted += o.rounds_extracted;
-        self.rounds_prefiltered += o.rounds_prefiltered;
-        self.rounds_truncated += o.rounds_truncated;
-        self.stored += o.stored;
-        self.ungrounded += o.ungrounded;
-        self.exact_duplicates += o.exact_duplicates;
-        self.merged += o.merged;
-        self.kept_apart += o.kept_apart;
-        self.superseded += o.superseded;
-    }
-
-    pub(crate) fn of(decisions: &[mnemon::decisions::Decision]) -> FactCounts {
-        let mut c = FactCounts::default();
-        for d in decisions {
-            match d.kind.as_str() {
-                "round.extracted" => {
-                    c.rounds_extracted += 1;
-                    let detail: serde_json::Value = serde_json::from_str(&d.detail).unwrap_or_default();
-                    c.ungrounded += detail["ungrounded"].as_u64().unwrap_or(0) as usize;
-                    c.rounds_truncated += usize::from(detail["truncated"].as_bool().unwrap_or(false));
-                }
-                "round.prefiltered" => c.rounds_prefiltered += 1,
-                "fact.stored" => c.stored += 1,
-                "fact.duplicate" => c.exact_duplicates += 1,
-                "fact.merged" => c.merged += 1,
-                "fact.kept-apart" => c.kept_apart += 1,
-                "fact.superseded" => c.superseded += 1,
-                _ => {}
-            }
-        }
-        c
-    }
-}
-
-/// `summary.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    /// Which benchmark.
-    pub benchmark: Benchmark,
-    /// Deterministic: a function of `predictions.jsonl` alone.
-    pub metrics: Metrics,
-    /// Measured; varies between runs.
-    pub speed: Speed,
-    /// Runs with an extractor: what extraction stored and decided, summed over the haystacks.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub facts: Option<FactCounts>,
-    /// Annotation defects tolerated while loading.
-    pub defects: Defects,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

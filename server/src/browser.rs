@@ -16,13 +16,14 @@
 //!
 //! CORS headers go out only for allowed origins.
 
+use std::sync::Arc;
+
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, Code};
-use crate::http::AppState;
 
 /// The hosts and origins the server answers browsers from.
 #[derive(Debug, Clone, Default)]
@@ -131,8 +132,8 @@ fn forbidden(message: String) -> Response {
 }
 
 /// The three checks, and CORS for allowed origins.
-pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let policy = &state.browser;
+pub(crate) async fn guard(State(policy): State<Arc<Policy>>, request: Request, next: Next) -> Response {
+    let policy = &*policy;
     let headers = request.headers();
     let host = header(headers, header::HOST).map(str::to_owned);
     if let Some(h) = &host {

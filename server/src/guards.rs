@@ -9,8 +9,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, Code};
-use crate::http::AppState;
 use crate::principal::Principal;
+use crate::state::AppState;
 
 /// Metrics of every request, and the body limit checked before a body is read.
 pub(crate) async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {

@@ -16,7 +16,7 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::{get, MethodFilter, MethodRouter};
 use axum::Extension;
 use axum::{Json, Router};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::{Quota, RateLimiter};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use serde_json::Value;
 use utoipa::OpenApi;
@@ -27,6 +27,7 @@ use crate::guards;
 use crate::operations::{Http, Operation, Source, OPERATIONS};
 use crate::principal::{Grant, Principal};
 use crate::service::Service;
+use crate::state::AppState;
 
 /// How the HTTP server listens and what it allows. Its `Debug` never shows the token.
 #[derive(Clone)]
@@ -99,22 +100,6 @@ impl Default for HttpOptions {
             destructive_tools: false,
         }
     }
-}
-
-#[derive(Clone)]
-pub(crate) struct AppState {
-    pub(crate) service: Arc<Service>,
-    /// blake3 of each token, with whom it acts for: compared in constant time, whatever the
-    /// presented token's length. Empty: no authentication (loopback only).
-    pub(crate) tokens: Arc<Vec<([u8; 32], Principal)>>,
-    pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
-    pub(crate) body_limit: usize,
-    pub(crate) timeout: Duration,
-    /// Permits for requests in flight, and how long one may be waited for.
-    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
-    pub(crate) queue_wait: Duration,
-    pub(crate) metrics: PrometheusHandle,
-    pub(crate) browser: Arc<crate::browser::Policy>,
 }
 
 /// The name of the thread that folds the metrics' histogram samples into their buckets.
@@ -259,7 +244,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
             ApiError::new(Code::MethodNotAllowed, "this route does not take that method")
         })
         .layer(DefaultBodyLimit::max(options.body_limit))
-        .layer(middleware::from_fn_with_state(state.clone(), crate::browser::guard))
+        .layer(middleware::from_fn_with_state(Arc::clone(&state.browser), crate::browser::guard))
         .layer(middleware::from_fn_with_state(state.clone(), guards::outer))
         .with_state(state))
 }
@@ -418,7 +403,7 @@ fn method_filter(method: &str) -> MethodFilter {
 /// Liveness, and a read of the server's store.
 #[utoipa::path(get, path = "/health", tag = "server",
     responses((status = 200, body = Health), (status = 503, body = ErrorBody)))]
-pub(crate) async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
+async fn health(State(s): State<AppState>, headers: axum::http::HeaderMap) -> Response {
     let service = Arc::clone(&s.service);
     let checked = tokio::task::spawn_blocking(move || service.check()).await;
     // Without the token, only whether it is up: no version for a scanner to match.
@@ -441,7 +426,7 @@ pub(crate) async fn health(State(s): State<AppState>, headers: axum::http::Heade
 
 /// Prometheus metrics.
 #[utoipa::path(get, path = "/metrics", tag = "server", responses((status = 200, content_type = "text/plain", body = String)))]
-pub(crate) async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) -> Response {
+async fn metrics(State(s): State<AppState>, Extension(p): Extension<Principal>) -> Response {
     // Store names and every user's traffic: for the whole server's operators only.
     if p != Principal::Admin {
         return ApiError::new(Code::Forbidden, "metrics need a token that acts for the whole server")
@@ -472,7 +457,20 @@ pub(crate) async fn metrics(State(s): State<AppState>, Extension(p): Extension<P
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], s.metrics.render()).into_response()
 }
 
-pub(crate) struct BearerAuth;
+/// The document's own part: its description, the two routes outside the table of operations, the
+/// error body and the bearer token.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "mnemon", description = "A deterministic, local-first memory engine for LLM agents: \
+        direct memories, conversation rounds and extracted facts, ranked into prompt-ready context. \
+        Every error is `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable code."),
+    paths(health, metrics),
+    components(schemas(ErrorBody, ApiError, Code)),
+    modifiers(&BearerAuth)
+)]
+struct ApiDoc;
+
+struct BearerAuth;
 
 impl utoipa::Modify for BearerAuth {
     fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
@@ -488,7 +486,12 @@ impl utoipa::Modify for BearerAuth {
 
 /// The OpenAPI document.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    crate::operations::ApiDoc::openapi()
+    let server = ApiDoc::openapi();
+    // The operations' routes first, then the server's own.
+    let mut doc = crate::operations::OperationsDoc::openapi();
+    doc.info = server.info.clone();
+    doc.merge(server);
+    doc
 }
 
 /// The OpenAPI 3.1 document.

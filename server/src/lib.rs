@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod operations;
 pub mod principal;
 pub mod service;
+mod state;
 pub mod ui;
 
 pub use error::{ApiError, Code};

@@ -9,7 +9,6 @@ use serde_json::Value;
 
 use crate::api::*;
 use crate::error::{parse, ApiError, Code, ErrorBody};
-use crate::http::{self, BearerAuth};
 use crate::principal::Principal;
 use crate::service::Service;
 
@@ -278,17 +277,10 @@ macro_rules! operations {
             )*
         }
 
-        /// The OpenAPI document's operations, with the two routes outside the table.
+        /// The operations' part of the OpenAPI document (`http::openapi_document` adds the rest).
         #[derive(utoipa::OpenApi)]
-        #[openapi(
-            info(title = "mnemon", description = "A deterministic, local-first memory engine for LLM agents: \
-                direct memories, conversation rounds and extracted facts, ranked into prompt-ready context. \
-                Every error is `{\"error\": {\"code\", \"message\", \"field\"?}}` with a stable code."),
-            paths($(paths::$name,)* http::health, http::metrics),
-            components(schemas(ErrorBody, ApiError, Code)),
-            modifiers(&BearerAuth)
-        )]
-        pub(crate) struct ApiDoc;
+        #[openapi(paths($(paths::$name,)*))]
+        pub(crate) struct OperationsDoc;
     };
 }
 

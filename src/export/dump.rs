@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Records;
 use crate::error::{Error, Result};
+use crate::model::fact::{fact_from, fact_struct};
 use crate::model::round::Turn;
 use crate::model::scope::Scope;
 use crate::store::Pins;
@@ -61,29 +62,7 @@ pub(super) enum Line {
         condenses: Option<String>,
         embedding_f32le: String,
     },
-    Fact {
-        user: String,
-        key: String,
-        round: String,
-        content: String,
-        raw: String,
-        mention: Option<String>,
-        valid_time: Option<String>,
-        subject: Option<String>,
-        predicate: Option<String>,
-        object: Option<String>,
-        salience: f32,
-        initial_salience: f32,
-        #[serde(default)]
-        pair_key: Option<String>,
-        #[serde(default)]
-        supersedes: Option<String>,
-        #[serde(default)]
-        superseded_by: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        extractor: Option<String>,
-        embedding_f32le: String,
-    },
+    Fact(FactLine),
     Queued {
         user: String,
         round: String,
@@ -98,6 +77,29 @@ pub(super) enum Line {
         other: Option<String>,
         detail: String,
     },
+}
+
+fact_struct! {
+    /// A dump's fact: its round by key, its user by name, its extractor by hash.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct FactLine {
+        pub user: String,
+        pub key: String,
+        pub round: String,
+        @statement,
+        pub salience: f32,
+        pub initial_salience: f32,
+        #[serde(default)]
+        pub pair_key: Option<String>,
+        #[serde(default)]
+        pub supersedes: Option<String>,
+        #[serde(default)]
+        pub superseded_by: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub extractor: Option<String>,
+        pub embedding_f32le: String,
+    }
 }
 
 pub(super) fn hex(v: &[f32]) -> String {
@@ -161,25 +163,19 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
     }
     let keys: BTreeMap<i64, &str> = rounds.iter().map(|r| (r.id, r.key.as_str())).collect();
     for (f, v) in facts.iter().zip(fact_vectors) {
-        push(&Line::Fact {
+        let f = f.clone();
+        push(&Line::Fact(fact_from!(f => FactLine {
             user: user.into(),
-            key: f.key.clone(),
+            key: f.key,
             round: keys.get(&f.round_id).map(|k| (*k).to_owned()).unwrap_or_default(),
-            content: f.content.clone(),
-            raw: f.raw.clone(),
-            mention: f.mention.clone(),
-            valid_time: f.valid_time.clone(),
-            subject: f.subject.clone(),
-            predicate: f.predicate.clone(),
-            object: f.object.clone(),
             salience: f.salience,
             initial_salience: f.initial_salience,
-            pair_key: f.pair_key.clone(),
-            supersedes: f.supersedes.clone(),
-            superseded_by: f.superseded_by.clone(),
+            pair_key: f.pair_key,
+            supersedes: f.supersedes,
+            superseded_by: f.superseded_by,
             extractor: hash(f.extractor),
             embedding_f32le: hex(v),
-        })?;
+        })))?;
     }
     for (n, v) in notes.iter().zip(note_vectors) {
         push(&Line::Note {

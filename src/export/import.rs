@@ -10,7 +10,7 @@ use super::dump::{DUMP_FORMAT, DUMP_VERSION, Line, embedding};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
-use crate::model::fact::fact_day;
+use crate::model::fact::{fact_day, fact_from};
 use crate::model::note::{
     NoteKind, check_content, check_importance, check_metadata, check_tags, check_title,
 };
@@ -150,26 +150,10 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
                 parsed.rounds.push((user, row, vector, extractor));
             }
-            Line::Fact {
-                user,
-                key,
-                round,
-                content,
-                raw,
-                mention,
-                valid_time,
-                subject,
-                predicate,
-                object,
-                salience,
-                initial_salience,
-                pair_key,
-                supersedes,
-                superseded_by,
-                extractor,
-                embedding_f32le,
-            } => {
+            Line::Fact(mut line) => {
+                let (user, round) = (std::mem::take(&mut line.user), std::mem::take(&mut line.round));
                 check_user(&user).map_err(|e| bad(n, e.to_string()))?;
+                let key = &line.key;
                 let Some(owner) = round_at.get(&(user.clone(), round.clone())).map(|i| &parsed.rounds[*i].1)
                 else {
                     return Err(bad(n, format!("fact {key}: no round {round} before it")));
@@ -177,34 +161,29 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
                 if !key.starts_with(&format!("{round}/")) {
                     return Err(bad(n, format!("fact key {key} does not name its round {round}")));
                 }
-                if !(0.0..=1.0).contains(&salience) || !(0.0..=1.0).contains(&initial_salience) {
+                if !(0.0..=1.0).contains(&line.salience) || !(0.0..=1.0).contains(&line.initial_salience) {
                     return Err(bad(n, "salience must be in 0..=1".into()));
                 }
-                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
-                let day = fact_day(valid_time.as_deref(), owner.day);
-                let row = FactRow {
+                let vector = embedding(&line.embedding_f32le, dim).map_err(|e| bad(n, e))?;
+                let day = fact_day(line.valid_time.as_deref(), owner.day);
+                let (session, agent) = (owner.session.clone(), owner.agent.clone());
+                let norm_key = normalized_key(&line.content);
+                let extractor = known(&parsed, line.extractor.take(), n)?;
+                let row = fact_from!(line => FactRow {
                     id: 0,
                     round_id: 0,
-                    key,
-                    session: owner.session.clone(),
+                    key: line.key,
+                    session,
                     day,
-                    norm_key: normalized_key(&content),
-                    content,
-                    raw,
-                    mention,
-                    valid_time,
-                    subject,
-                    predicate,
-                    object,
-                    salience,
-                    initial_salience,
-                    pair_key,
-                    supersedes,
-                    superseded_by,
-                    agent: owner.agent.clone(),
+                    norm_key,
+                    salience: line.salience,
+                    initial_salience: line.initial_salience,
+                    pair_key: line.pair_key,
+                    supersedes: line.supersedes,
+                    superseded_by: line.superseded_by,
+                    agent,
                     extractor: None,
-                };
-                let extractor = known(&parsed, extractor, n)?;
+                });
                 parsed.facts.push(ParsedFact { user, round, row, vector, extractor });
             }
             Line::Queued { user, round } => {

@@ -13,8 +13,7 @@
 use std::collections::HashMap;
 
 use super::bm25::Bm25;
-use super::rank::{self, Index};
-use super::views::Question;
+use super::rank::{self, Index, Shape};
 use crate::error::Result;
 use crate::model::filter::NoteFilter;
 use crate::model::note::NoteKind;
@@ -33,6 +32,17 @@ const WORDS_ON_A_THREAD: usize = 256;
 
 /// What a view entry stands for when it is not a note.
 const NOT_A_NOTE: u32 = u32::MAX;
+
+/// A question to rank in a view: its text without a date prefix, its vector, how the ranking
+/// is shaped, among which records, how deep, and the fusion constant (none: dense only).
+pub(crate) struct Question<'q> {
+    pub bare: &'q str,
+    pub vector: &'q [f32],
+    pub shape: &'q Shape,
+    pub among: Among<'q>,
+    pub depth: usize,
+    pub rrf: Option<u32>,
+}
 
 /// The records a ranking considers.
 #[derive(Clone, Copy)]

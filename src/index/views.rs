@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use super::rank::{Scored, Shape};
-use super::view::{self, Among, CachedView};
+use super::rank::Scored;
+use super::view::{self, CachedView, Question};
 use crate::error::Result;
 use crate::store::{Store, View};
 
@@ -84,17 +84,6 @@ struct Slot {
     /// Bytes it holds: counted at load and again after each write grows it.
     bytes: AtomicUsize,
     used: AtomicU64,
-}
-
-/// A question to rank in a view: its text without a date prefix, its vector, how the ranking
-/// is shaped, among which records, how deep, and the fusion constant (none: dense only).
-pub(crate) struct Question<'q> {
-    pub bare: &'q str,
-    pub vector: &'q [f32],
-    pub shape: &'q Shape,
-    pub among: Among<'q>,
-    pub depth: usize,
-    pub rrf: Option<u32>,
 }
 
 impl Views {

@@ -11,8 +11,8 @@ use crate::embed::Calibration;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::index::rank::{Scored, Shape};
+use crate::index::view::Question;
 use crate::index::view::{Among, CachedView};
-use crate::index::views::Question;
 use crate::model::time::{DateWindow, Timestamp, day_number, query_window, split_date_prefix};
 use crate::store::{AsOf, Store, View};
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
+use crate::model::fact::{fact_from, fact_struct};
 use crate::model::filter::{Filter, Relevance};
 use crate::model::note::Note;
 use crate::model::round::Turn;
@@ -208,51 +209,33 @@ impl PartialEq for RecalledRound {
     }
 }
 
-/// A fact extracted from a round, verified against it and stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Fact {
-    /// `<round key>/<n>`: its round and its place among the round's stored facts.
-    pub key: String,
-    /// One self-contained sentence.
-    pub content: String,
-    /// The excerpt of the round it comes from, with its role prefix.
-    pub raw: String,
-    /// The time mention, as it occurs in the round.
-    pub mention: Option<String>,
-    /// The mention resolved against the round's date (`YYYY-MM-DD`, `YYYY-MM` or `YYYY`).
-    pub valid_time: Option<String>,
-    /// Triple subject.
-    pub subject: Option<String>,
-    /// Triple predicate.
-    pub predicate: Option<String>,
-    /// Triple object.
-    pub object: Option<String>,
-    /// Current salience (0: superseded; only [`Memory::get`] returns such a fact).
-    pub salience: f32,
-    /// Its round's agent (`None`: shared).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub agent: Option<String>,
-    /// The keys of the facts it superseded (an update of what they said), oldest first.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub supersedes: Vec<String>,
+fact_struct! {
+    /// A fact extracted from a round, verified against it and stored.
+    #[derive(Debug, Clone, PartialEq, Serialize)]
+    #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+    pub struct Fact {
+        /// `<round key>/<n>`: its round and its place among the round's stored facts.
+        pub key: String,
+        @statement,
+        /// Current salience (0: superseded; only [`Memory::get`] returns such a fact).
+        pub salience: f32,
+        /// Its round's agent (`None`: shared).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        pub agent: Option<String>,
+        /// The keys of the facts it superseded (an update of what they said), oldest first.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        pub supersedes: Vec<String>,
+    }
 }
 
 impl From<FactRow> for Fact {
     fn from(r: FactRow) -> Fact {
-        Fact {
+        fact_from!(r => Fact {
             key: r.key,
-            content: r.content,
-            raw: r.raw,
-            mention: r.mention,
-            valid_time: r.valid_time,
-            subject: r.subject,
-            predicate: r.predicate,
-            object: r.object,
             salience: r.salience,
             agent: r.agent,
             supersedes: r.supersedes.iter().flat_map(|s| s.split(' ')).map(str::to_owned).collect(),
-        }
+        })
     }
 }
 

@@ -4,11 +4,11 @@
 
 use std::collections::HashMap;
 
-use super::db::{Dialect, Row};
+use super::db::Dialect;
 use super::facts::{FACT_COLUMNS, fact_from_row};
-use super::users::{DecisionRow, TOMBSTONE_MARK};
+use super::users::{DECISION_COLUMNS, DecisionRow, TOMBSTONE_MARK, decision_from_row, decision_kind};
 use super::{FactRow, RoundRow, Store, View, among, visible};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::model::decision::DecisionKind;
 use mnemon_backend::Param;
 use mnemon_backend::p;
@@ -40,25 +40,6 @@ pub(crate) struct Days {
     pub facts: Vec<(i32, usize)>,
     /// `fact.superseded` decisions by the logical time they were made at (`at`, sortable).
     pub supersessions: Vec<(String, usize)>,
-}
-
-const DECISION_COLUMNS: &str = "id, at, kind, record, other, detail, agent";
-
-/// A decision row, read from [`DECISION_COLUMNS`] in order.
-pub(super) fn decision_from_row(r: &dyn Row) -> Result<DecisionRow> {
-    Ok(DecisionRow {
-        id: r.get(0)?,
-        at: r.get(1)?,
-        kind: {
-            let kind: String = r.get(2)?;
-            DecisionKind::parse(&kind)
-                .ok_or_else(|| Error::Database(format!("the decision log holds an unknown kind {kind:?}")))?
-        },
-        record: r.get(3)?,
-        other: r.get(4)?,
-        detail: r.get(5)?,
-        agent: r.get(6)?,
-    })
 }
 
 fn count(n: i64) -> usize {
@@ -222,12 +203,7 @@ impl Store {
             "SELECT kind, count(*) FROM decisions WHERE user_id = ?1 AND {} GROUP BY kind ORDER BY kind",
             visible("agent", 2)
         );
-        self.db().rows(&sql, p![view.user, view.agent], |r| {
-            let kind: String = r.get(0)?;
-            let kind = DecisionKind::parse(&kind)
-                .ok_or_else(|| Error::Database(format!("the decision log holds an unknown kind {kind:?}")))?;
-            Ok((kind, count(r.get(1)?)))
-        })
+        self.db().rows(&sql, p![view.user, view.agent], |r| Ok((decision_kind(r.get(0)?)?, count(r.get(1)?))))
     }
 
     /// What the view holds per day: rounds, notes on read paths and facts (superseded ones too)

@@ -7,39 +7,36 @@ use super::db::{Db, Row};
 use super::rows::UserVectors;
 use super::{AsOf, Store, View, visible};
 use crate::error::Result;
+use crate::model::fact::fact_struct;
 use mnemon_backend::p;
 
-/// A stored fact (`salience` 0: superseded, hidden from every read path).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct FactRow {
-    pub id: i64,
-    pub round_id: i64,
-    /// `<round key>/<n>`: the round's key and the fact's place among the round's stored facts.
-    pub key: String,
-    pub session: String,
-    /// The day it ranks under for time windows: its `valid_time` when that is a whole date, else
-    /// its round's day.
-    pub day: i32,
-    pub norm_key: String,
-    pub content: String,
-    pub raw: String,
-    pub mention: Option<String>,
-    pub valid_time: Option<String>,
-    pub subject: Option<String>,
-    pub predicate: Option<String>,
-    pub object: Option<String>,
-    pub salience: f32,
-    pub initial_salience: f32,
-    /// `subject|predicate` in normal form, when the fact has a triple.
-    pub pair_key: Option<String>,
-    /// Keys of the facts it superseded, space-separated.
-    pub supersedes: Option<String>,
-    /// The key of the fact that superseded it (its salience is then 0).
-    pub superseded_by: Option<String>,
-    /// Its round's agent.
-    pub agent: Option<String>,
-    /// The extractor (its id in `extractors`) that produced it.
-    pub extractor: Option<i64>,
+fact_struct! {
+    /// A stored fact (`salience` 0: superseded, hidden from every read path).
+    #[derive(Debug, Clone, PartialEq)]
+    pub(crate) struct FactRow {
+        pub id: i64,
+        pub round_id: i64,
+        /// `<round key>/<n>`: the round's key and the fact's place among the round's stored facts.
+        pub key: String,
+        pub session: String,
+        /// The day it ranks under for time windows: its `valid_time` when that is a whole date, else
+        /// its round's day.
+        pub day: i32,
+        pub norm_key: String,
+        @statement,
+        pub salience: f32,
+        pub initial_salience: f32,
+        /// `subject|predicate` in normal form, when the fact has a triple.
+        pub pair_key: Option<String>,
+        /// Keys of the facts it superseded, space-separated.
+        pub supersedes: Option<String>,
+        /// The key of the fact that superseded it (its salience is then 0).
+        pub superseded_by: Option<String>,
+        /// Its round's agent.
+        pub agent: Option<String>,
+        /// The extractor (its id in `extractors`) that produced it.
+        pub extractor: Option<i64>,
+    }
 }
 
 /// An active fact with what the conflict rules need from its round.

@@ -1,7 +1,7 @@
 //! Users (logical now, write counter, the tombstone a forgotten user leaves), the extraction
 //! queue and the decision log.
 
-use super::db::{Db, Dialect, Param};
+use super::db::{Db, Dialect, Param, Row};
 use super::{Store, View, among, visible};
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
@@ -17,6 +17,27 @@ pub(crate) struct DecisionRow {
     pub record: String,
     pub other: Option<String>,
     pub detail: String,
+}
+
+pub(super) const DECISION_COLUMNS: &str = "id, at, kind, record, other, detail, agent";
+
+/// A decision row, read from [`DECISION_COLUMNS`] in order.
+pub(super) fn decision_from_row(r: &dyn Row) -> Result<DecisionRow> {
+    Ok(DecisionRow {
+        id: r.get(0)?,
+        at: r.get(1)?,
+        kind: decision_kind(r.get(2)?)?,
+        record: r.get(3)?,
+        other: r.get(4)?,
+        detail: r.get(5)?,
+        agent: r.get(6)?,
+    })
+}
+
+/// A decision's kind, as the log stores it.
+pub(super) fn decision_kind(text: String) -> Result<DecisionKind> {
+    DecisionKind::parse(&text)
+        .ok_or_else(|| Error::Database(format!("the decision log holds an unknown kind {text:?}")))
 }
 
 /// The first character of a forgotten user's name: a control character, which no user name may
@@ -103,11 +124,11 @@ impl Store {
     /// not depend on whether extraction ran inside `add` or later on the queue.
     pub(crate) fn decisions(&self, view: View<'_>) -> Result<Vec<DecisionRow>> {
         let sql = format!(
-            "SELECT id, at, kind, record, other, detail, agent FROM decisions WHERE user_id = ?1 AND {} \
+            "SELECT {DECISION_COLUMNS} FROM decisions WHERE user_id = ?1 AND {} \
              ORDER BY at, record, id",
             visible("agent", 2)
         );
-        self.db().rows(&sql, p![view.user, view.agent], super::browse::decision_from_row)
+        self.db().rows(&sql, p![view.user, view.agent], decision_from_row)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Condensing: a scope's oldest episodic notes folded into one semantic note of one line each,
 //! extractively (no model but the embedder), the originals kept, linked and hidden.
 
-use super::edit::{embed_one, free_key, new_row};
+use super::note::{embed_one, free_key, new_row};
 use super::types::CondenseReport;
 use crate::config::{Condense, Config};
 use crate::engine::{Engine, resolve};

@@ -3,20 +3,20 @@
 //! holds its content). Each is one transaction and a decision in the log.
 
 use super::condense::summarize;
+use super::note::embed_one;
 use super::types::Deleted;
-use crate::embed::{self, Embedder};
+use crate::embed::Embedder;
 use crate::engine::{Engine, logical_now, resolve};
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_text;
 use crate::model::note::{
-    Checked, Note, NoteUpdate, check_content, check_importance, check_metadata, check_tags, check_title,
-    embed_text, note_key,
+    Note, NoteUpdate, check_content, check_importance, check_metadata, check_tags, check_title, embed_text,
 };
 use crate::model::parts::parts;
 use crate::model::round::{Turn, normalized_key};
 use crate::model::scope::Scope;
-use crate::model::time::{Timestamp, day_number};
+use crate::model::time::Timestamp;
 use crate::read::render::count_tokens;
 use crate::store::{NoteRow, Tx, write};
 
@@ -201,49 +201,6 @@ fn rebuild_summary(
     Ok(Rebuilt { old: row, new: Some((new, vector)) })
 }
 
-/// The key of a new note: derived from its scope, time and content, with `-2`, `-3`… when a note
-/// whose content changed since holds the plain one.
-pub(super) fn free_key(
-    tx: &Tx<'_>,
-    user: i64,
-    scope: Scope<'_>,
-    ts: &Timestamp,
-    content: &str,
-) -> Result<String> {
-    let mut attempt = 0;
-    loop {
-        let key = note_key(scope.user, scope.agent, ts, content, attempt);
-        if !write::note_key_taken(tx, user, &key)? {
-            return Ok(key);
-        }
-        attempt += 1;
-    }
-}
-
-/// A new note's row from its checked fields, stated at `ts`.
-pub(super) fn new_row(key: &str, agent: Option<&str>, c: &Checked, ts: &Timestamp) -> NoteRow {
-    NoteRow {
-        id: 0,
-        key: key.to_owned(),
-        agent: agent.map(str::to_owned),
-        kind: c.kind,
-        title: c.title.clone(),
-        content: c.content.clone(),
-        tags: c.tags.clone(),
-        metadata: c.metadata.clone(),
-        importance: c.importance,
-        ts: ts.raw().to_owned(),
-        ts_unix: ts.unix_seconds(),
-        day: day_number(ts.date()),
-        updated: ts.raw().to_owned(),
-        updated_unix: ts.unix_seconds(),
-        tokens: count_tokens(&c.content) as i64,
-        norm_key: normalized_key(&c.content),
-        condensed_into: None,
-        condenses: None,
-    }
-}
-
 /// Removes a note and logs it as `kind` at `at`; the notes it condensed come back, each logged
 /// `note.restored`.
 pub(super) fn remove_note(
@@ -260,11 +217,6 @@ pub(super) fn remove_note(
         write::log(tx, user, agent, at, DecisionKind::NoteRestored, &original, Some(&note.key), "{}")?;
     }
     Ok(())
-}
-
-/// Embeds one text as a document, checking its dimension.
-pub(super) fn embed_one(embedder: &dyn Embedder, dim: usize, text: &str) -> Result<Vec<f32>> {
-    Ok(embed::documents(embedder, &[text], dim)?.pop().unwrap_or_default())
 }
 
 /// A summary note rebuilt after one of its originals was deleted.

@@ -11,6 +11,7 @@ mod add;
 mod condense;
 mod edit;
 mod forget;
+mod note;
 mod remember;
 mod transfer;
 mod types;

@@ -5,7 +5,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use super::edit::{free_key, new_row};
+use super::note::{free_key, new_row};
 use super::types::{MAX_NOTES_PER_CALL, RememberReport, Remembered};
 use crate::embed;
 use crate::engine::Engine;
