@@ -34,49 +34,64 @@ pub(super) enum Line {
         hash: String,
         pins: BTreeMap<String, String>,
     },
-    Round {
-        user: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-        key: String,
-        session: String,
-        turns: Vec<Turn>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        extractor: Option<String>,
-        embedding_f32le: String,
-    },
-    Note {
-        user: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-        key: String,
-        note_kind: String,
-        title: Option<String>,
-        content: String,
-        tags: Vec<String>,
-        metadata: serde_json::Value,
-        importance: f32,
-        ts: String,
-        updated: String,
-        condensed_into: Option<String>,
-        condenses: Option<String>,
-        embedding_f32le: String,
-    },
+    Round(RoundLine),
+    Note(NoteLine),
     Fact(FactLine),
     Queued {
         user: String,
         round: String,
     },
-    Decision {
-        user: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        agent: Option<String>,
-        at: String,
-        decision: String,
-        record: String,
-        other: Option<String>,
-        detail: String,
-    },
+    Decision(DecisionLine),
+}
+
+/// A dump's round: its user by name, its extractor by hash.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RoundLine {
+    pub user: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub key: String,
+    pub session: String,
+    pub turns: Vec<Turn>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extractor: Option<String>,
+    pub embedding_f32le: String,
+}
+
+/// A dump's note.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct NoteLine {
+    pub user: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub key: String,
+    pub note_kind: String,
+    pub title: Option<String>,
+    pub content: String,
+    pub tags: Vec<String>,
+    pub metadata: serde_json::Value,
+    pub importance: f32,
+    pub ts: String,
+    pub updated: String,
+    pub condensed_into: Option<String>,
+    pub condenses: Option<String>,
+    pub embedding_f32le: String,
+}
+
+/// A dump's decision.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct DecisionLine {
+    pub user: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    pub at: String,
+    pub decision: String,
+    pub record: String,
+    pub other: Option<String>,
+    pub detail: String,
 }
 
 fact_struct! {
@@ -151,7 +166,7 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
     }
     let hash = |id: Option<i64>| id.and_then(|id| hashes.get(&id)).map(|h| (*h).to_owned());
     for (r, v) in rounds.iter().zip(vectors) {
-        push(&Line::Round {
+        push(&Line::Round(RoundLine {
             user: user.into(),
             agent: r.agent.clone(),
             key: r.key.clone(),
@@ -159,7 +174,7 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             turns: r.turns.clone(),
             extractor: hash(r.extractor),
             embedding_f32le: hex(v),
-        })?;
+        }))?;
     }
     let keys: BTreeMap<i64, &str> = rounds.iter().map(|r| (r.id, r.key.as_str())).collect();
     for (f, v) in facts.iter().zip(fact_vectors) {
@@ -178,7 +193,7 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
         })))?;
     }
     for (n, v) in notes.iter().zip(note_vectors) {
-        push(&Line::Note {
+        push(&Line::Note(NoteLine {
             user: user.into(),
             agent: n.agent.clone(),
             key: n.key.clone(),
@@ -193,13 +208,13 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             condensed_into: n.condensed_into.clone(),
             condenses: n.condenses.clone(),
             embedding_f32le: hex(v),
-        })?;
+        }))?;
     }
     for round in queued {
         push(&Line::Queued { user: user.into(), round: round.clone() })?;
     }
     for d in decisions {
-        push(&Line::Decision {
+        push(&Line::Decision(DecisionLine {
             user: user.into(),
             agent: d.agent.clone(),
             at: d.at.clone(),
@@ -207,7 +222,7 @@ pub(super) fn export_dump(pins: &Pins, scope: Scope<'_>, records: &Records) -> R
             record: d.record.clone(),
             other: d.other.clone(),
             detail: d.detail.clone(),
-        })?;
+        }))?;
     }
     Ok(out)
 }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::dump::{DUMP_FORMAT, DUMP_VERSION, Line, embedding};
+use super::dump::{DUMP_FORMAT, DUMP_VERSION, DecisionLine, FactLine, Line, NoteLine, RoundLine, embedding};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
@@ -76,201 +76,245 @@ fn parse_dump(dump: &str) -> Result<Parsed> {
         }
         Line::Header { format, version: 2..=3, pins } if format == DUMP_FORMAT => {
             let old = Pins::from_stored(pins).map_err(|e| bad(n, e))?;
-            let (pins, extractor) = split_legacy(old.0);
-            (pins, extractor)
+            split_legacy(old.0)
         }
         _ => return Err(bad(n, format!("expected a {DUMP_FORMAT} version {DUMP_VERSION} header"))),
     };
-    let dim = pins.dim()?;
-    // (user, round key) → index in `parsed.rounds`.
-    let mut round_at: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut parsed = Parsed {
-        pins,
-        extractors: BTreeMap::new(),
-        rounds: Vec::new(),
-        facts: Vec::new(),
-        notes: Vec::new(),
-        queued: Vec::new(),
-        decisions: Vec::new(),
-    };
-    let scope = |user: &str, agent: &Option<String>, n: usize| {
-        Scope { user, agent: agent.as_deref() }.check().map_err(|e| bad(n, e.to_string()))
-    };
-    let legacy_hash = legacy.as_ref().map(extractor_hash);
-    if let (Some(hash), Some(pins)) = (&legacy_hash, legacy) {
-        parsed.extractors.insert(hash.clone(), pins);
-    }
-    let known = |parsed: &Parsed, hash: Option<String>, n: usize| match (&legacy_hash, hash) {
-        (Some(_), Some(_)) => Err(bad(n, "a version 2 or 3 dump names no extractor".into())),
-        (_, Some(h)) if !parsed.extractors.contains_key(&h) => {
-            Err(bad(n, format!("extractor {h} is not declared before it")))
-        }
-        (legacy, hash) => Ok(hash.or_else(|| legacy.clone())),
-    };
+    let mut reader = Reader::new(pins, legacy)?;
     for (n, text) in lines {
-        match serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))? {
-            Line::Header { .. } => return Err(bad(n, "a second header".into())),
-            Line::Extractor { hash, pins } => {
-                if legacy_hash.is_some() {
-                    return Err(bad(n, "a version 2 or 3 dump has no extractor lines".into()));
-                }
-                let expected = extractor_hash(&pins);
-                if expected != hash {
-                    return Err(bad(n, format!("extractor {hash}: its pins hash to {expected}")));
-                }
-                parsed.extractors.insert(hash, pins);
-            }
-            Line::Round { user, agent, key, session, turns, extractor, embedding_f32le } => {
-                scope(&user, &agent, n)?;
-                let first = turns.first().ok_or_else(|| bad(n, "a round without turns".into()))?;
-                let ts = Timestamp::parse(&first.ts).map_err(|e| bad(n, e.to_string()))?;
-                let text = round_text(&turns);
-                let expected = round_key(&ts, &session, &text, agent.as_deref());
-                if expected != key {
-                    return Err(bad(
-                        n,
-                        format!("round key {key} does not match its content (expected {expected})"),
-                    ));
-                }
-                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
-                let row = RoundRow {
-                    id: 0,
-                    key,
-                    session,
-                    ts: first.ts.clone(),
-                    ts_unix: ts.unix_seconds(),
-                    day: day_number(ts.date()),
-                    norm_key: normalized_key(&text),
-                    text: index_text(&turns),
-                    turns,
-                    agent,
-                    extractor: None,
-                };
-                let extractor = known(&parsed, extractor, n)?;
-                round_at.insert((user.clone(), row.key.clone()), parsed.rounds.len());
-                parsed.rounds.push((user, row, vector, extractor));
-            }
-            Line::Fact(mut line) => {
-                let (user, round) = (std::mem::take(&mut line.user), std::mem::take(&mut line.round));
-                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
-                let key = &line.key;
-                let Some(owner) = round_at.get(&(user.clone(), round.clone())).map(|i| &parsed.rounds[*i].1)
-                else {
-                    return Err(bad(n, format!("fact {key}: no round {round} before it")));
-                };
-                if !key.starts_with(&format!("{round}/")) {
-                    return Err(bad(n, format!("fact key {key} does not name its round {round}")));
-                }
-                if !(0.0..=1.0).contains(&line.salience) || !(0.0..=1.0).contains(&line.initial_salience) {
-                    return Err(bad(n, "salience must be in 0..=1".into()));
-                }
-                let vector = embedding(&line.embedding_f32le, dim).map_err(|e| bad(n, e))?;
-                let day = fact_day(line.valid_time.as_deref(), owner.day);
-                let (session, agent) = (owner.session.clone(), owner.agent.clone());
-                let norm_key = normalized_key(&line.content);
-                let extractor = known(&parsed, line.extractor.take(), n)?;
-                let row = fact_from!(line => FactRow {
-                    id: 0,
-                    round_id: 0,
-                    key: line.key,
-                    session,
-                    day,
-                    norm_key,
-                    salience: line.salience,
-                    initial_salience: line.initial_salience,
-                    pair_key: line.pair_key,
-                    supersedes: line.supersedes,
-                    superseded_by: line.superseded_by,
-                    agent,
-                    extractor: None,
-                });
-                parsed.facts.push(ParsedFact { user, round, row, vector, extractor });
-            }
-            Line::Queued { user, round } => {
-                check_user(&user).map_err(|e| bad(n, e.to_string()))?;
-                let Some(&at) = round_at.get(&(user.clone(), round.clone())) else {
-                    return Err(bad(n, format!("queued round {round} is not in the dump before it")));
-                };
-                // A queued round waits for its (next) extraction.
-                if legacy_hash.is_some() {
-                    parsed.rounds[at].3 = None;
-                }
-                parsed.queued.push((user, round));
-            }
-            Line::Note {
-                user,
-                agent,
-                key,
-                note_kind,
-                title,
-                content,
-                tags,
-                metadata,
-                importance,
-                ts,
-                updated,
-                condensed_into,
-                condenses,
-                embedding_f32le,
-            } => {
-                scope(&user, &agent, n)?;
-                let valid_key = |k: &str| {
-                    let hex = k.strip_prefix("n-").unwrap_or_default();
-                    let (hash, suffix) = hex.split_once('-').unwrap_or((hex, "2"));
-                    hash.len() == 16
-                        && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-                        && suffix.parse::<u32>().is_ok_and(|s| s >= 2)
-                };
-                let linked = condenses.iter().flat_map(|c| c.split(' ')).chain(condensed_into.as_deref());
-                if !valid_key(&key) || linked.clone().any(|k| !valid_key(k)) {
-                    return Err(bad(n, format!("note {key}: not a note key, or links to one that is not")));
-                }
-                let field = |e: Error| bad(n, format!("note {key}: {e}"));
-                let kind = NoteKind::parse(&note_kind, "note_kind").map_err(field)?;
-                check_content(&content, "content").map_err(field)?;
-                if let Some(t) = &title {
-                    check_title(t, "title").map_err(field)?;
-                }
-                let checked_tags = check_tags(&tags, "tags").map_err(field)?;
-                if checked_tags != tags {
-                    return Err(bad(n, format!("note {key}: tags are not trimmed and distinct")));
-                }
-                let metadata = check_metadata(Some(&metadata), "metadata").map_err(field)?;
-                check_importance(Some(importance), "importance").map_err(field)?;
-                let created = Timestamp::parse(&ts).map_err(field)?;
-                let changed = Timestamp::parse(&updated).map_err(field)?;
-                let vector = embedding(&embedding_f32le, dim).map_err(|e| bad(n, e))?;
-                let row = NoteRow {
-                    id: 0,
-                    key,
-                    agent,
-                    kind,
-                    title,
-                    tokens: count_tokens(&content) as i64,
-                    norm_key: normalized_key(&content),
-                    content,
-                    tags,
-                    metadata,
-                    importance,
-                    ts,
-                    ts_unix: created.unix_seconds(),
-                    day: day_number(created.date()),
-                    updated,
-                    updated_unix: changed.unix_seconds(),
-                    condensed_into,
-                    condenses,
-                };
-                parsed.notes.push((user, row, vector));
-            }
-            Line::Decision { user, agent, at, decision, record, other, detail } => {
-                scope(&user, &agent, n)?;
-                let kind = DecisionKind::parse(&decision)
-                    .ok_or_else(|| bad(n, format!("{decision:?} is not a kind of decision")))?;
-                parsed.decisions.push((user, DecisionRow { id: 0, agent, at, kind, record, other, detail }));
-            }
+        let line = serde_json::from_str::<Line>(text).map_err(|e| bad(n, e.to_string()))?;
+        reader.read(line).map_err(|reason| bad(n, reason))?;
+    }
+    Ok(reader.parsed)
+}
+
+/// Reads a dump's lines after its header, each checked against those before it.
+struct Reader {
+    parsed: Parsed,
+    dim: usize,
+    /// A version 2 or 3 dump's one extractor, by hash (its rounds and facts name none).
+    legacy: Option<String>,
+    /// (user, round key) → index in `parsed.rounds`.
+    round_at: BTreeMap<(String, String), usize>,
+}
+
+/// Checks a scope's names, as a reason.
+fn scope_of(user: &str, agent: &Option<String>) -> std::result::Result<(), String> {
+    Scope { user, agent: agent.as_deref() }.check().map_err(|e| e.to_string())
+}
+
+impl Reader {
+    fn new(pins: Pins, legacy: Option<BTreeMap<String, String>>) -> Result<Reader> {
+        let dim = pins.dim()?;
+        let mut parsed = Parsed {
+            pins,
+            extractors: BTreeMap::new(),
+            rounds: Vec::new(),
+            facts: Vec::new(),
+            notes: Vec::new(),
+            queued: Vec::new(),
+            decisions: Vec::new(),
+        };
+        let hash = legacy.as_ref().map(extractor_hash);
+        if let (Some(hash), Some(pins)) = (&hash, legacy) {
+            parsed.extractors.insert(hash.clone(), pins);
+        }
+        Ok(Reader { parsed, dim, legacy: hash, round_at: BTreeMap::new() })
+    }
+
+    fn read(&mut self, line: Line) -> std::result::Result<(), String> {
+        match line {
+            Line::Header { .. } => Err("a second header".into()),
+            Line::Extractor { hash, pins } => self.extractor(hash, pins),
+            Line::Round(line) => self.round(line),
+            Line::Fact(line) => self.fact(line),
+            Line::Queued { user, round } => self.queued(user, round),
+            Line::Note(line) => self.note(line),
+            Line::Decision(line) => self.decision(line),
         }
     }
-    Ok(parsed)
+
+    /// The extractor a round or fact names by hash, declared before it (a version 2 or 3 dump
+    /// names none: its one extractor).
+    fn known(&self, hash: Option<String>) -> std::result::Result<Option<String>, String> {
+        match (&self.legacy, hash) {
+            (Some(_), Some(_)) => Err("a version 2 or 3 dump names no extractor".into()),
+            (_, Some(h)) if !self.parsed.extractors.contains_key(&h) => {
+                Err(format!("extractor {h} is not declared before it"))
+            }
+            (legacy, hash) => Ok(hash.or_else(|| legacy.clone())),
+        }
+    }
+
+    fn extractor(&mut self, hash: String, pins: BTreeMap<String, String>) -> std::result::Result<(), String> {
+        if self.legacy.is_some() {
+            return Err("a version 2 or 3 dump has no extractor lines".into());
+        }
+        let expected = extractor_hash(&pins);
+        if expected != hash {
+            return Err(format!("extractor {hash}: its pins hash to {expected}"));
+        }
+        self.parsed.extractors.insert(hash, pins);
+        Ok(())
+    }
+
+    fn round(&mut self, line: RoundLine) -> std::result::Result<(), String> {
+        let RoundLine { user, agent, key, session, turns, extractor, embedding_f32le } = line;
+        scope_of(&user, &agent)?;
+        let first = turns.first().ok_or("a round without turns")?;
+        let ts = Timestamp::parse(&first.ts).map_err(|e| e.to_string())?;
+        let text = round_text(&turns);
+        let expected = round_key(&ts, &session, &text, agent.as_deref());
+        if expected != key {
+            return Err(format!("round key {key} does not match its content (expected {expected})"));
+        }
+        let vector = embedding(&embedding_f32le, self.dim)?;
+        let row = RoundRow {
+            id: 0,
+            key,
+            session,
+            ts: first.ts.clone(),
+            ts_unix: ts.unix_seconds(),
+            day: day_number(ts.date()),
+            norm_key: normalized_key(&text),
+            text: index_text(&turns),
+            turns,
+            agent,
+            extractor: None,
+        };
+        let extractor = self.known(extractor)?;
+        self.round_at.insert((user.clone(), row.key.clone()), self.parsed.rounds.len());
+        self.parsed.rounds.push((user, row, vector, extractor));
+        Ok(())
+    }
+
+    fn fact(&mut self, mut line: FactLine) -> std::result::Result<(), String> {
+        let (user, round) = (std::mem::take(&mut line.user), std::mem::take(&mut line.round));
+        check_user(&user).map_err(|e| e.to_string())?;
+        let key = &line.key;
+        let Some(&at) = self.round_at.get(&(user.clone(), round.clone())) else {
+            return Err(format!("fact {key}: no round {round} before it"));
+        };
+        if !key.starts_with(&format!("{round}/")) {
+            return Err(format!("fact key {key} does not name its round {round}"));
+        }
+        if !(0.0..=1.0).contains(&line.salience) || !(0.0..=1.0).contains(&line.initial_salience) {
+            return Err("salience must be in 0..=1".into());
+        }
+        let vector = embedding(&line.embedding_f32le, self.dim)?;
+        let owner = &self.parsed.rounds[at].1;
+        let day = fact_day(line.valid_time.as_deref(), owner.day);
+        let (session, agent) = (owner.session.clone(), owner.agent.clone());
+        let norm_key = normalized_key(&line.content);
+        let extractor = self.known(line.extractor.take())?;
+        let row = fact_from!(line => FactRow {
+            id: 0,
+            round_id: 0,
+            key: line.key,
+            session,
+            day,
+            norm_key,
+            salience: line.salience,
+            initial_salience: line.initial_salience,
+            pair_key: line.pair_key,
+            supersedes: line.supersedes,
+            superseded_by: line.superseded_by,
+            agent,
+            extractor: None,
+        });
+        self.parsed.facts.push(ParsedFact { user, round, row, vector, extractor });
+        Ok(())
+    }
+
+    fn queued(&mut self, user: String, round: String) -> std::result::Result<(), String> {
+        check_user(&user).map_err(|e| e.to_string())?;
+        let Some(&at) = self.round_at.get(&(user.clone(), round.clone())) else {
+            return Err(format!("queued round {round} is not in the dump before it"));
+        };
+        // A queued round waits for its (next) extraction.
+        if self.legacy.is_some() {
+            self.parsed.rounds[at].3 = None;
+        }
+        self.parsed.queued.push((user, round));
+        Ok(())
+    }
+
+    fn note(&mut self, line: NoteLine) -> std::result::Result<(), String> {
+        let NoteLine {
+            user,
+            agent,
+            key,
+            note_kind,
+            title,
+            content,
+            tags,
+            metadata,
+            importance,
+            ts,
+            updated,
+            condensed_into,
+            condenses,
+            embedding_f32le,
+        } = line;
+        scope_of(&user, &agent)?;
+        let valid_key = |k: &str| {
+            let hex = k.strip_prefix("n-").unwrap_or_default();
+            let (hash, suffix) = hex.split_once('-').unwrap_or((hex, "2"));
+            hash.len() == 16
+                && hash.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                && suffix.parse::<u32>().is_ok_and(|s| s >= 2)
+        };
+        let linked = condenses.iter().flat_map(|c| c.split(' ')).chain(condensed_into.as_deref());
+        if !valid_key(&key) || linked.clone().any(|k| !valid_key(k)) {
+            return Err(format!("note {key}: not a note key, or links to one that is not"));
+        }
+        let field = |e: Error| format!("note {key}: {e}");
+        let kind = NoteKind::parse(&note_kind, "note_kind").map_err(field)?;
+        check_content(&content, "content").map_err(field)?;
+        if let Some(t) = &title {
+            check_title(t, "title").map_err(field)?;
+        }
+        let checked_tags = check_tags(&tags, "tags").map_err(field)?;
+        if checked_tags != tags {
+            return Err(format!("note {key}: tags are not trimmed and distinct"));
+        }
+        let metadata = check_metadata(Some(&metadata), "metadata").map_err(field)?;
+        check_importance(Some(importance), "importance").map_err(field)?;
+        let created = Timestamp::parse(&ts).map_err(field)?;
+        let changed = Timestamp::parse(&updated).map_err(field)?;
+        let vector = embedding(&embedding_f32le, self.dim)?;
+        let row = NoteRow {
+            id: 0,
+            key,
+            agent,
+            kind,
+            title,
+            tokens: count_tokens(&content) as i64,
+            norm_key: normalized_key(&content),
+            content,
+            tags,
+            metadata,
+            importance,
+            ts,
+            ts_unix: created.unix_seconds(),
+            day: day_number(created.date()),
+            updated,
+            updated_unix: changed.unix_seconds(),
+            condensed_into,
+            condenses,
+        };
+        self.parsed.notes.push((user, row, vector));
+        Ok(())
+    }
+
+    fn decision(&mut self, line: DecisionLine) -> std::result::Result<(), String> {
+        let DecisionLine { user, agent, at, decision, record, other, detail } = line;
+        scope_of(&user, &agent)?;
+        let kind = DecisionKind::parse(&decision)
+            .ok_or_else(|| format!("{decision:?} is not a kind of decision"))?;
+        self.parsed.decisions.push((user, DecisionRow { id: 0, agent, at, kind, record, other, detail }));
+        Ok(())
+    }
 }
 
 /// Everything [`import`] checks before it touches a file.

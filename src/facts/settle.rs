@@ -5,7 +5,7 @@
 use super::conflict::{Rule, Statement, conflict, newer, screen};
 use super::extract::Extraction;
 use super::prefilter::Rule as Skip;
-use super::verify::{Note, embed_text, verify};
+use super::verify::{Note, VerifiedFact, embed_text, verify};
 use crate::embed::{self, vector::nearest};
 use crate::engine::Engine;
 use crate::error::Result;
@@ -52,113 +52,25 @@ pub(super) fn store_round(
         let detail = serde_json::json!({ "rule": rule.name() }).to_string();
         write::log(&tx, user, agent, &at, DecisionKind::RoundPrefiltered, &round.key, None, &detail)?;
     }
-    let mut existing = write::active_facts(&tx, user, agent)?;
-    let mut dates: Vec<String> = existing.iter().map(|f| date_of(f.round_day)).collect();
-    let round_date = date_of(round.day);
-    let mut added: Vec<FactRow> = Vec::new();
-    let mut added_vectors: Vec<&[f32]> = Vec::new();
-    let (mut duplicates, mut superseded) = (0, 0);
-    for (verified, vector) in facts.iter().zip(&vectors) {
-        let f = &verified.fact;
-        let norm_key = normalized_key(&f.content);
-        let candidate = format!("{}/{}", round.key, added.len() + 1);
-        if let Some(of) = write::exact_fact_duplicate(&tx, user, agent, &round.session, &norm_key)? {
-            write::log(
-                &tx,
-                user,
-                agent,
-                &at,
-                DecisionKind::FactDuplicate,
-                &candidate,
-                Some(&of),
-                r#"{"match":"exact"}"#,
-            )?;
-            duplicates += 1;
-            continue;
-        }
-        let mut row = FactRow {
-            id: 0,
-            round_id,
-            key: candidate,
-            session: round.session.clone(),
-            day: fact_day(verified.valid_time.as_deref(), round.day),
-            norm_key,
-            content: f.content.clone(),
-            raw: f.raw.clone(),
-            mention: f.when.clone(),
-            valid_time: verified.valid_time.clone(),
-            subject: f.subject.clone(),
-            predicate: f.predicate.clone(),
-            object: f.object.clone(),
-            salience: f.salience,
-            initial_salience: f.salience,
-            pair_key: None,
-            supersedes: None,
-            superseded_by: None,
-            agent: round.agent.clone(),
-            extractor,
-        };
-        row.pair_key = statement(&row, &round_date, round.ts_unix).normal().map(|n| n.pair_key());
-        // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
-        // unless a screen keeps the two apart (the screens keep facts apart that only look alike).
-        let best = nearest(vector, existing.iter().enumerate().map(|(i, a)| (i, a.vector.as_slice())));
-        if let Some((cos, i)) = best.filter(|(c, _)| *c >= engine.config.fact_dedup_cosine) {
-            let old = &existing[i];
-            let apart = screen(
-                &statement(&row, &round_date, round.ts_unix),
-                &statement(&old.row, &dates[i], old.ts_unix),
-            );
-            match apart {
-                None => {
-                    let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
-                    write::log(
-                        &tx,
-                        user,
-                        agent,
-                        &at,
-                        DecisionKind::FactMerged,
-                        &row.key,
-                        Some(&old.row.key),
-                        &detail,
-                    )?;
-                    duplicates += 1;
-                    continue;
-                }
-                Some(why) => {
-                    let detail = serde_json::json!({ "screen": why, "cosine": cos }).to_string();
-                    write::log(
-                        &tx,
-                        user,
-                        agent,
-                        &at,
-                        DecisionKind::FactKeptApart,
-                        &row.key,
-                        Some(&old.row.key),
-                        &detail,
-                    )?;
-                }
-            }
-        }
-        row.id = write::insert_fact(&tx, user, &row, vector)?;
-        write::log(&tx, user, agent, &at, DecisionKind::FactStored, &row.key, Some(&round.key), "{}")?;
-
-        // Supersession: the new fact against every active fact it conflicts with.
-        let (active, n) =
-            settle(&tx, user, &at, &row, &round_date, round.ts_unix, &mut existing, &mut dates)?;
-        superseded += n;
-        if !active {
-            continue;
-        }
-        existing.push(ActiveFact {
-            row: row.clone(),
-            round_day: round.day,
-            ts_unix: round.ts_unix,
-            vector: vector.clone(),
-        });
-        dates.push(round_date.clone());
-        added.push(row);
-        added_vectors.push(vector);
+    let existing = write::active_facts(&tx, user, agent)?;
+    let mut settling = Settling {
+        user,
+        round,
+        round_id,
+        round_date: date_of(round.day),
+        extractor,
+        at: &at,
+        dedup_cosine: engine.config.fact_dedup_cosine,
+        dates: existing.iter().map(|f| date_of(f.round_day)).collect(),
+        existing,
+        added: Vec::new(),
+        duplicates: 0,
+        superseded: 0,
+    };
+    for (verified, vector) in facts.iter().zip(vectors) {
+        settling.fact(&tx, verified, vector)?;
     }
+    let Settling { added, duplicates, superseded, .. } = settling;
     if skipped.is_none() {
         let dropped = notes.iter().filter(|n| **n == Some(Note::Ungrounded)).count();
         let cleared = notes.iter().filter(|n| **n == Some(Note::MentionNotInRound)).count();
@@ -184,13 +96,128 @@ pub(super) fn store_round(
         engine.views.drop_user(user);
     } else {
         engine.views.grow(user, version, agent, |view| {
-            for (row, v) in added.iter().zip(&added_vectors) {
+            for (row, v) in &added {
                 view.push_vector(round_id, row.day, row.salience, v);
             }
         });
     }
     drop(store);
     Ok(())
+}
+
+/// A round's facts being settled in its transaction, one at a time: the user's active facts of
+/// the round's agent they meet (with their rounds' dates), and what was stored so far.
+struct Settling<'a> {
+    user: i64,
+    round: &'a RoundRow,
+    round_id: i64,
+    round_date: String,
+    extractor: Option<i64>,
+    /// The logical time of every decision.
+    at: &'a str,
+    dedup_cosine: f32,
+    existing: Vec<ActiveFact>,
+    dates: Vec<String>,
+    /// The facts stored and still active, with their vectors.
+    added: Vec<(FactRow, Vec<f32>)>,
+    duplicates: usize,
+    superseded: usize,
+}
+
+impl Settling<'_> {
+    /// Settles one verified fact: an exact duplicate of the session's is logged and dropped; a
+    /// cosine duplicate of an active fact is merged into it unless a screen keeps the two apart;
+    /// else it is stored, then the conflict rules run between it and the active facts.
+    fn fact(&mut self, tx: &Tx<'_>, verified: &VerifiedFact, vector: Vec<f32>) -> Result<()> {
+        let (user, round, at) = (self.user, self.round, self.at);
+        let agent = round.agent.as_deref();
+        let f = &verified.fact;
+        let norm_key = normalized_key(&f.content);
+        let candidate = format!("{}/{}", round.key, self.added.len() + 1);
+        if let Some(of) = write::exact_fact_duplicate(tx, user, agent, &round.session, &norm_key)? {
+            let detail = r#"{"match":"exact"}"#;
+            write::log(tx, user, agent, at, DecisionKind::FactDuplicate, &candidate, Some(&of), detail)?;
+            self.duplicates += 1;
+            return Ok(());
+        }
+        let mut row = FactRow {
+            id: 0,
+            round_id: self.round_id,
+            key: candidate,
+            session: round.session.clone(),
+            day: fact_day(verified.valid_time.as_deref(), round.day),
+            norm_key,
+            content: f.content.clone(),
+            raw: f.raw.clone(),
+            mention: f.when.clone(),
+            valid_time: verified.valid_time.clone(),
+            subject: f.subject.clone(),
+            predicate: f.predicate.clone(),
+            object: f.object.clone(),
+            salience: f.salience,
+            initial_salience: f.salience,
+            pair_key: None,
+            supersedes: None,
+            superseded_by: None,
+            agent: round.agent.clone(),
+            extractor: self.extractor,
+        };
+        row.pair_key = statement(&row, &self.round_date, round.ts_unix).normal().map(|n| n.pair_key());
+        // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
+        // unless a screen keeps the two apart (the screens keep facts apart that only look alike).
+        let candidates = self.existing.iter().enumerate().map(|(i, a)| (i, a.vector.as_slice()));
+        if let Some((cos, i)) = nearest(&vector, candidates).filter(|(c, _)| *c >= self.dedup_cosine) {
+            let old = &self.existing[i];
+            let apart = screen(
+                &statement(&row, &self.round_date, round.ts_unix),
+                &statement(&old.row, &self.dates[i], old.ts_unix),
+            );
+            let Some(why) = apart else {
+                let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
+                write::log(
+                    tx,
+                    user,
+                    agent,
+                    at,
+                    DecisionKind::FactMerged,
+                    &row.key,
+                    Some(&old.row.key),
+                    &detail,
+                )?;
+                self.duplicates += 1;
+                return Ok(());
+            };
+            let detail = serde_json::json!({ "screen": why, "cosine": cos }).to_string();
+            write::log(
+                tx,
+                user,
+                agent,
+                at,
+                DecisionKind::FactKeptApart,
+                &row.key,
+                Some(&old.row.key),
+                &detail,
+            )?;
+        }
+        row.id = write::insert_fact(tx, user, &row, &vector)?;
+        write::log(tx, user, agent, at, DecisionKind::FactStored, &row.key, Some(&round.key), "{}")?;
+
+        // Supersession: the new fact against every active fact it conflicts with.
+        let (active, n) =
+            settle(tx, user, at, &row, &self.round_date, round.ts_unix, &mut self.existing, &mut self.dates)?;
+        self.superseded += n;
+        if active {
+            self.existing.push(ActiveFact {
+                row: row.clone(),
+                round_day: round.day,
+                ts_unix: round.ts_unix,
+                vector: vector.clone(),
+            });
+            self.dates.push(self.round_date.clone());
+            self.added.push((row, vector));
+        }
+        Ok(())
+    }
 }
 
 /// Runs the conflict rules for `row` (stored and active) against `existing` (the user's other

@@ -8,6 +8,7 @@
 //! its budget. Must not write the store, embed or render; it never decides what to store.
 
 pub(crate) mod bm25;
+pub(crate) mod fuse;
 pub(crate) mod rank;
 pub(crate) mod view;
 pub(crate) mod views;

@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 
 use super::bm25::Bm25;
+use super::fuse;
 use super::rank::{self, Index, Shape};
 use crate::error::Result;
 use crate::model::filter::NoteFilter;
@@ -242,12 +243,12 @@ impl CachedView {
         let Some(rrf) = rrf else {
             let mut top = self.index.top_k_shaped(vector, shape, depth, entries);
             for (rank, s) in top.iter_mut().enumerate() {
-                s.why.dense = rank::place(rank);
+                s.why.dense = fuse::place(rank);
             }
             return top;
         };
         // Each list contributes its top 100, or as many as asked for when that is more.
-        let each = rank::FUSION_DEPTH.max(depth);
+        let each = fuse::FUSION_DEPTH.max(depth);
         let dense = self.index.top_k_shaped(vector, shape, each, entries);
         // Each owner is one document of its kind's words (a round's text, a note's).
         let lexical = |words: &Option<Bm25>, mask: Option<&[bool]>| -> Vec<i64> {
@@ -256,7 +257,7 @@ impl CachedView {
                 .map(|w| w.top_masked(bare, each, mask).into_iter().map(|(id, _)| id).collect())
                 .unwrap_or_default()
         };
-        let words = |ids| (rank::List::Words, ids);
+        let words = |ids| (fuse::List::Words, ids);
         let mut lists = match among {
             Among::Rounds => vec![words(lexical(&self.words, None))],
             Among::Notes(_) => vec![words(lexical(&self.note_words, kept_notes.as_deref()))],
@@ -266,11 +267,11 @@ impl CachedView {
         // dense order, as a list of its own (notes never: their relevance stays on the usual scale).
         if shape.window.is_some() && !matches!(among, Among::Notes(_)) {
             lists.push((
-                rank::List::Window,
+                fuse::List::Window,
                 dense.iter().filter(|s| s.time_match && note_id(s.id).is_none()).map(|s| s.id).collect(),
             ));
         }
-        rank::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
+        fuse::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
     }
 }
 

@@ -12,10 +12,12 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::model::decision::DecisionKind;
 use crate::model::parts::{PARTS_ONLY_RULE, RULE, parts};
-use crate::model::round::{Message, form_rounds, index_text, normalized_key, round_key, round_text};
+use crate::model::round::{
+    Message, NewRound, form_rounds, index_text, normalized_key, round_key, round_text,
+};
 use crate::model::scope::Scope;
 use crate::model::time::{Timestamp, day_number};
-use crate::store::{RoundRow, Store, write};
+use crate::store::{RoundRow, Store, Tx, write};
 
 /// Stores `messages` in `scope` in one transaction: what it did, and the user's row id (0 when
 /// nothing was stored and no user made).
@@ -31,32 +33,12 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
     // Keys are taken over the role text; the named text is embedded and indexed for words.
     let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
     let index_texts: Vec<String> = rounds.iter().map(|r| r.index_text()).collect();
-    // Each round's part records (`crate::model::parts`), embedded in the same call after the rounds.
-    let part_texts: Vec<Vec<String>> = rounds.iter().map(|r| parts(&r.turns)).collect();
-    let refs: Vec<&str> = index_texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
-    let mut vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
-    let mut part_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(rounds.len());
-    let mut rest = vectors.split_off(rounds.len());
-    for p in &part_texts {
-        let tail = rest.split_off(p.len());
-        part_vectors.push(std::mem::replace(&mut rest, tail));
-    }
+    let (vectors, part_vectors) = embed_rounds(embedder.as_ref(), engine.pins.dim()?, &rounds, &index_texts)?;
 
     let mut store = engine.lock_store();
     let tx = store.begin_for(&[scope.user])?;
     let (user, version) = write::user_for_write(&tx, scope.user)?;
-    // The stored rounds of the call's sessions, read once: each round's exact duplicate (the
-    // first stored round of its session with its normalized text) and the session's vectors
-    // for the cosine probe. The rounds this call stores join both as they are decided.
-    let mut session_names: Vec<Option<&str>> = rounds.iter().map(|r| Some(r.session.as_str())).collect();
-    session_names.sort_unstable();
-    session_names.dedup();
-    let mut exact: HashMap<(String, String), String> = HashMap::new();
-    let mut sessions: HashMap<String, Vec<(String, Vec<f32>)>> = HashMap::new();
-    for r in write::session_rounds(&tx, user, agent, &session_names)? {
-        exact.entry((r.session.clone(), r.norm_key)).or_insert_with(|| r.key.clone());
-        sessions.entry(r.session).or_default().push((r.key, r.vector));
-    }
+    let mut seen = Seen::load(&tx, user, agent, &rounds)?;
     // What the call writes, decided first and written after in one go (PostgreSQL writes them
     // all in one statement).
     let mut writes: Vec<write::AddWrite<'_>> = Vec::new();
@@ -68,33 +50,23 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         let key = round_key(&round.ts, &round.session, text, agent);
         let at = round.ts.sortable();
         let probe = (round.session.clone(), normalized_key(text));
-        if let Some(of) = exact.get(&probe) {
+        if let Some((of, cosine)) = seen.duplicate_of(&probe, vector, engine.config.dedup_cosine) {
             // A replay (this very round again: its key is the stored one's) decides nothing new.
-            if key != *of {
+            if key != of {
+                let detail = match cosine {
+                    None => r#"{"match":"exact"}"#.to_owned(),
+                    Some(cos) => serde_json::json!({"match": "cosine", "cosine": cos}).to_string(),
+                };
+                let (record, other) = (key.clone(), Some(of.clone()));
                 writes.push(write::AddWrite::Log {
                     at,
                     kind: DecisionKind::RoundDuplicate,
-                    record: key.clone(),
-                    other: Some(of.clone()),
-                    detail: r#"{"match":"exact"}"#.to_owned(),
+                    record,
+                    other,
+                    detail,
                 });
             }
-            report.duplicates.push(Duplicate { key, of: of.clone(), cosine: None });
-            continue;
-        }
-        let members = sessions.entry(round.session.clone()).or_default();
-        // Every round of the session is probed, not only the nearest.
-        let best = nearest(vector, members.iter().map(|(k, v)| (k, v.as_slice())));
-        if let Some((cos, of)) = best.filter(|(c, _)| *c >= engine.config.dedup_cosine) {
-            let detail = serde_json::json!({"match": "cosine", "cosine": cos}).to_string();
-            writes.push(write::AddWrite::Log {
-                at,
-                kind: DecisionKind::RoundDuplicate,
-                record: key.clone(),
-                other: Some(of.clone()),
-                detail,
-            });
-            report.duplicates.push(Duplicate { key, of: of.clone(), cosine: Some(cos) });
+            report.duplicates.push(Duplicate { key, of, cosine });
             continue;
         }
         let row = RoundRow {
@@ -110,8 +82,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
             agent: agent.map(str::to_owned),
             extractor: None,
         };
-        members.push((key.clone(), vector.clone()));
-        exact.insert(probe, key.clone());
+        seen.insert(probe, &key, vector);
         added.push(Added { id: 0, day: row.day, vector, text: index_text, parts });
         writes.push(write::AddWrite::Round { row, vector, parts, at });
         if latest.is_none_or(|l| round.ts > *l) {
@@ -153,6 +124,76 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         "add committed"
     );
     Ok((report, user))
+}
+
+/// The vectors of a call's rounds, and per round those of its part records.
+type RoundVectors = (Vec<Vec<f32>>, Vec<Vec<Vec<f32>>>);
+
+/// The vectors of `rounds` (of their indexed texts) and of each round's part records
+/// (`crate::model::parts`), embedded in one call, the parts after the rounds.
+fn embed_rounds(
+    embedder: &dyn Embedder,
+    dim: usize,
+    rounds: &[NewRound],
+    index_texts: &[String],
+) -> Result<RoundVectors> {
+    let part_texts: Vec<Vec<String>> = rounds.iter().map(|r| parts(&r.turns)).collect();
+    let refs: Vec<&str> = index_texts.iter().chain(part_texts.iter().flatten()).map(String::as_str).collect();
+    let mut vectors = embed::documents(embedder, &refs, dim)?;
+    let mut part_vectors: Vec<Vec<Vec<f32>>> = Vec::with_capacity(rounds.len());
+    let mut rest = vectors.split_off(rounds.len());
+    for p in &part_texts {
+        let tail = rest.split_off(p.len());
+        part_vectors.push(std::mem::replace(&mut rest, tail));
+    }
+    Ok((vectors, part_vectors))
+}
+
+/// The stored rounds of a call's sessions, read once: each round's exact duplicate (the first
+/// stored round of its session with its normalized text) and the session's vectors for the
+/// cosine probe. The rounds the call stores join both as they are decided.
+struct Seen {
+    /// (session, normalized text) → the first round's key.
+    exact: HashMap<(String, String), String>,
+    /// Session → its rounds' keys and vectors.
+    sessions: HashMap<String, Vec<(String, Vec<f32>)>>,
+}
+
+impl Seen {
+    fn load(tx: &Tx<'_>, user: i64, agent: Option<&str>, rounds: &[NewRound]) -> Result<Seen> {
+        let mut names: Vec<Option<&str>> = rounds.iter().map(|r| Some(r.session.as_str())).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut seen = Seen { exact: HashMap::new(), sessions: HashMap::new() };
+        for r in write::session_rounds(tx, user, agent, &names)? {
+            seen.exact.entry((r.session.clone(), r.norm_key)).or_insert_with(|| r.key.clone());
+            seen.sessions.entry(r.session).or_default().push((r.key, r.vector));
+        }
+        Ok(seen)
+    }
+
+    /// The round a new one repeats, with the cosine when it is not the same normalized text:
+    /// the same text in its session, else the nearest round of its session at `threshold` or
+    /// above (every round of the session is probed, not only the nearest).
+    fn duplicate_of(
+        &self,
+        probe: &(String, String),
+        vector: &[f32],
+        threshold: f32,
+    ) -> Option<(String, Option<f32>)> {
+        if let Some(of) = self.exact.get(probe) {
+            return Some((of.clone(), None));
+        }
+        let members = self.sessions.get(&probe.0)?;
+        let best = nearest(vector, members.iter().map(|(k, v)| (k, v.as_slice())));
+        best.filter(|(c, _)| *c >= threshold).map(|(cos, of)| (of.clone(), Some(cos)))
+    }
+
+    /// A round the call stores.
+    fn insert(&mut self, probe: (String, String), key: &str, vector: &[f32]) {
+        self.sessions.entry(probe.0.clone()).or_default().push((key.to_owned(), vector.to_vec()));
+        self.exact.insert(probe, key.to_owned());
+    }
 }
 
 /// Brings every round whose derived records were made under another rule (`parts::RULE`)

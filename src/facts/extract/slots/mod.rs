@@ -299,8 +299,8 @@ const HAPPENED_IN: &str = "happened in";
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use super::grammar::*;
+    use super::*;
 
     fn turn(role: Role, content: &str) -> Turn {
         Turn::new(role, content, "2024-03-14")
