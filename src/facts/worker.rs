@@ -12,6 +12,7 @@ use super::settle::store_round;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::round::Turn;
+use crate::model::scope::Scope;
 use crate::store::db::Claims;
 use crate::store::{Place, View};
 
@@ -322,5 +323,18 @@ impl Worker {
             }
         }
         false
+    }
+}
+
+/// Rounds of the user of `scope` (of every user with `None`) that wait for extraction; a scope
+/// with an agent is refused (the queue is per user).
+pub(crate) fn pending(engine: &Engine, scope: Option<Scope<'_>>) -> Result<usize> {
+    let store = engine.lock_store();
+    match scope {
+        None => store.pending(None),
+        Some(scope) => match store.user(scope.whole_user("pending")?)? {
+            Some((user, _)) => store.pending(Some(user)),
+            None => Ok(0),
+        },
     }
 }

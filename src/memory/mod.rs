@@ -81,17 +81,7 @@ impl Memory {
     /// Rounds of the user of `scope` (of every user with `None`) that wait for extraction. The
     /// queue is per user: a scope with an agent is refused.
     pub fn pending(&self, scope: Option<Scope<'_>>) -> Result<usize> {
-        let store = self.shared.engine.lock_store();
-        match scope {
-            None => store.pending(None),
-            Some(scope) => {
-                let name = scope.whole_user("pending")?;
-                match store.user(name)? {
-                    Some((user, _)) => store.pending(Some(user)),
-                    None => Ok(0),
-                }
-            }
-        }
+        crate::facts::worker::pending(&self.shared.engine, scope)
     }
 
     /// Extracts every queued round, in round order, in the calling thread (taking turns with the

@@ -2,7 +2,7 @@
 //! path (`facts`), and tells an error which store it happened in.
 
 use super::Memory;
-use crate::config::{Condense, Config};
+use crate::config::Condense;
 use crate::error::Result;
 use crate::facts::{self, ConsolidateReport, Reextract, ReextractReport};
 use crate::model::note::{NewNote, Note, NoteUpdate};
@@ -148,10 +148,7 @@ impl Memory {
     /// # Ok::<(), mnemon::Error>(())
     /// ```
     pub fn condense<'s>(&self, condense: Condense, scope: impl Into<Scope<'s>>) -> Result<CondenseReport> {
-        let scope = scope.into();
-        scope.check()?;
-        Config { condense: Some(condense), ..Config::default() }.validate()?;
-        write::condense(&self.shared.engine, scope, condense)
+        write::condense(&self.shared.engine, scope.into(), condense)
     }
 
     /// Copies the notes `keys` that `scope` sees into `target` (another store), under the same
