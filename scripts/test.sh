@@ -22,9 +22,21 @@ cargo test --locked --workspace
 phase "the store-facing tests on PostgreSQL"
 # The store-facing tests again, every store on PostgreSQL (tests/common: MNEMON_TEST_PG_URL). The
 # rest are a file's own (corruption, backup, migrations from older files, crashes of a writer).
-# The files' own are filtered out by name, so the count says what ran on PostgreSQL.
-MNEMON_TEST_PG_URL=$MNEMON_PG_URL cargo test --locked -p mnemon --test integration -- notes:: read_path:: \
-  write_path:: facts:: parts:: framing:: concurrency:: forget:: processes:: browse:: --skip parts::older_files::
+# The files' own are filtered out by name, so the count says what ran on PostgreSQL. The binary is
+# the one the workspace run built: `cargo test -p mnemon` unifies features differently and would
+# build the library again.
+integration=$(cargo test --locked --workspace --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, os, sys
+root = os.path.realpath("Cargo.toml")
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "integration" \
+            and os.path.realpath(m["manifest_path"]) == root and m.get("executable"):
+        print(m["executable"])
+')
+[ -x "$integration" ] || { echo "test.sh: the workspace built no integration binary" >&2; exit 1; }
+MNEMON_TEST_PG_URL=$MNEMON_PG_URL "$integration" notes:: read_path:: write_path:: facts:: parts:: \
+  framing:: concurrency:: forget:: processes:: browse:: --skip parts::older_files::
 phase "the Python package"
 # The Python package, built as a wheel and tested as installed.
 scripts/python-test.sh
