@@ -254,7 +254,7 @@ fn long_conversation() -> Vec<mnemon::Message> {
 }
 
 /// Extraction is order-independent: the store after the background queue drains equals, byte for byte in every
-/// export, the store extracted inline, with a real model on a 32-round conversation added one
+/// export, the store extracted inline, with a real model on a 16-round conversation added one
 /// exchange at a time. Each run has its own extraction cache, so each runs the model on every
 /// round: inline one round per call, the worker as many as it finds queued, decoded together.
 #[test]
@@ -290,7 +290,9 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     };
     let inline = open("inline.db", inline_cache.clone(), false);
     let background = open("background.db", background_cache.clone(), true);
-    let conversation = long_conversation();
+    // The first session and the one that updates it (a move, a new schedule, a new job), with
+    // small talk: the settled store depends on the order facts arrive in.
+    let conversation = sessions(["s0", "s2"]);
     // A chat loop: one call per exchange (a user turn and its reply, if any).
     let exchanges: Vec<&[mnemon::Message]> =
         conversation.chunk_by(|_, b| b.role == mnemon::rounds::Role::Assistant).collect();
@@ -303,11 +305,11 @@ fn background_extraction_ends_where_inline_extraction_does_with_smollm2() {
     background.flush().unwrap();
     assert_eq!(background.pending(None).unwrap(), 0);
     let sent = inline_cache.stats().1;
-    assert!(sent > 20, "the inline run sent {sent} rounds to the model");
+    assert!(sent > 10, "the inline run sent {sent} rounds to the model");
     assert_eq!(background_cache.stats(), (0, sent), "the background run decoded every round itself");
-    assert_eq!(inline.rounds("maya").unwrap().len(), 32);
+    assert_eq!(inline.rounds("maya").unwrap().len(), 16);
     let facts = inline.active_facts("maya").unwrap();
-    assert!(!facts.is_empty(), "SmolLM2 extracted nothing from 32 rounds");
+    assert!(!facts.is_empty(), "SmolLM2 extracted nothing from 16 rounds");
     for format in [ExportFormat::Markdown, ExportFormat::Text, ExportFormat::Jsonl] {
         assert_eq!(inline.export(format, "maya").unwrap(), background.export(format, "maya").unwrap());
     }
@@ -342,10 +344,16 @@ fn a_decode_gives_up_when_cancelled_and_leaves_no_trace() {
     assert_eq!(m.extract_cancellable(&round, &AtomicBool::new(false)).unwrap(), before);
 }
 
-/// The rounds of `long_conversation` as turns (a user turn and its reply, if any).
+/// Two of `long_conversation`'s four sessions: 16 rounds at half the decoding time of all 32.
+fn sessions(which: [&str; 2]) -> Vec<mnemon::Message> {
+    long_conversation().into_iter().filter(|m| which.contains(&m.session.as_deref().unwrap())).collect()
+}
+
+/// The rounds of the first two sessions as turns (a user turn and its reply, if any): facts and
+/// small talk, enough to fill groups of every size the tests try.
 fn conversation_rounds() -> Vec<Vec<Turn>> {
     let mut rounds: Vec<Vec<Turn>> = Vec::new();
-    for m in long_conversation() {
+    for m in sessions(["s0", "s1"]) {
         let role = m.role;
         let t = turn(role, &m.content);
         match (role, rounds.last_mut()) {
@@ -365,9 +373,9 @@ fn a_round_gives_the_same_bytes_alone_or_decoded_with_others() {
     let rounds = conversation_rounds();
     let alone: Vec<_> = rounds.iter().map(|r| m.extract(r).unwrap()).collect();
     let no = std::sync::atomic::AtomicBool::new(false);
-    for size in [2, 5, 8] {
+    for size in [3, 8] {
         let mut order: Vec<usize> = (0..rounds.len()).collect();
-        if size == 5 {
+        if size == 3 {
             order.reverse();
         }
         for group in order.chunks(size) {
