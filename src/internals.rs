@@ -32,6 +32,6 @@ pub mod time {
     pub use crate::model::time::{DateWindow, month_number, query_window, split_date_prefix, weekday};
 }
 
-pub use crate::facts::{conflict, normalize, prefilter, resolve, verify};
+pub use crate::facts::{conflict, ending, normalize, prefilter, resolve, verify};
 pub use crate::index::bm25::LEXICAL_SCHEME;
 pub use crate::index::rank::{ScanStats, score, take_scan_stats};

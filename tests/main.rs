@@ -7,6 +7,7 @@ mod browse;
 mod concurrency;
 mod conflicts;
 mod crash;
+mod endings;
 mod extract;
 mod facts;
 mod forget;

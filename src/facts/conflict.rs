@@ -16,7 +16,7 @@ use super::normalize::{Normal, Polarity, normalize};
 
 /// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
 /// extractor.
-pub const CONFLICT_VERSION: &str = "conflict-rules-v2 short=6 entropy=2.0 numbers-apart";
+pub const CONFLICT_VERSION: &str = "conflict-rules-v3 short=6 entropy=2.0 numbers-apart endings";
 
 /// Objects of at most this many words count as short (rules (b) and the screen).
 pub const SHORT: usize = 6;
@@ -44,6 +44,8 @@ pub struct Statement<'a> {
     pub ts_unix: i64,
     /// Whether the user said it (its excerpt is from the user's turn), not the assistant.
     pub by_user: bool,
+    /// The excerpt: the speaker's own words, where an ending is read ([`super::ending`]).
+    pub raw: &'a str,
 }
 
 impl Statement<'_> {
@@ -67,6 +69,9 @@ pub enum Rule {
     Value,
     /// (c) the same object but for its numbers.
     Number,
+    /// (d) the user's statement of an end ("I quit my job at Globex") of what the older fact
+    /// said ("The user works at Globex"), whatever their keys.
+    Ending,
 }
 
 impl Rule {
@@ -76,6 +81,7 @@ impl Rule {
             Rule::Negation => "negation",
             Rule::Value => "functional-value",
             Rule::Number => "number",
+            Rule::Ending => "ending",
         }
     }
 }
@@ -93,6 +99,8 @@ pub enum Apart {
     /// The texts state other numbers ("17 new postcards", "25 new postcards"): alike in words,
     /// not the same fact.
     Numbers,
+    /// The new one ends what the old one said ("not vegetarian anymore", "vegetarian").
+    Ending,
 }
 
 fn words(text: &str) -> Vec<&str> {
@@ -164,9 +172,20 @@ pub fn conflict(a: &Statement<'_>, b: &Statement<'_>) -> Option<Rule> {
         .then_some(Rule::Value)
 }
 
+/// Whether `new` is the user's statement of an end of what `old`, an earlier statement of the
+/// user's, said (rule (d)).
+pub fn ends(new: &Statement<'_>, old: &Statement<'_>) -> bool {
+    new.by_user
+        && old.by_user
+        && super::ending::ending(new.raw).is_some_and(|e| super::ending::ends(&e, old.content, old.raw))
+}
+
 /// Screens for a new fact that is a cosine duplicate of an old one: `Some(reason)` keeps both,
 /// `None` merges the new into the old.
 pub fn screen(new: &Statement<'_>, old: &Statement<'_>) -> Option<Apart> {
+    if ends(new, old) {
+        return Some(Apart::Ending);
+    }
     if entropy_bits(new.content) < MIN_ENTROPY_BITS || entropy_bits(old.content) < MIN_ENTROPY_BITS {
         return Some(Apart::LowEntropy);
     }
@@ -219,6 +238,7 @@ mod tests {
             session_date: date,
             ts_unix: id,
             by_user: true,
+            raw: "user: something",
         }
     }
 

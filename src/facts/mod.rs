@@ -4,7 +4,8 @@
 //! A queued round goes through the pre-filter (`prefilter`), the extractor (`extract`: a GGUF
 //! under a grammar, behind an on-disk cache), verification against the round (`verify`: grounded
 //! excerpts, time mentions that occur and resolve to dates through `resolve`), deduplication and
-//! the conflict rules (`normalize` to a `subject|predicate` key, `conflict`), and is stored with
+//! the conflict rules (`normalize` to a `subject|predicate` key, `conflict`; `ending` for statements
+//! that end what an earlier fact said), and is stored with
 //! every decision logged (`settle`), drained in round order by `worker`. `upgrade` re-extracts
 //! rounds an older extractor made and re-settles every fact; `consolidate` re-runs the conflict
 //! pass and decays salience. Must not run on the read path: nothing here is called by a read.
@@ -12,6 +13,8 @@
 #[doc(hidden)]
 pub mod conflict;
 pub(crate) mod consolidate;
+#[doc(hidden)]
+pub mod ending;
 pub(crate) mod extract;
 #[doc(hidden)]
 pub mod normalize;

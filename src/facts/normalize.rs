@@ -24,10 +24,12 @@ const FUNCTIONAL: &str = include_str!("../../lexicons/functional.txt");
 /// Version of the rules in this file, hashed with the lexicons into the pins.
 const RULES_VERSION: &str = "normalize-rules-v1";
 
-/// blake3 over the rules version and every lexicon this module reads.
+/// blake3 over the rules version and every lexicon the conflict rules read (this module's and
+/// the endings').
 pub fn normalize_blake3() -> String {
     let mut h = blake3::Hasher::new();
     for part in [
+        super::ending::ENDINGS,
         RULES_VERSION,
         CONTRACTIONS,
         NEGATIONS,

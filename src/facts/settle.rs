@@ -3,6 +3,7 @@
 //! same agent by the conflict rules, the round dequeued, in one transaction; each decision logged.
 
 use super::conflict::{Rule, Statement, conflict, newer, screen};
+use super::ending::{ending, ends};
 use super::extract::Extraction;
 use super::prefilter::Rule as Skip;
 use super::verify::{Note, VerifiedFact, embed_text, verify};
@@ -278,8 +279,9 @@ pub(super) struct Contest {
 }
 
 /// The conflict rules between `row` (of the given round date and timestamp) and `others` (active
-/// facts in id order, each with its round's date and timestamp): only facts with the same
-/// `subject|predicate` key can conflict; the first one that is newer wins over `row`.
+/// facts in id order, each with its round's date and timestamp): a statement of an end beats the
+/// older facts it ends; otherwise only facts with the same `subject|predicate` key can conflict,
+/// and the first one that is newer wins over `row`.
 pub(super) fn contest<'a>(
     row: &FactRow,
     date: &str,
@@ -291,13 +293,27 @@ pub(super) fn contest<'a>(
     let key = |r: &FactRow, date: &str, ts: i64| {
         r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
     };
-    let Some(new_key) = key(row, date, ts_unix) else { return out };
+    // A statement of an end meets what it ends whatever their keys (and has none, mostly).
+    let ending = new.by_user.then(|| ending(&row.raw)).flatten();
+    let new_key = key(row, date, ts_unix);
+    if ending.is_none() && new_key.is_none() {
+        return out;
+    }
     for (i, (old, old_date, old_ts)) in others.enumerate() {
-        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
-        if key(old, old_date, old_ts).as_deref() != Some(new_key.as_str()) {
+        let old_statement = statement(old, old_date, old_ts);
+        if let Some(e) = &ending
+            && old_statement.by_user
+            && ends(e, old.content.as_str(), old.raw.as_str())
+        {
+            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                out.losers.push((i, Rule::Ending));
+            }
             continue;
         }
-        let old_statement = statement(old, old_date, old_ts);
+        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
+        if new_key.is_none() || key(old, old_date, old_ts) != new_key {
+            continue;
+        }
         if let Some(rule) = conflict(&new, &old_statement) {
             if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
                 out.losers.push((i, rule));
@@ -328,5 +344,6 @@ pub(super) fn statement<'a>(row: &'a FactRow, session_date: &'a str, ts_unix: i6
         session_date,
         ts_unix,
         by_user: row.raw.trim_start().starts_with("user:"),
+        raw: &row.raw,
     }
 }
