@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use mnemon::internals::conflict::{Rule, Statement, conflict, ends, newer};
+use mnemon::internals::conflict::{Rule, Statement, conflict, ends, frame_conflict, newer};
 use serde::Deserialize;
 
 #[derive(Deserialize)]
@@ -69,7 +69,9 @@ fn supersession_precision_and_recall_on_the_labelled_set() {
         let keyed = conflict(&old, &new);
         assert_eq!(keyed, conflict(&new, &old), "{}: the keyed rules are symmetric", p.id);
         // An ending meets the fact it ends whatever their keys, either way round.
-        let found = keyed.or_else(|| (ends(&new, &old) || ends(&old, &new)).then_some(Rule::Ending));
+        let found = keyed
+            .or_else(|| (ends(&new, &old) || ends(&old, &new)).then_some(Rule::Ending))
+            .or_else(|| frame_conflict(&new, &old).then_some(Rule::Frame));
         let hit = found.is_some() == p.conflict;
         let entry = by_kind.entry(&p.kind).or_default();
         entry.0 += usize::from(hit);

@@ -173,7 +173,7 @@ fn an_ending_supersedes_the_fact_it_ends_and_logs_its_rule() {
 
 /// The labelled set through the default extractor (Qwen2.5-Coder-0.5B under the slots contract),
 /// each pair in a store of its own, a month apart: whether the later round's facts supersede one
-/// of the earlier round's by the ending rule. A measurement (about two minutes on 2 cores), run
+/// of the earlier round's by the ending rule. A measurement (about three minutes on 2 cores), run
 /// with `cargo test --release --test integration endings::with -- --ignored --nocapture`.
 #[cfg(feature = "llama")]
 #[test]

@@ -103,7 +103,7 @@ pub fn run(command: EvalCommand) -> Result<()> {
             print!("{}", mnemon_eval::report::report(&summary));
             eprintln!("artifacts in {}", out.display());
         }
-        EvalCommand::Facts { dataset, benchmark, out, sessions, max_haystacks, models } => {
+        EvalCommand::Facts { dataset, benchmark, out, sessions, max_haystacks, types, models } => {
             let Some(extractor) = models.extractor()? else {
                 anyhow::bail!("eval facts measures an extractor: give --extractor");
             };
@@ -116,6 +116,7 @@ pub fn run(command: EvalCommand) -> Result<()> {
                 engine: Config::default(),
                 sessions,
                 limit: max_haystacks,
+                types,
             };
             let bar = ProgressBar::new(0).with_style(
                 ProgressStyle::with_template(

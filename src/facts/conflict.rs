@@ -16,7 +16,7 @@ use super::normalize::{Normal, Polarity, normalize};
 
 /// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
 /// extractor.
-pub const CONFLICT_VERSION: &str = "conflict-rules-v3 short=6 entropy=2.0 numbers-apart endings";
+pub const CONFLICT_VERSION: &str = "conflict-rules-v3 short=6 entropy=2.0 numbers-apart endings value-frames";
 
 /// Objects of at most this many words count as short (rules (b) and the screen).
 pub const SHORT: usize = 6;
@@ -72,6 +72,9 @@ pub enum Rule {
     /// (d) the user's statement of an end ("I quit my job at Globex") of what the older fact
     /// said ("The user works at Globex"), whatever their keys.
     Ending,
+    /// (e) another number in the same frame of words ("had Luna for 6 months", "had my cat,
+    /// Luna, for 9 months"), whatever their keys.
+    Frame,
 }
 
 impl Rule {
@@ -82,6 +85,7 @@ impl Rule {
             Rule::Value => "functional-value",
             Rule::Number => "number",
             Rule::Ending => "ending",
+            Rule::Frame => "value-frame",
         }
     }
 }
@@ -178,6 +182,20 @@ pub fn ends(new: &Statement<'_>, old: &Statement<'_>) -> bool {
     new.by_user
         && old.by_user
         && super::ending::ending(new.raw).is_some_and(|e| super::ending::ends(&e, old.content, old.raw))
+}
+
+/// Whether two statements of the user's, undated and of different rounds, under different keys
+/// (the keyed rules judge facts of one key), give one attribute two numbers in the same frame of
+/// words (rule (e), [`super::frame`]). Symmetric.
+pub fn frame_conflict(a: &Statement<'_>, b: &Statement<'_>) -> bool {
+    let key = |s: &Statement<'_>| s.normal().map(|n| n.pair_key());
+    a.by_user
+        && b.by_user
+        && a.valid_time.is_none()
+        && b.valid_time.is_none()
+        && (a.ts_unix, a.session_date) != (b.ts_unix, b.session_date)
+        && (key(a).is_none() || key(a) != key(b))
+        && super::frame::same_frame(a.raw, b.raw)
 }
 
 /// Screens for a new fact that is a cosine duplicate of an old one: `Some(reason)` keeps both,

@@ -62,6 +62,7 @@ struct Lexicon {
     between: Vec<Vec<String>>,
     generic: BTreeSet<String>,
     function: BTreeSet<String>,
+    holders: BTreeSet<String>,
 }
 
 /// What a cue ends.
@@ -106,6 +107,7 @@ static LEXICON: LazyLock<Lexicon> = LazyLock::new(|| {
         between: longest_first(group("between")),
         generic: set("generic").iter().map(|w| stem(w)).collect(),
         function: set("function"),
+        holders: set("holders"),
     }
 });
 
@@ -254,6 +256,31 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
         }
     }
     None
+}
+
+/// Whether a normalized word says nothing of what a statement is about: a function word or a
+/// time word of the endings lexicon (shared with the value frames, [`super::frame`]).
+pub(crate) fn is_filler(word: &str) -> bool {
+    let lex = &*LEXICON;
+    lex.function.contains(word)
+        || lex.times.contains(word)
+        || lex.between.iter().any(|p| p.len() == 1 && p[0] == word)
+}
+
+/// Who a sentence is about when it starts with one of the speaker's people or animals ("my
+/// sister …", "the user's dog …"); `None` for the speaker.
+pub(crate) fn holder(sentence: &str) -> Option<String> {
+    let lex = &*LEXICON;
+    let said = sentence
+        .split_once(": ")
+        .filter(|(who, _)| ["user", "assistant"].contains(who))
+        .map_or(sentence, |(_, s)| s);
+    let words: Vec<String> = text(said).split_whitespace().take(5).map(str::to_owned).collect();
+    let rest = match words.iter().position(|w| ["my", "our", "users", "assistants"].contains(&w.as_str())) {
+        Some(at) if at <= 1 => &words[at + 1..],
+        _ => return None,
+    };
+    rest.iter().take(2).find(|w| lex.holders.contains(*w)).cloned()
 }
 
 /// The ending a sentence states (the first of its clauses that states one), if any. `sentence`

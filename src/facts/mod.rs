@@ -17,6 +17,8 @@ pub(crate) mod consolidate;
 pub mod ending;
 pub(crate) mod extract;
 #[doc(hidden)]
+pub mod frame;
+#[doc(hidden)]
 pub mod normalize;
 #[doc(hidden)]
 pub mod prefilter;

@@ -2,7 +2,7 @@
 //! cosine unless a screen keeps two apart) and settled against the user's active facts of the
 //! same agent by the conflict rules, the round dequeued, in one transaction; each decision logged.
 
-use super::conflict::{Rule, Statement, conflict, newer, screen};
+use super::conflict::{Rule, Statement, conflict, frame_conflict, newer, screen};
 use super::ending::{ending, ends};
 use super::extract::Extraction;
 use super::prefilter::Rule as Skip;
@@ -296,7 +296,14 @@ pub(super) fn contest<'a>(
     // A statement of an end meets what it ends whatever their keys (and has none, mostly).
     let ending = new.by_user.then(|| ending(&row.raw)).flatten();
     let new_key = key(row, date, ts_unix);
-    if ending.is_none() && new_key.is_none() {
+    // Only a sentence with a number has frames to meet.
+    let framed = new.by_user
+        && new.valid_time.is_none()
+        && super::normalize::normalize("text", "says", &row.raw)
+            .object
+            .split(' ')
+            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()));
+    if ending.is_none() && new_key.is_none() && !framed {
         return out;
     }
     for (i, (old, old_date, old_ts)) in others.enumerate() {
@@ -305,8 +312,21 @@ pub(super) fn contest<'a>(
             && old_statement.by_user
             && ends(e, old.content.as_str(), old.raw.as_str())
         {
-            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+            // Said later, it ends what was said before, whatever date it gives the end ("I
+            // dropped out of the book club in March" ends a membership stated on March 1st).
+            if (new.ts_unix, new.id) > (old_statement.ts_unix, old_statement.id) {
                 out.losers.push((i, Rule::Ending));
+            }
+            continue;
+        }
+        // Another number in the same frame of words, whatever the keys.
+        if framed && frame_conflict(&new, &old_statement) {
+            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
+                out.losers.push((i, Rule::Frame));
+            } else {
+                out.lost_to = Some((i, Rule::Frame));
+                out.losers.clear();
+                break;
             }
             continue;
         }

@@ -119,6 +119,10 @@ pub enum EvalCommand {
         /// At most this many haystacks (LongMemEval questions, LoCoMo conversations).
         #[arg(long = "max-haystacks", alias = "limit")]
         max_haystacks: Option<usize>,
+        /// LongMemEval: only the haystacks of questions of these types (`knowledge-update`,
+        /// `temporal-reasoning`); without it, both.
+        #[arg(long, value_delimiter = ',')]
+        types: Vec<String>,
         #[command(flatten)]
         models: ModelArgs,
     },

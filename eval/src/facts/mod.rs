@@ -78,6 +78,8 @@ pub struct FactsConfig {
     pub sessions: Option<usize>,
     /// At most this many units.
     pub limit: Option<usize>,
+    /// LongMemEval: only the units of questions of these types (empty: every type measured).
+    pub types: Vec<String>,
 }
 
 /// A knowledge-update question, checked.
@@ -259,7 +261,9 @@ pub fn run(cfg: &FactsConfig, progress: &dyn Fn(usize, usize)) -> Result<FactsSu
         .iter()
         .filter(|h| match cfg.benchmark {
             Benchmark::LoCoMo => true,
-            Benchmark::LongMemEval => data.questions.iter().any(|q| q.user == h.user && measured(q)),
+            Benchmark::LongMemEval => {
+                data.questions.iter().any(|q| q.user == h.user && measured(q) && of_types(cfg, q))
+            }
         })
         .take(cfg.limit.unwrap_or(usize::MAX))
         .collect();
@@ -270,7 +274,7 @@ pub fn run(cfg: &FactsConfig, progress: &dyn Fn(usize, usize)) -> Result<FactsSu
             continue;
         }
         let questions: Vec<&Question> =
-            data.questions.iter().filter(|q| q.user == h.user && measured(q)).collect();
+            data.questions.iter().filter(|q| q.user == h.user && measured(q) && of_types(cfg, q)).collect();
         let unit = measure(cfg, h, &questions, observations.get(&h.user))?;
         writeln!(file, "{}", serde_json::to_string(&unit).map_err(|e| Error::Database(e.to_string()))?)?;
         file.flush()?;
@@ -283,6 +287,11 @@ pub fn run(cfg: &FactsConfig, progress: &dyn Fn(usize, usize)) -> Result<FactsSu
         serde_json::to_string_pretty(&summary).map_err(|e| Error::Database(e.to_string()))?,
     )?;
     Ok(summary)
+}
+
+/// Whether a question is of the types asked for (every type when none are).
+fn of_types(cfg: &FactsConfig, q: &Question) -> bool {
+    cfg.types.is_empty() || cfg.types.contains(&q.kind)
 }
 
 /// The questions a unit is measured on.

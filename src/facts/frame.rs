@@ -1,0 +1,115 @@
+//! Value frames: two statements of the user's that give the same attribute another number, read
+//! from their sentences with the numbers masked ("I've had Luna for about 6 months now" and "I've
+//! had my cat, Luna, for about 9 months now"; "determined to reach level 100" and "my current
+//! goal is to reach level 150").
+//!
+//! The keyed rules meet two facts only when the model named the same entity and relation for
+//! both, and a small model often does not ("microchipped" and no record at all; "level" and
+//! "eventually"). Here each number of a sentence has a frame: the content words around it (three
+//! on each side, function and time words left out, stemmed). Two statements give the same
+//! attribute another value when a frame of each shares at least two content words and their
+//! numbers differ. Pure functions of the two sentences.
+
+use std::collections::BTreeSet;
+
+use super::ending::{holder, is_filler};
+use super::normalize::normalize;
+
+/// Content words on each side of a number that make its frame.
+const SIDE: usize = 3;
+
+/// Content words two frames must share.
+const SHARED: usize = 2;
+
+/// Words that make a sentence a plan or a wish, not a state ("I'm thinking of changing my limit
+/// to two cups"): such a sentence has no frames.
+const PLANS: [&str; 13] = [
+    "thinking",
+    "planning",
+    "considering",
+    "want",
+    "wants",
+    "wanted",
+    "hope",
+    "hoping",
+    "might",
+    "would",
+    "could",
+    "should",
+    "if",
+];
+
+fn is_number(w: &str) -> bool {
+    w.chars().next().is_some_and(|c| c.is_ascii_digit())
+}
+
+/// Each number of a sentence with its frame. The sentence is normalized as an object is (number
+/// words as digits, words stemmed, negations out); a `user: ` excerpt prefix is dropped.
+fn frames(sentence: &str) -> Vec<(String, BTreeSet<String>)> {
+    let said = sentence
+        .split_once(": ")
+        .filter(|(who, _)| ["user", "assistant"].contains(who))
+        .map_or(sentence, |(_, s)| s);
+    if super::normalize::text(said).split_whitespace().any(|w| PLANS.contains(&w)) {
+        return Vec::new();
+    }
+    let object = normalize("text", "says", said).object;
+    let words: Vec<&str> = object.split_whitespace().collect();
+    let content = |w: &&&str| !is_number(w) && !is_filler(w) && w.len() > 1;
+    let mut out = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !is_number(w) {
+            continue;
+        }
+        let before = words[..i].iter().rev().filter(&content).take(SIDE);
+        let after = words[i + 1..].iter().filter(&content).take(SIDE);
+        out.push(((*w).to_owned(), before.chain(after).map(|w| (*w).to_owned()).collect()));
+    }
+    out
+}
+
+/// Whether `new` gives an attribute `old` has another number: a frame of each shares
+/// [`SHARED`] content words, around two different numbers. Symmetric.
+pub fn same_frame(new: &str, old: &str) -> bool {
+    // Of one holder: "my dad weighs 90 kg" is not the speaker's weight.
+    if holder(new) != holder(old) {
+        return false;
+    }
+    let (a, b) = (frames(new), frames(old));
+    a.iter().any(|(x, fx)| b.iter().any(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_number_in_the_same_frame_is_another_value_of_the_same_attribute() {
+        assert!(same_frame(
+            "user: I've had my cat, Luna, for about 9 months now, and I've been trying to keep her active.",
+            "user: I've had Luna for about 6 months now, and I've been meaning to get her microchipped.",
+        ));
+        assert!(same_frame(
+            "user: My current goal is to reach level 150.",
+            "user: I'm determined to reach level 100 before the end of the year.",
+        ));
+        assert!(same_frame(
+            "user: I've tried out 3 of Emma's recipes so far.",
+            "user: I've already tried out two of them."
+        ));
+        assert!(!same_frame("user: I have 3 dogs.", "user: I have 2 cats."), "other things");
+        assert!(!same_frame("user: My sister has 3 kids.", "user: I have 2 kids."), "one shared word");
+        assert!(!same_frame("The user's dad weighs 90 kg.", "The user weighs 70 kg."), "another holder");
+        assert!(
+            !same_frame(
+                "user: I'm thinking of changing my coffee limit to two cups.",
+                "user: I cut back to one cup of coffee."
+            ),
+            "a plan"
+        );
+        assert!(
+            !same_frame("user: I run 5 km every week.", "user: I run 5 km every week, no matter what."),
+            "the same number"
+        );
+    }
+}
