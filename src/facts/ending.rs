@@ -137,10 +137,6 @@ fn clauses(sentence: &str) -> Vec<Vec<String>> {
         .collect()
 }
 
-fn starts_with(words: &[String], phrase: &[String]) -> bool {
-    words.len() >= phrase.len() && words.iter().zip(phrase).all(|(a, b)| a == b)
-}
-
 fn is_number(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_digit()) || number_word(word).is_some()
 }
@@ -155,7 +151,7 @@ fn subject(lex: &Lexicon, prefix: &[String]) -> Option<Vec<String>> {
     let mut i = 0;
     'words: while i < prefix.len() {
         for phrase in &lex.between {
-            if starts_with(&prefix[i..], phrase) {
+            if prefix[i..].starts_with(phrase) {
                 i += phrase.len();
                 continue 'words;
             }
@@ -196,8 +192,8 @@ fn what_follows<'a>(lex: &Lexicon, rest: &'a [String]) -> &'a [String] {
 /// Whether the words after a cue say it was a pause ("for a week", "until May", "today").
 fn paused(lex: &Lexicon, rest: &[String]) -> bool {
     (0..rest.len()).any(|i| {
-        lex.pause.iter().any(|p| starts_with(&rest[i..], p))
-            || rest[i] == "for" && lex.pause_after_for.iter().any(|p| starts_with(&rest[i + 1..], p))
+        lex.pause.iter().any(|p| rest[i..].starts_with(p))
+            || rest[i] == "for" && lex.pause_after_for.iter().any(|p| rest[i + 1..].starts_with(p))
     })
 }
 
@@ -217,7 +213,7 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
     }
     for at in 0..words.len() {
         for (cue, group) in &lex.cues {
-            if !starts_with(&words[at..], cue) {
+            if !words[at..].starts_with(cue) {
                 continue;
             }
             let rest = &words[at + cue.len()..];
@@ -310,18 +306,19 @@ pub fn ending(sentence: &str) -> Option<Ending> {
 /// at least half of its words; all of them when it names only generic heads).
 pub fn ends(e: &Ending, content: &str, raw: &str) -> bool {
     let lex = &*LEXICON;
-    let words: Vec<String> = text(content).split_whitespace().map(str::to_owned).collect();
-    if ending(raw).is_some() || words.iter().any(|w| ["not", "never", "no"].contains(&w.as_str())) {
+    let normal = text(content);
+    let words: Vec<&str> = normal.split_whitespace().collect();
+    if ending(raw).is_some() || words.iter().any(|w| ["not", "never", "no"].contains(w)) {
         return false;
     }
     let stems: BTreeSet<String> = words.iter().map(|w| stem(w)).collect();
     // Who the fact is about: "the user …" is the user; "the user's sister …" is the sister.
-    let about_user = starts_with(&words, &["the".into(), "user".into()]);
-    let about_users = starts_with(&words, &["the".into(), "users".into()]);
+    let about_user = words.starts_with(&["the", "user"]);
+    let about_users = words.starts_with(&["the", "users"]);
     let head = words.get(2).map(|w| stem(w));
     // "the user's partner and the user share …": the user too.
-    let with_user = about_users
-        && starts_with(&words[3.min(words.len())..], &["and".into(), "the".into(), "user".into()]);
+    let with_user =
+        about_users && words.get(3..).is_some_and(|rest| rest.starts_with(&["and", "the", "user"]));
     let holder_ok = match &e.holder {
         Holder::Speaker | Holder::Own => {
             about_user || with_user || about_users && head.as_ref().is_some_and(|h| e.thing.contains(h))
