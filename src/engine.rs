@@ -14,6 +14,7 @@ use std::time::Duration;
 use crate::config::Config;
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
+use crate::index::ledger::Ledgers;
 use crate::index::rank::Scored;
 use crate::index::view::Question;
 use crate::index::views::{MemoryBudget, Views};
@@ -41,6 +42,8 @@ pub(crate) struct Engine {
     pub(crate) config: Config,
     /// Views in memory, by user row id and agent.
     pub(crate) views: Views,
+    /// The active facts new facts are settled against, by user row id and agent.
+    pub(crate) ledgers: Ledgers,
 }
 
 /// The read connections of a store: idle ones are reused, so that a busy server does not open
@@ -122,6 +125,7 @@ impl Engine {
             store: Mutex::new(store),
             embedder,
             views: Views::new(config.view_cache_bytes, budget),
+            ledgers: Ledgers::new(config.view_cache_bytes / 4),
             config,
         }
     }

@@ -34,4 +34,11 @@ pub mod time {
 
 pub use crate::facts::{conflict, ending, normalize, prefilter, resolve, verify};
 pub use crate::index::bm25::LEXICAL_SCHEME;
+pub use crate::index::ledger::SettleStats;
 pub use crate::index::rank::{ScanStats, score, take_scan_stats};
+
+/// What settling read in this store since it was opened: facts loaded into ledgers, and facts
+/// the conflict rules compared new facts with.
+pub fn settle_stats(memory: &crate::Memory) -> SettleStats {
+    memory.engine().ledgers.stats()
+}

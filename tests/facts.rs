@@ -911,3 +911,104 @@ fn closing_a_store_cancels_the_extraction_in_progress_and_keeps_its_round_queued
     let stored = Memory::builder(&t.path).stored().open().unwrap();
     assert_eq!(stored.pending(Some("u".into())).unwrap(), 1, "the round stays queued");
 }
+
+/// A user's history of `n` rounds: every round a thing bought, every tenth a new home (a key the
+/// moves share), every seventh a count of plants (a frame the counts share); the first round buys
+/// a clock and the last sells it (an ending).
+fn history(n: usize) -> (Arc<Scripted>, Vec<Message>) {
+    const THINGS: [&str; 10] =
+        ["lamp", "kayak", "drone", "violin", "tent", "easel", "blender", "telescope", "scooter", "loom"];
+    const COLOURS: [&str; 8] = ["red", "teal", "amber", "ivory", "navy", "olive", "plum", "coral"];
+    const PLACES: [&str; 6] = ["flea market", "mall", "auction", "garage sale", "bazaar", "outlet"];
+    const CITIES: [&str; 5] = ["Porto", "Lisbon", "Braga", "Faro", "Evora"];
+    let mut outputs = HashMap::new();
+    let mut messages = Vec::new();
+    for i in 0..n {
+        let (thing, colour, place) = (THINGS[i % 10], COLOURS[i / 10 % 8], PLACES[i / 80 % 6]);
+        let turn = if i + 1 == n {
+            "I sold my grandfather clock.".to_owned()
+        } else if i == 0 {
+            "I bought a grandfather clock at the flea market.".to_owned()
+        } else if i % 10 == 9 {
+            format!("I moved to {} this spring.", CITIES[i / 10 % 5])
+        } else if i % 7 == 6 {
+            format!("I have {} plants on my balcony now.", i / 7 + 2)
+        } else {
+            format!("I bought a {colour} {thing} at the {place}.")
+        };
+        let said = turn.trim_end_matches('.');
+        let facts = if i + 1 == n {
+            fact("The user sold the grandfather clock.", &format!("user: {said}"), None)
+        } else if i == 0 {
+            fact("The user bought a grandfather clock at the flea market.", &format!("user: {said}"), None)
+        } else if i % 10 == 9 {
+            let city = CITIES[i / 10 % 5];
+            triple(&format!("The user lives in {city}."), &format!("user: {said}"), "user", "lives in", city)
+        } else if i % 7 == 6 {
+            fact(
+                &format!("The user has {} plants on the balcony.", i / 7 + 2),
+                &format!("user: {said}"),
+                None,
+            )
+        } else {
+            fact(
+                &format!("The user bought a {colour} {thing} at the {place}."),
+                &format!("user: {said}"),
+                None,
+            )
+        };
+        outputs.insert(turn.clone(), format!("[{facts}]"));
+        // One round a day (28-day months).
+        let at = format!("{}-{:02}-{:02}T10:00:00Z", 2024 + i / 336, i / 28 % 12 + 1, i % 28 + 1);
+        messages.push(Message::user(&turn, &at).in_session(format!("s{i}")));
+        messages.push(Message::assistant("Noted.", &at).in_session(format!("s{i}")));
+    }
+    let x = Arc::new(Scripted { outputs, ..Arc::try_unwrap(scripted()).ok().expect("fresh") });
+    (x, messages)
+}
+
+/// Settling a round reads the user's active facts once per store handle (a ledger kept in step
+/// with the writes), and compares each new fact only with the facts it can meet: per round the
+/// same few, whether the user holds 40 facts or 300.
+#[test]
+fn settling_compares_a_fact_with_the_facts_it_can_meet_however_long_the_history() {
+    use mnemon::internals::settle_stats;
+    let n = 400;
+    let (x, messages) = history(n);
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    let rounds: Vec<&[Message]> = messages.chunks(2).collect();
+    let mut compared = Vec::new();
+    for (i, round) in rounds.iter().enumerate() {
+        let before = settle_stats(&m).compared;
+        m.add(round, "ana").unwrap();
+        compared.push(settle_stats(&m).compared - before);
+        if i == 49 {
+            assert!(m.active_facts("ana").unwrap().len() >= 40);
+        }
+    }
+    let active = m.active_facts("ana").unwrap();
+    assert!(active.len() > 200, "a long history: {}", active.len());
+    let stats = settle_stats(&m);
+    assert_eq!((stats.loads, stats.loaded), (1, 0), "loaded once, when the user had no fact");
+    // A move meets the one home before it, a count the one count before it, a purchase nothing.
+    let most = |r: std::ops::Range<usize>| compared[r].iter().copied().max().unwrap();
+    assert!(most(0..50) <= 1 && most(50..n - 1) <= 1, "{compared:?}");
+    assert_eq!(compared[n - 1], 1, "the sale meets the one purchase it names");
+    let sold = m.all_facts("ana").unwrap().into_iter().find(|f| f.content.contains("bought a grandfather"));
+    assert!(sold.is_some_and(|f| f.salience == 0.0), "the sale ended the purchase");
+    let homes = active.iter().filter(|f| f.content.starts_with("The user lives in")).count();
+    let counts = active.iter().filter(|f| f.content.contains("plants")).count();
+    assert_eq!((homes, counts), (1, 1), "one home and one count are current");
+
+    // Another handle's write leaves this handle's ledger behind: it is loaded again, whole.
+    let other = open(&t.path, &x, false);
+    let (x2, more) = history(n + 10);
+    drop(x2);
+    other.add(&more[2 * n..2 * n + 2], "ana").unwrap();
+    drop(other);
+    let held = m.active_facts("ana").unwrap().len() as u64;
+    m.add(&more[2 * n + 2..2 * n + 4], "ana").unwrap();
+    let after = settle_stats(&m);
+    assert_eq!((after.loads, after.loaded), (2, held), "loaded again after another handle's write");
+}

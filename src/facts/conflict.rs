@@ -188,6 +188,12 @@ pub fn ends(new: &Statement<'_>, old: &Statement<'_>) -> bool {
 /// (the keyed rules judge facts of one key), give one attribute two numbers in the same frame of
 /// words (rule (e), [`super::frame`]). Symmetric.
 pub fn frame_conflict(a: &Statement<'_>, b: &Statement<'_>) -> bool {
+    may_frame(a, b) && super::frame::same_frame(a.raw, b.raw)
+}
+
+/// Whether rule (e) may judge two statements, their frames aside: both the user's, undated, of
+/// different rounds, and not of one key.
+pub(crate) fn may_frame(a: &Statement<'_>, b: &Statement<'_>) -> bool {
     let key = |s: &Statement<'_>| s.normal().map(|n| n.pair_key());
     a.by_user
         && b.by_user
@@ -195,7 +201,6 @@ pub fn frame_conflict(a: &Statement<'_>, b: &Statement<'_>) -> bool {
         && b.valid_time.is_none()
         && (a.ts_unix, a.session_date) != (b.ts_unix, b.session_date)
         && (key(a).is_none() || key(a) != key(b))
-        && super::frame::same_frame(a.raw, b.raw)
 }
 
 /// Screens for a new fact that is a cosine duplicate of an old one: `Some(reason)` keeps both,

@@ -43,40 +43,64 @@ fn is_number(w: &str) -> bool {
     w.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
-/// Each number of a sentence with its frame. The sentence is normalized as an object is (number
-/// words as digits, words stemmed, negations out); a `user: ` excerpt prefix is dropped.
-fn frames(sentence: &str) -> Vec<(String, BTreeSet<String>)> {
-    let said = sentence
-        .split_once(": ")
-        .filter(|(who, _)| ["user", "assistant"].contains(who))
-        .map_or(sentence, |(_, s)| s);
-    if super::normalize::text(said).split_whitespace().any(|w| PLANS.contains(&w)) {
-        return Vec::new();
-    }
-    let object = normalize("text", "says", said).object;
-    let words: Vec<&str> = object.split_whitespace().collect();
-    let content = |w: &&&str| !is_number(w) && !is_filler(w) && w.len() > 1;
-    let mut out = Vec::new();
-    for (i, w) in words.iter().enumerate() {
-        if !is_number(w) {
-            continue;
-        }
-        let before = words[..i].iter().rev().filter(&content).take(SIDE);
-        let after = words[i + 1..].iter().filter(&content).take(SIDE);
-        out.push(((*w).to_owned(), before.chain(after).map(|w| (*w).to_owned()).collect()));
-    }
-    out
+/// The frames of a sentence: who it is about, and each of its numbers with the content words
+/// around it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Frames {
+    holder: Option<String>,
+    numbers: Vec<(String, BTreeSet<String>)>,
 }
 
-/// Whether `new` gives an attribute `old` has another number: a frame of each shares
-/// [`SHARED`] content words, around two different numbers. Symmetric.
-pub fn same_frame(new: &str, old: &str) -> bool {
-    // Of one holder: "my dad weighs 90 kg" is not the speaker's weight.
-    if holder(new) != holder(old) {
-        return false;
+impl Frames {
+    /// The frames of a sentence, normalized as an object is (number words as digits, words
+    /// stemmed, negations out); a `user: ` excerpt prefix is dropped. A plan or a wish has none.
+    pub fn of(sentence: &str) -> Frames {
+        let said = sentence
+            .split_once(": ")
+            .filter(|(who, _)| ["user", "assistant"].contains(who))
+            .map_or(sentence, |(_, s)| s);
+        if super::normalize::text(said).split_whitespace().any(|w| PLANS.contains(&w)) {
+            return Frames::default();
+        }
+        let object = normalize("text", "says", said).object;
+        let words: Vec<&str> = object.split_whitespace().collect();
+        let content = |w: &&&str| !is_number(w) && !is_filler(w) && w.len() > 1;
+        let mut numbers = Vec::new();
+        for (i, w) in words.iter().enumerate() {
+            if !is_number(w) {
+                continue;
+            }
+            let before = words[..i].iter().rev().filter(&content).take(SIDE);
+            let after = words[i + 1..].iter().filter(&content).take(SIDE);
+            numbers.push(((*w).to_owned(), before.chain(after).map(|w| (*w).to_owned()).collect()));
+        }
+        Frames { holder: holder(sentence), numbers }
     }
-    let (a, b) = (frames(new), frames(old));
-    a.iter().any(|(x, fx)| b.iter().any(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED))
+
+    /// Whether the sentence has no number to frame.
+    pub fn is_empty(&self) -> bool {
+        self.numbers.is_empty()
+    }
+
+    /// The content words of all its frames: two sentences whose frames meet share one of them.
+    pub fn words(&self) -> impl Iterator<Item = &str> {
+        self.numbers.iter().flat_map(|(_, f)| f.iter().map(String::as_str))
+    }
+
+    /// Whether these frames give an attribute of `other`'s another number: both of one holder
+    /// ("my dad weighs 90 kg" is not the speaker's weight), and a frame of each shares
+    /// [`SHARED`] content words, around two different numbers. Symmetric.
+    pub fn meets(&self, other: &Frames) -> bool {
+        self.holder == other.holder
+            && self.numbers.iter().any(|(x, fx)| {
+                other.numbers.iter().any(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED)
+            })
+    }
+}
+
+/// Whether `new` gives an attribute `old` has another number ([`Frames::meets`]). Symmetric.
+pub fn same_frame(new: &str, old: &str) -> bool {
+    Frames::of(new).meets(&Frames::of(old))
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod ending;
 pub(crate) mod extract;
 #[doc(hidden)]
 pub mod frame;
+mod meet;
 #[doc(hidden)]
 pub mod normalize;
 #[doc(hidden)]

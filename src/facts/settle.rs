@@ -2,14 +2,15 @@
 //! cosine unless a screen keeps two apart) and settled against the user's active facts of the
 //! same agent by the conflict rules, the round dequeued, in one transaction; each decision logged.
 
-use super::conflict::{Rule, Statement, conflict, frame_conflict, newer, screen};
-use super::ending::{ending, ends};
+use super::conflict::{Rule, screen};
 use super::extract::Extraction;
+use super::meet::{Contest, Probe, contest, date_of, statement};
 use super::prefilter::Rule as Skip;
 use super::verify::{Note, VerifiedFact, embed_text, verify};
-use crate::embed::{self, vector::nearest};
+use crate::embed;
 use crate::engine::Engine;
 use crate::error::Result;
+use crate::index::ledger::Ledger;
 use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_day;
 use crate::model::round::normalized_key;
@@ -53,7 +54,21 @@ pub(super) fn store_round(
         let detail = serde_json::json!({ "rule": rule.name() }).to_string();
         write::log(&tx, user, agent, &at, DecisionKind::RoundPrefiltered, &round.key, None, &detail)?;
     }
-    let existing = write::active_facts(&tx, user, agent)?;
+    // The scope's active facts: the ledger kept since the last write, or loaded once.
+    let ledger = match engine.ledgers.take(user, agent, version) {
+        Some(ledger) => ledger,
+        None => {
+            let mut ledger = Ledger::new(version);
+            let active = write::active_facts(&tx, user, agent)?;
+            engine.ledgers.count_load(active.len());
+            for fact in active {
+                let date = date_of(fact.round_day);
+                let terms = Probe::of(&fact.row, &date, fact.ts_unix).held_under();
+                ledger.insert(fact, terms);
+            }
+            ledger
+        }
+    };
     let mut settling = Settling {
         user,
         round,
@@ -62,16 +77,17 @@ pub(super) fn store_round(
         extractor,
         at: &at,
         dedup_cosine: engine.config.fact_dedup_cosine,
-        dates: existing.iter().map(|f| date_of(f.round_day)).collect(),
-        existing,
+        ledger,
         added: Vec::new(),
         duplicates: 0,
         superseded: 0,
+        compared: 0,
     };
     for (verified, vector) in facts.iter().zip(vectors) {
         settling.fact(&tx, verified, vector)?;
     }
-    let Settling { added, duplicates, superseded, .. } = settling;
+    let Settling { added, duplicates, superseded, mut ledger, compared, .. } = settling;
+    engine.ledgers.count_compared(compared);
     if skipped.is_none() {
         let dropped = notes.iter().filter(|n| **n == Some(Note::Ungrounded)).count();
         let cleared = notes.iter().filter(|n| **n == Some(Note::MentionNotInRound)).count();
@@ -91,7 +107,10 @@ pub(super) fn store_round(
     write::touch_user(&tx, user, None)?;
     tx.commit()?;
 
-    // Before the next write can commit, as every write does.
+    // Before the next write can commit, as every write does: the commit made the next version.
+    engine.ledgers.advance(user, version);
+    ledger.version = version + 1;
+    engine.ledgers.keep(user, agent, ledger);
     if superseded > 0 {
         // A superseded fact must leave the views: they are rebuilt on the next read.
         engine.views.drop_user(user);
@@ -106,8 +125,8 @@ pub(super) fn store_round(
     Ok(())
 }
 
-/// A round's facts being settled in its transaction, one at a time: the user's active facts of
-/// the round's agent they meet (with their rounds' dates), and what was stored so far.
+/// A round's facts being settled in its transaction, one at a time: the ledger of the user's
+/// active facts of the round's agent, and what was stored so far.
 struct Settling<'a> {
     user: i64,
     round: &'a RoundRow,
@@ -117,12 +136,14 @@ struct Settling<'a> {
     /// The logical time of every decision.
     at: &'a str,
     dedup_cosine: f32,
-    existing: Vec<ActiveFact>,
-    dates: Vec<String>,
+    /// The active facts, this round's stored ones included.
+    ledger: Ledger,
     /// The facts stored and still active, with their vectors.
     added: Vec<(FactRow, Vec<f32>)>,
     duplicates: usize,
     superseded: usize,
+    /// Facts the conflict rules compared the round's facts with.
+    compared: usize,
 }
 
 impl Settling<'_> {
@@ -166,12 +187,11 @@ impl Settling<'_> {
         row.pair_key = statement(&row, &self.round_date, round.ts_unix).normal().map(|n| n.pair_key());
         // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
         // unless a screen keeps the two apart (the screens keep facts apart that only look alike).
-        let candidates = self.existing.iter().enumerate().map(|(i, a)| (i, a.vector.as_slice()));
-        if let Some((cos, i)) = nearest(&vector, candidates).filter(|(c, _)| *c >= self.dedup_cosine) {
-            let old = &self.existing[i];
+        let near = self.ledger.nearest(&vector).filter(|(c, _)| *c >= self.dedup_cosine);
+        if let Some((cos, old)) = near.and_then(|(c, id)| Some((c, self.ledger.get(id)?))) {
             let apart = screen(
                 &statement(&row, &self.round_date, round.ts_unix),
-                &statement(&old.row, &self.dates[i], old.ts_unix),
+                &statement(&old.row, &date_of(old.round_day), old.ts_unix),
             );
             let Some(why) = apart else {
                 let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
@@ -204,41 +224,55 @@ impl Settling<'_> {
         write::log(tx, user, agent, at, DecisionKind::FactStored, &row.key, Some(&round.key), "{}")?;
 
         // Supersession: the new fact against every active fact it conflicts with.
-        let (active, n) =
-            settle(tx, user, at, &row, &self.round_date, round.ts_unix, &mut self.existing, &mut self.dates)?;
+        let (active, n) = settle(
+            tx,
+            user,
+            at,
+            &row,
+            &self.round_date,
+            round.ts_unix,
+            &mut self.ledger,
+            &mut self.compared,
+        )?;
         self.superseded += n;
         if active {
-            self.existing.push(ActiveFact {
+            let terms = Probe::of(&row, &self.round_date, round.ts_unix).held_under();
+            let fact = ActiveFact {
                 row: row.clone(),
                 round_day: round.day,
                 ts_unix: round.ts_unix,
                 vector: vector.clone(),
-            });
-            self.dates.push(self.round_date.clone());
+            };
+            self.ledger.insert(fact, terms);
             self.added.push((row, vector));
         }
         Ok(())
     }
 }
 
-/// Runs the conflict rules for `row` (stored and active) against `existing` (the user's other
-/// active facts, in id order, with their rounds' dates in `dates`): supersedes each fact it beats,
-/// or hides `row` at once when it reports an older state than one of them (it is kept, never
-/// dropped). Every supersession is logged at `at`. Returns whether `row` is still active and how
-/// many facts were superseded; superseded facts leave `existing`.
+/// Runs the conflict rules for `row` (stored and active) against the active facts of `ledger`
+/// it meets ([`Probe::sought`]): supersedes each fact it beats, or hides `row` at once when it
+/// reports an older state than one of them (it is kept, never dropped). Every supersession is
+/// logged at `at`. Returns whether `row` is still active and how many facts were superseded;
+/// superseded facts leave the ledger. Adds the facts compared to `compared`.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn settle(
+fn settle(
     tx: &Tx<'_>,
     user: i64,
     at: &str,
     row: &FactRow,
     date: &str,
     ts_unix: i64,
-    existing: &mut Vec<ActiveFact>,
-    dates: &mut Vec<String>,
+    ledger: &mut Ledger,
+    compared: &mut usize,
 ) -> Result<(bool, usize)> {
-    let others = existing.iter().zip(dates.iter()).map(|(f, d)| (&f.row, d.as_str(), f.ts_unix));
-    let Contest { lost_to, losers } = contest(row, date, ts_unix, others);
+    let probe = Probe::of(row, date, ts_unix);
+    let met = ledger.with_any(probe.sought().iter().map(String::as_str));
+    *compared += met.len();
+    let facts: Vec<(&ActiveFact, String)> =
+        met.iter().filter_map(|id| ledger.get(*id)).map(|f| (f, date_of(f.round_day))).collect();
+    let others = facts.iter().map(|(f, d)| (&f.row, d.as_str(), f.ts_unix));
+    let Contest { lost_to, losers } = contest(&probe, others);
     let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
         write::supersede(tx, user, &loser.key, &winner.key)?;
         let detail = serde_json::json!({
@@ -260,110 +294,16 @@ pub(super) fn settle(
         )
     };
     if let Some((i, rule)) = lost_to {
-        supersede(row, &existing[i].row, rule)?;
+        supersede(row, &facts[i].0.row, rule)?;
         return Ok((false, 1));
     }
     for (i, rule) in losers.iter().rev() {
-        supersede(&existing[*i].row, row, *rule)?;
-        existing.remove(*i);
-        dates.remove(*i);
+        supersede(&facts[*i].0.row, row, *rule)?;
+    }
+    let gone: Vec<i64> = losers.iter().map(|(i, _)| facts[*i].0.row.id).collect();
+    drop(facts);
+    for id in gone {
+        ledger.remove(id);
     }
     Ok((true, losers.len()))
-}
-
-/// How a fact fares against the active facts it meets: the one it loses to (it reports an older
-/// state), or else the ones it beats, by their place among `others`.
-pub(super) struct Contest {
-    pub lost_to: Option<(usize, Rule)>,
-    pub losers: Vec<(usize, Rule)>,
-}
-
-/// The conflict rules between `row` (of the given round date and timestamp) and `others` (active
-/// facts in id order, each with its round's date and timestamp): a statement of an end beats the
-/// older facts it ends; otherwise only facts with the same `subject|predicate` key can conflict,
-/// and the first one that is newer wins over `row`.
-pub(super) fn contest<'a>(
-    row: &FactRow,
-    date: &str,
-    ts_unix: i64,
-    others: impl Iterator<Item = (&'a FactRow, &'a str, i64)>,
-) -> Contest {
-    let mut out = Contest { lost_to: None, losers: Vec::new() };
-    let new = statement(row, date, ts_unix);
-    let key = |r: &FactRow, date: &str, ts: i64| {
-        r.pair_key.clone().or_else(|| statement(r, date, ts).normal().map(|n| n.pair_key()))
-    };
-    // A statement of an end meets what it ends whatever their keys (and has none, mostly).
-    let ending = new.by_user.then(|| ending(&row.raw)).flatten();
-    let new_key = key(row, date, ts_unix);
-    // Only a sentence with a number has frames to meet.
-    let framed = new.by_user
-        && new.valid_time.is_none()
-        && super::normalize::normalize("text", "says", &row.raw)
-            .object
-            .split(' ')
-            .any(|w| w.starts_with(|c: char| c.is_ascii_digit()));
-    if ending.is_none() && new_key.is_none() && !framed {
-        return out;
-    }
-    for (i, (old, old_date, old_ts)) in others.enumerate() {
-        let old_statement = statement(old, old_date, old_ts);
-        if let Some(e) = &ending
-            && old_statement.by_user
-            && ends(e, old.content.as_str(), old.raw.as_str())
-        {
-            // Said later, it ends what was said before, whatever date it gives the end ("I
-            // dropped out of the book club in March" ends a membership stated on March 1st).
-            if (new.ts_unix, new.id) > (old_statement.ts_unix, old_statement.id) {
-                out.losers.push((i, Rule::Ending));
-            }
-            continue;
-        }
-        // Another number in the same frame of words, whatever the keys.
-        if framed && frame_conflict(&new, &old_statement) {
-            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
-                out.losers.push((i, Rule::Frame));
-            } else {
-                out.lost_to = Some((i, Rule::Frame));
-                out.losers.clear();
-                break;
-            }
-            continue;
-        }
-        // Only facts about the same relation can conflict; the stored key saves normalizing the rest.
-        if new_key.is_none() || key(old, old_date, old_ts) != new_key {
-            continue;
-        }
-        if let Some(rule) = conflict(&new, &old_statement) {
-            if newer(&new, &old_statement) == std::cmp::Ordering::Greater {
-                out.losers.push((i, rule));
-            } else {
-                out.lost_to = Some((i, rule));
-                out.losers.clear();
-                break;
-            }
-        }
-    }
-    out
-}
-
-/// A day number as `YYYY-MM-DD`.
-pub(super) fn date_of(day: i32) -> String {
-    chrono::NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()
-}
-
-/// A stored fact as the conflict rules see it.
-pub(super) fn statement<'a>(row: &'a FactRow, session_date: &'a str, ts_unix: i64) -> Statement<'a> {
-    Statement {
-        id: row.id,
-        content: &row.content,
-        subject: row.subject.as_deref(),
-        predicate: row.predicate.as_deref(),
-        object: row.object.as_deref(),
-        valid_time: row.valid_time.as_deref(),
-        session_date,
-        ts_unix,
-        by_user: row.raw.trim_start().starts_with("user:"),
-        raw: &row.raw,
-    }
 }

@@ -3,7 +3,7 @@
 //! and conflict rules (the conflict pass of `consolidate`).
 
 use super::conflict::Rule;
-use super::settle::{Contest, contest, date_of, statement};
+use super::meet::{Contest, Probe, contest, date_of, statement};
 use super::types::{ExtractorInfo, Reextract, ReextractReport};
 use crate::engine::{Engine, logical_now};
 use crate::error::{Error, Result};
@@ -205,7 +205,7 @@ pub(super) fn resettle(
     };
     for i in 0..next.len() {
         let others = active.iter().map(|&j| (&next[j], dates[j].as_str(), stored[j].2));
-        let Contest { lost_to, losers } = contest(&next[i], &dates[i], stored[i].2, others);
+        let Contest { lost_to, losers } = contest(&Probe::of(&next[i], &dates[i], stored[i].2), others);
         if let Some((p, rule)) = lost_to {
             let j = active[p];
             next[i].superseded_by = Some(next[j].key.clone());

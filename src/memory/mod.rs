@@ -61,6 +61,11 @@ impl Shared {
 }
 
 impl Memory {
+    /// The store's engine, for the crate's internal statistics.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.shared.engine
+    }
+
     /// After a write queued rounds for extraction: wakes the worker, or (inline) extracts them
     /// here, returning the first failure of `user`'s rounds (of any user's with `None`); the
     /// rounds are committed either way, and a failed one stays queued.

@@ -12,7 +12,7 @@ use mnemon_backend::p;
 
 fact_struct! {
     /// A stored fact (`salience` 0: superseded, hidden from every read path).
-    #[derive(Debug, Clone, PartialEq)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     pub(crate) struct FactRow {
         pub id: i64,
         pub round_id: i64,

@@ -102,7 +102,8 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         a.id = id;
     }
     tx.commit()?;
-    // Grown before the next write can commit: the views follow the writes in order.
+    // Grown before the next write can commit: the views and ledgers follow the writes in order.
+    engine.ledgers.advance(user, version);
     engine.views.grow(user, version, agent, |view| {
         for a in &added {
             view.push_round(a.id, a.day, a.vector, a.text);

@@ -140,6 +140,7 @@ fn write_batch(engine: &Engine, mut store: MutexGuard<'_, Store>, batch: &[Arc<P
     }
     // Grown before the connection is let go: the views follow the writes in order.
     for (pending, g) in growth.into_iter().filter(|(_, g)| g.changed) {
+        engine.ledgers.advance(g.user, g.version);
         engine.views.grow(g.user, g.version, pending.agent.as_deref(), |view| {
             for (meta, i) in &g.added {
                 view.push_note(meta, &pending.vectors[*i]);

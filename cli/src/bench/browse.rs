@@ -28,8 +28,8 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
         embedder.pins().name,
         embedder.pins().dim
     );
-    println!("| rounds | facts (superseded) | build (s) | timeline page p50 / p95 (ms) | timeline page through the service, as JSON, p50 / p95 (ms) | users (ms) | decisions of one kind, page p50 (ms) | activity (ms) |");
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("| rounds | facts (superseded) | build (s) | build per round (ms) | timeline page p50 / p95 (ms) | timeline page through the service, as JSON, p50 / p95 (ms) | users (ms) | decisions of one kind, page p50 (ms) | activity (ms) |");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
         let mut words = Words(size as u64 + 11);
         let start =
@@ -116,9 +116,10 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
         memory.activity("bench")?;
         let activity_ms = t.elapsed().as_secs_f64() * 1e3;
         println!(
-            "| {size} | {} ({}) | {build_s:.1} | {:.2} / {:.2} | {:.2} / {:.2} | {users_ms:.1} | {:.2} | {activity_ms:.1} |",
+            "| {size} | {} ({}) | {build_s:.1} | {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {users_ms:.1} | {:.2} | {activity_ms:.1} |",
             holds.facts + holds.superseded,
             holds.superseded,
+            build_s * 1e3 / size as f64,
             direct.0,
             direct.1,
             served.0,
