@@ -1012,3 +1012,49 @@ fn settling_compares_a_fact_with_the_facts_it_can_meet_however_long_the_history(
     let after = settle_stats(&m);
     assert_eq!((after.loads, after.loaded), (2, held), "loaded again after another handle's write");
 }
+
+/// The profile: the user's current facts by relation, with how often each changed; in a context
+/// on request, at the top of the block within its own token bound, as it stood at an as-of time.
+#[test]
+fn the_profile_holds_the_current_facts_and_opens_a_context_on_request() {
+    let (x, messages) = moves();
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&messages, "maya").unwrap();
+    let profile = m.profile("maya").unwrap();
+    let relations: Vec<&str> = profile.relations.iter().map(|r| r.relation.as_str()).collect();
+    assert_eq!(relations, ["lives_in", "own"], "{profile:?}");
+    let home = &profile.relations[0].facts;
+    assert_eq!(home.len(), 1);
+    assert_eq!(
+        (home[0].content.as_str(), home[0].value.as_deref(), home[0].since.as_str(), home[0].changes),
+        ("The user moved to Lisbon.", Some("Lisbon"), "2024-06-02", 1)
+    );
+    assert_eq!(profile.relations[1].facts.len(), 2, "the cat and the dog coexist");
+    assert!(m.profile("nobody").unwrap().is_empty());
+
+    // Off by default: the block is what it was.
+    let q = Query::new("What pets does the user have?").budget(1000);
+    let plain = m.get_context(q.clone(), "maya").unwrap();
+    assert!(!plain.text.contains("[Profile"), "{}", plain.text);
+    let with = m.get_context(q.clone().profile(120), "maya").unwrap();
+    let body = mnemon::context::context_body(&with.text).unwrap();
+    assert!(
+        body.starts_with("[Profile · what the user holds true now, by relation]\n- lives_in: "),
+        "{body}"
+    );
+    assert!(
+        body.contains("- lives_in: The user moved to Lisbon. (since 2024-06-02, changed once)\n"),
+        "{body}"
+    );
+    assert!(with.tokens <= 1000 && with.rounds.len() <= plain.rounds.len());
+    // A bound too small for one line leaves the section out; one over half the budget is refused.
+    let tiny = m.get_context(q.clone().profile(5), "maya").unwrap();
+    assert_eq!(tiny.text, plain.text);
+    let err = m.get_context(q.clone().profile(600), "maya").unwrap_err();
+    assert!(matches!(&err, Error::InvalidInput { field, .. } if field == "profile"), "{err}");
+    // As of a time before the move, the old home is the current one.
+    let then = m.get_context(q.profile(120).as_of(ts("2024-02-01T00:00:00")), "maya").unwrap();
+    assert!(then.text.contains("- lives_in: The user lives in Porto. (since 2024-01-10)\n"), "{}", then.text);
+    assert!(!then.text.contains("Lisbon"), "{}", then.text);
+}

@@ -57,7 +57,9 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Ingest { store, user, format, max_users, models, file } => {
             ingest::run(&store.path()?, user, format, max_users, &models, &file)?
         }
-        Command::Context { query, budget, angles, json } => store::context(&query, budget, &angles, json)?,
+        Command::Context { query, budget, angles, profile, json } => {
+            store::context(&query, budget, &angles, profile, json)?
+        }
         Command::Recall { query } => store::recall(&query)?,
         Command::Export { store, user, agent, format, as_of, output } => store::export(
             &store,
@@ -87,6 +89,9 @@ fn run(command: Command) -> Result<ExitCode> {
             store::consolidate(&store, Scope::user(&user).with_agent(agent.as_deref()), config, &models)?
         }
         Command::Log { store, user } => store::log(&store, &user)?,
+        Command::Profile { store, user, agent, json } => {
+            store::profile(&store, &user, agent.as_deref(), json)?
+        }
         Command::Forget { store, user, models } => store::forget(&store, &user, &models)?,
         Command::Fuzz { cases, seed, target } => {
             let tallies = fuzz::run(cases, seed, target.as_deref(), |t| {

@@ -31,10 +31,17 @@ impl QueryArgs {
 }
 
 /// `mnemon context`: the block for a question (with `json`, and what went into it).
-pub fn context(query: &QueryArgs, budget: Option<usize>, angles: &[String], json: bool) -> Result<()> {
+pub fn context(
+    query: &QueryArgs,
+    budget: Option<usize>,
+    angles: &[String],
+    profile: Option<usize>,
+    json: bool,
+) -> Result<()> {
     let memory = query.open()?;
     let angles: Vec<&str> = angles.iter().map(String::as_str).collect();
-    let context = memory.get_context(query.query(budget, &angles)?, query.target.scope())?;
+    let asked = mnemon::Query { profile, ..query.query(budget, &angles)? };
+    let context = memory.get_context(asked, query.target.scope())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&context).context("json")?);
     } else {
@@ -149,6 +156,17 @@ pub fn log(store: &StoreArg, user: &str) -> Result<()> {
     for (n, d) in store.stored()?.decisions(user)?.iter().enumerate() {
         let other = d.other.as_deref().map(|o| format!(" of {o}")).unwrap_or_default();
         println!("#{} at {} {} {}{other} {}", n + 1, d.at, d.kind, d.record, d.detail);
+    }
+    Ok(())
+}
+
+/// `mnemon profile`: Markdown lines, or the JSON the HTTP API returns.
+pub fn profile(store: &StoreArg, user: &str, agent: Option<&str>, json: bool) -> Result<()> {
+    let profile = store.stored()?.profile(mnemon::Scope { user, agent })?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&profile).context("json")?);
+    } else {
+        print!("{}", profile.to_markdown());
     }
     Ok(())
 }

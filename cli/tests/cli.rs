@@ -229,6 +229,15 @@ fn demo_runs_end_to_end_and_its_store_consolidates_without_models() {
     let log = ok(&["log", "--store", s(&db), "--user", "maya"]);
     assert_eq!(log.matches(" fact.superseded ").count(), 1, "{log}");
     assert!(log.starts_with("#1 at "), "{log}");
+    // The profile: the current home, changed once; Porto is not there.
+    let profile = ok(&["profile", "--store", s(&db), "--user", "maya"]);
+    let home: Vec<&str> = profile.lines().filter(|l| l.starts_with("- lives_in: ")).collect();
+    assert_eq!(home.len(), 1, "{profile}");
+    assert!(home[0].contains("Lisbon") && home[0].ends_with(", changed once)"), "{profile}");
+    assert!(!profile.contains("Porto"), "{profile}");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["profile", "--store", s(&db), "--user", "maya", "--json"])).unwrap();
+    assert_eq!(json["relations"][0]["relation"], "lives_in", "{json}");
     let report = ok(&["consolidate", "--store", s(&db), "--user", "maya"]);
     assert_eq!(report.trim(), r#"{"superseded":0,"restored":0,"rekeyed":0,"decayed":0,"condensed":0}"#);
     let decayed = ok(&["consolidate", "--store", s(&db), "--user", "maya", "--decay"]);

@@ -21,7 +21,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 EXPECTED_TOOLS = {
     "save_memories", "recall_memories", "add_messages", "search_memories", "list_memories",
     "get_memory", "update_memory", "delete_memory", "count_memories", "copy_memories",
-    "export_memories",
+    "export_memories", "get_profile",
 }
 GATED_TOOLS = {"move_memories", "forget_user"}
 
@@ -104,6 +104,9 @@ async def exercise(session, user, bound):
     check(gone.is_error and structured(gone)["error"]["code"] == "not_found", f"deleted is gone: {text_of(gone)}")
     count = await session.call_tool("count_memories", {"user_id": user})
     check(structured(count)["notes"] == 1, f"one memory left: {text_of(count)}")
+    profile = await session.call_tool("get_profile", {"user_id": user})
+    check(not profile.is_error and structured(profile)["relations"] == [],
+          f"a profile without facts is empty: {text_of(profile)}")
 
     empty = await session.call_tool("save_memories", {"user_id": user, "memories": ["   "]})
     err = structured(empty)["error"]

@@ -288,6 +288,15 @@ def walk(browser, width, height):
     shot("decisions")
     check(f"{width}: the decision log filters by kind", True)
 
+    # The profile: the current home, replaced once; the old one is not there.
+    page.click("nav.tabs a:has-text('Profile')")
+    home = page.locator("tbody tr", has_text="lives_in")
+    expect(home).to_have_count(1)
+    expect(home).to_contain_text("The user moved to Lisbon.")
+    expect(page.locator("#tab-body")).not_to_contain_text("Porto")
+    check(f"{width}: the profile shows the current home, changed once", home.locator("td").last.inner_text() == "1")
+    shot("profile")
+
     # Activity: charts and their numbers.
     page.click("nav.tabs a:has-text('Activity')")
     expect(page.locator("svg.chart")).to_have_count(2)

@@ -91,6 +91,14 @@ def test_add_with_inference_stores_rounds_and_the_facts_the_extractor_finds(tmp_
     listed = [r["memory"] for r in m.get_all(filters={"user_id": "maya"})["results"]]
     assert listed == ["The user moved to Lisbon."]
     assert m.facts(user_id="maya")[0]["content"] == "The user moved to Lisbon."
+    # The profile holds the current home, once changed.
+    [home] = m.profile(user_id="maya")["relations"]
+    assert home["relation"] == "lives_in"
+    assert [(f["content"], f["value"], f["since"], f["changes"]) for f in home["facts"]] == [
+        ("The user moved to Lisbon.", "Lisbon", "2024-06-02", 1)
+    ]
+    block = m.get_context("Where does the user live?", user_id="maya", budget=1000, profile=100)["context"]
+    assert "- lives_in: The user moved to Lisbon. (since 2024-06-02, changed once)" in block
     # A fact carries its round's metadata, and filters by it.
     [lisbon] = m.get_all(filters={"user_id": "maya", "via": "call"})["results"]
     assert (lisbon["memory"], lisbon["metadata"], lisbon["record"]) == ("The user moved to Lisbon.", {"via": "call"}, "fact")

@@ -524,6 +524,23 @@ operations! {
         call: users_for,
     }
 
+    /// What the user holds true now: the user's current facts grouped by relation, each with its
+    /// value, the day it holds since, its round and how many earlier facts it replaced.
+    get_profile(ReadProfile) -> mnemon::facts::Profile {
+        hints: READ,
+        tool: Some(Tool {
+            title: "Get the user's profile",
+            description: "What the user holds true now: their current facts grouped by relation (where they live, \
+                work, what they own), each with its value, since when, and how often it changed. Superseded \
+                facts are left out. Read it first to know the current state before answering.",
+        }),
+        bound: true,
+        http: (get "/v1/profile", Query),
+        openapi: (tag = "memories", params(TargetParams),
+            responses((status = 200, body = mnemon::facts::Profile), Errors)),
+        call: |s, _, r| s.profile(r),
+    }
+
     /// A page of the scope's rounds, oldest first, each with every fact extracted from it (a
     /// superseded fact with the fact that replaced it and the decision: rule, both values).
     read_timeline(ReadTimeline) -> mnemon::browse::TimelinePage {

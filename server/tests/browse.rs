@@ -171,6 +171,10 @@ fn the_browse_routes_answer_and_a_bound_caller_sees_only_what_it_may() {
         (Some(1), Some(2))
     );
 
+    // The profile: no extractor here, so no fact; another user's is refused to a bound caller.
+    assert_eq!(ok(&s, "GET", "/v1/profile?user_id=ana", None), json!({"relations": []}));
+    assert_eq!(call(&s, "GET", "/v1/profile?user_id=bo", Some(ANA), None).status, 403);
+
     // An explained recall: the same block, with every record's reasons and the budget.
     let ask = json!({"user_id": "ana", "query": "walking the dog", "budget": 200});
     let plain = ok(&s, "POST", "/v1/recall", Some(ask.clone()));
@@ -188,7 +192,7 @@ fn the_browse_routes_answer_and_a_bound_caller_sees_only_what_it_may() {
 
     // Documented.
     let doc = ok(&s, "GET", "/openapi.json", None);
-    for path in ["/v1/users", "/v1/stores", "/v1/timeline", "/v1/decisions", "/v1/activity"] {
+    for path in ["/v1/users", "/v1/stores", "/v1/timeline", "/v1/decisions", "/v1/activity", "/v1/profile"] {
         assert!(doc["paths"][path].is_object(), "{path} is not in the OpenAPI document");
     }
 }

@@ -132,7 +132,7 @@ fn mcp_tools_hide_bound_fields_and_gate_destructive_ones() {
     let admin_tools = listed(ADMIN);
     assert!(!names(&admin_tools).contains(&"forget_user".to_owned()), "gated tools are off by default");
     assert!(!names(&admin_tools).contains(&"move_memories".to_owned()));
-    assert_eq!(names(&admin_tools).len(), 11);
+    assert_eq!(names(&admin_tools).len(), 12);
     let search =
         |tools: &Value| tools.as_array().unwrap().iter().find(|t| t["name"] == "search_memories").cloned();
     let admin_search = search(&admin_tools).unwrap();
@@ -171,7 +171,7 @@ fn mcp_tools_hide_bound_fields_and_gate_destructive_ones() {
     // Enabled, they are there; a bound token forgets only its own user.
     let open = HttpOptions { grants: grants(), destructive_tools: true, ..HttpOptions::default() };
     let s2 = start(settings(&dir.path().join("data2"), vec![], Config::default()), open);
-    assert_eq!(names(&mcp(&s2, ADMIN, "tools/list", json!({}))["result"]["tools"]).len(), 13);
+    assert_eq!(names(&mcp(&s2, ADMIN, "tools/list", json!({}))["result"]["tools"]).len(), 14);
     let forget = mcp(&s2, ANA, "tools/list", json!({}))["result"]["tools"]
         .as_array()
         .unwrap()

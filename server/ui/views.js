@@ -1,4 +1,4 @@
-// The views: users, and a user's timeline, notes, "what would the agent see", decision log,
+// The views: users, and a user's profile, timeline, notes, "what would the agent see", decision log,
 // activity and exports.
 
 import { api, qs, text } from './api.js';
@@ -59,6 +59,7 @@ function pager(previous, next, label) {
 }
 
 const TABS = [
+  ['profile', 'Profile'],
   ['timeline', 'Timeline'],
   ['notes', 'Notes'],
   ['ask', 'What would the agent see?'],
@@ -89,7 +90,7 @@ export async function userView(main, view) {
       h('a', { href: userHref(view.user, view.tab), class: view.agent ? 'chip' : 'chip current', text: 'all (shared memory)' }),
       me.agents.map((a) => h('a', { href: userHref(view.user, view.tab, a.agent), class: a.agent === view.agent ? 'chip current' : 'chip', text: a.agent })));
   }).catch(() => {});
-  const views = { timeline: timelineView, notes: notesView, ask: askView, decisions: decisionsView, activity: activityView, export: exportView };
+  const views = { profile: profileView, timeline: timelineView, notes: notesView, ask: askView, decisions: decisionsView, activity: activityView, export: exportView };
   await (views[view.tab] || timelineView)(body, view);
 }
 
@@ -228,6 +229,24 @@ async function decisionsView(body, view) {
   kind.addEventListener('change', () => { cursors = [null]; safely(out, () => load(0))(); });
   fill(body, h('h2', { text: 'Decision log' }), field('Kind', kind), out);
   await load(0);
+}
+
+/** What the user holds true now: the current facts by relation. */
+async function profileView(body, view) {
+  const p = await api('GET', `/v1/profile${qs(target(view))}`);
+  if (!p.relations.length) {
+    fill(body, h('h2', { text: 'Profile' }), status('info', 'No current fact yet: facts come from rounds an extractor read.'));
+    return;
+  }
+  const rows = p.relations.flatMap((r) => r.facts.map((f, i) => h('tr', {},
+    h('th', { attrs: { scope: 'row' }, text: i === 0 ? r.relation : '' }),
+    h('td', { text: f.content }),
+    h('td', { text: f.value || '' }),
+    h('td', { text: f.since }),
+    h('td', { class: 'n', text: num(f.changes) }))));
+  fill(body, h('h2', { text: 'Profile' }),
+    h('p', { text: 'What the user holds true now: every current fact the user stated, by relation. Superseded facts are left out; "changes" counts the earlier facts each one replaced.' }),
+    table('Profile', ['Relation', 'Fact', 'Value', 'Since', 'Changes'], rows));
 }
 
 /** Records, facts and supersessions per month, as charts and as a table. */

@@ -34,7 +34,7 @@ pub(crate) mod worker;
 
 use std::collections::BTreeMap;
 
-pub use crate::read::{Fact, FactHit};
+pub use crate::read::{Fact, FactHit, OTHER, Profile, ProfileFact, Relation};
 pub use types::*;
 
 use crate::config::Config;

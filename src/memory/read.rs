@@ -251,6 +251,35 @@ impl Memory {
         read::decision_page(&self.shared.engine, kinds, paging, scope.into())
     }
 
+    /// What `scope`'s user holds true now: the active facts the user stated, grouped by
+    /// relation, each with its value, the day it holds since, its round and how many earlier
+    /// facts it replaced. Built from the stored facts and their supersessions; needs no model.
+    ///
+    /// ```
+    /// use mnemon::embed::HashingEmbedder;
+    /// use mnemon::extract::ScriptedExtractor;
+    /// use mnemon::{Memory, Message};
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("profile.db");
+    /// let fact = |city: &str, said: &str| format!(r#"[{{"content": "The user lives in {city}.", "raw": "user: {said}",
+    ///     "when": null, "subject": "user", "predicate": "lives in", "object": "{city}", "salience": 1.0}}]"#);
+    /// let script = format!(r#"{{"I live in Porto.": {}, "I moved to Lisbon.": {}}}"#,
+    ///     fact("Porto", "I live in Porto"), fact("Lisbon", "I moved to Lisbon"));
+    /// let memory = Memory::builder(&path)
+    ///     .embedder(HashingEmbedder::default())
+    ///     .extractor(ScriptedExtractor::from_json("profile", &script)?)
+    ///     .open()?;
+    /// memory.add(&[Message::user("I live in Porto.", "2026-01-10T09:00:00")], "maya")?;
+    /// memory.add(&[Message::user("I moved to Lisbon.", "2026-06-20T09:00:00")], "maya")?;
+    /// memory.flush()?;
+    /// let profile = memory.profile("maya")?;
+    /// assert_eq!(profile.to_markdown(), "- lives_in: The user lives in Lisbon. (since 2026-06-20, changed once)\n");
+    /// # Ok::<(), mnemon::Error>(())
+    /// ```
+    pub fn profile<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<crate::facts::Profile> {
+        read::profile(&self.shared.engine, scope.into())
+    }
+
     /// What `scope` stored per month (rounds, notes, facts by their round's month, supersessions
     /// by when they were decided), every month from the first to the last.
     pub fn activity<'s>(&self, scope: impl Into<Scope<'s>>) -> Result<Activity> {

@@ -29,6 +29,11 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
     if budget.is_some_and(|b| b < render::MIN_BUDGET) {
         return Err(Error::input("budget", "must be at least 200 tokens (the frame alone takes about 60)"));
     }
+    if let Some(p) = query.profile
+        && (p == 0 || budget.is_some_and(|b| p > b / 2))
+    {
+        return Err(Error::input("profile", "must be at least 1 token and at most half the budget"));
+    }
     if query.angles.len() > MAX_ANGLES {
         return Err(Error::input("angles", format!("at most {MAX_ANGLES} angles")));
     }
@@ -41,11 +46,15 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         asked.push(ask(engine, angle, query.date.as_ref(), time.as_ref(), &format!("angles[{i}]"))?);
     }
     let calibration = asked[0].calibration;
-    let (scored, rounds, notes) = engine.read_view(scope, |store, found, last_try| {
+    let (scored, rounds, notes, head) = engine.read_view(scope, |store, found, last_try| {
         let Some((view, version)) = found else {
-            return Ok(Some((Vec::new(), HashMap::new(), HashMap::new())));
+            return Ok(Some((Vec::new(), HashMap::new(), HashMap::new(), String::new())));
         };
         let as_of = known_then(store, view, time.as_ref())?;
+        let head = match query.profile {
+            Some(tokens) => super::profile::at(store, view, as_of.as_ref())?.section(tokens),
+            None => String::new(),
+        };
         let at = At::new(store, (view, version), last_try, as_of.as_ref());
         // Each record once, at its best score (ties: the earlier angle, then its rank there).
         let mut best: HashMap<i64, (usize, usize, Scored)> = HashMap::new();
@@ -77,7 +86,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
                 .collect();
         let notes: HashMap<i64, Note> =
             store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
-        Ok(Some((scored, rounds, notes)))
+        Ok(Some((scored, rounds, notes, head)))
     })?;
     let (ranked, why): (Vec<Ranked<'_>>, Vec<&(usize, Scored)>) = scored
         .iter()
@@ -92,7 +101,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
             r.map(|r| (r, a_s))
         })
         .unzip();
-    let mut context = render_ranked(&ranked, budget);
+    let mut context = render_ranked(&ranked, budget, &head);
     if query.explain {
         context.records = explain(&ranked, &why, &context.omitted, calibration);
     }
@@ -138,8 +147,9 @@ enum Ranked<'a> {
     Note(&'a Note, Relevance),
 }
 
-/// Fits ranked records into the budget and renders them.
-fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
+/// Fits ranked records into the budget, after `head` (the profile section, or empty), and renders
+/// them.
+fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>, head: &str) -> Context {
     let lines: Vec<Vec<String>> = ranked
         .iter()
         .map(|r| match r {
@@ -156,10 +166,10 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>) -> Context {
         })
         .collect();
     let render::Fitted { kept, text, cut } = match budget {
-        Some(b) => render::fit_budget(&items, b),
+        Some(b) => render::fit_budget(&items, b, head),
         None => render::Fitted {
             kept: (0..items.len()).collect(),
-            text: render::render_context(&items),
+            text: render::render_context(&items, head),
             cut: false,
         },
     };

@@ -10,6 +10,7 @@
 mod ask;
 mod browse;
 mod context;
+mod profile;
 mod ranked;
 mod records;
 pub(crate) mod render;
@@ -21,6 +22,8 @@ pub use browse::{
 };
 pub(crate) use browse::{activity, decision_page, timeline, users};
 pub(crate) use context::get_context;
+pub(crate) use profile::profile;
+pub use profile::{OTHER, Profile, ProfileFact, Relation};
 pub(crate) use ranked::{nearest_in_database, recall, search};
 pub(crate) use records::{count, decisions, every_fact, facts, get, list, rounds};
 pub use types::*;

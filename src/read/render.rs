@@ -272,21 +272,22 @@ pub fn count_tokens(text: &str) -> usize {
 
 /// A context: the notes (oldest first, by `ts` then key), then the rounds as [`render`] shows
 /// them, in one framed block (empty when there is nothing to show).
-pub(crate) fn render_context(items: &[Item<'_>]) -> String {
-    if items.is_empty() {
+/// `head` (the user's profile, or empty) opens the body.
+pub(crate) fn render_context(items: &[Item<'_>], head: &str) -> String {
+    if items.is_empty() && head.is_empty() {
         return String::new();
     }
-    frame(&context_body_of(items))
+    frame(&context_body_of(items, head))
 }
 
-/// The unframed body of a context of `items`.
-fn context_body_of(items: &[Item<'_>]) -> String {
+/// The unframed body of a context of `items`, after `head`.
+fn context_body_of(items: &[Item<'_>], head: &str) -> String {
     let rounds: Vec<RenderRound<'_>> =
         items.iter().filter_map(|i| if let Item::Round(r) = i { Some(r.clone()) } else { None }).collect();
     let mut notes: Vec<&RenderNote<'_>> =
         items.iter().filter_map(|i| if let Item::Note(n) = i { Some(n) } else { None }).collect();
     notes.sort_by(|a, b| a.ts_unix.cmp(&b.ts_unix).then(a.key.cmp(b.key)));
-    let mut out = String::new();
+    let mut out = head.to_owned();
     for n in notes {
         note_block(&mut out, n);
     }
@@ -336,14 +337,14 @@ fn bare<'a>(item: &Item<'a>) -> Item<'a> {
 /// displace a record: the records are chosen as if they had none, then each kept round gets its
 /// fact lines back, best first, while they fit. When the top record alone does not fit, its
 /// rendered text is cut at a token boundary, ends with a visible marker, and is the whole
-/// context.
-pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Fitted {
+/// context. `head` (the user's profile, or empty) opens the block and counts against the budget.
+pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize, head: &str) -> Fitted {
     let budget = budget.max(MIN_BUDGET);
     let bare: Vec<Item<'_>> = ranked.iter().map(bare).collect();
-    let mut used = count_tokens(&frame(""));
+    let mut used = count_tokens(&frame(head));
     let mut kept = Vec::new();
     for (i, item) in bare.iter().enumerate() {
-        let cost = count_tokens(&context_body_of(std::slice::from_ref(item)));
+        let cost = count_tokens(&context_body_of(std::slice::from_ref(item), ""));
         if used + cost <= budget {
             used += cost;
             kept.push(i);
@@ -355,14 +356,14 @@ pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Fitted {
     // empty frame's: check the block itself, dropping the lowest record while it is over.
     while !kept.is_empty() {
         let mut chosen: Vec<Item<'_>> = kept.iter().map(|i| bare[*i].clone()).collect();
-        let text = render_context(&chosen);
+        let text = render_context(&chosen, head);
         if count_tokens(&text) <= budget {
             // Fact lines back, best round first, each kept only if the block still fits.
             let mut text = text;
             for (at, &i) in kept.iter().enumerate() {
                 if matches!(&ranked[i], Item::Round(r) if !r.facts.is_empty()) {
                     let before = std::mem::replace(&mut chosen[at], ranked[i].clone());
-                    let with = render_context(&chosen);
+                    let with = render_context(&chosen, head);
                     if count_tokens(&with) <= budget {
                         text = with;
                     } else {
@@ -375,13 +376,14 @@ pub(crate) fn fit_budget(ranked: &[Item<'_>], budget: usize) -> Fitted {
         kept.pop();
     }
     if ranked.is_empty() {
-        return Fitted { kept, text: String::new(), cut: false };
+        return Fitted { kept, text: render_context(&[], head), cut: false };
     }
     // Not even the top record fits: cut its text.
-    let whole = context_body_of(&ranked[..1]);
-    let mut room = budget.saturating_sub(count_tokens(&frame(CUT_MARKER)));
+    let whole = context_body_of(&ranked[..1], "");
+    let mut room = budget.saturating_sub(count_tokens(&frame(&format!("{head}{CUT_MARKER}"))));
     loop {
-        let mut body = cut_to_tokens(&whole, room);
+        let mut body = head.to_owned();
+        body.push_str(&cut_to_tokens(&whole, room));
         body.push_str(CUT_MARKER);
         let text = frame(&body);
         if count_tokens(&text) <= budget || room == 0 {
@@ -458,11 +460,11 @@ mod tests {
             |id, turns| RenderRound { id, key: "k", session: "s", ts: "s", ts_unix: id, turns, facts: &[] };
         let ranked =
             [Item::Round(r(1, &big[..])), Item::Round(r(2, &small[..])), Item::Round(r(3, &big[..]))];
-        let fitted = fit_budget(&ranked, 500);
+        let fitted = fit_budget(&ranked, 500, "");
         assert_eq!((fitted.kept.as_slice(), fitted.cut), (&[0, 1][..], false));
         assert!(count_tokens(&fitted.text) <= 500);
         for budget in [MIN_BUDGET, 201, 250, 300, 401] {
-            let fitted = fit_budget(&ranked, budget);
+            let fitted = fit_budget(&ranked, budget, "");
             assert_eq!((fitted.kept.as_slice(), fitted.cut), (&[0][..], true), "{budget}");
             let tokens = count_tokens(&fitted.text);
             assert!(tokens <= budget && tokens + 10 >= budget, "{budget}: {tokens}");
@@ -475,7 +477,7 @@ mod tests {
         // A multi-byte text cut mid-character keeps only whole characters.
         let emoji: String = "🦫 ".repeat(500);
         let wide = [turn(Role::User, &emoji)];
-        let fitted = fit_budget(&[Item::Round(r(1, &wide[..]))], 220);
+        let fitted = fit_budget(&[Item::Round(r(1, &wide[..]))], 220, "");
         assert!(fitted.cut && count_tokens(&fitted.text) <= 220 && context_body(&fitted.text).is_some());
     }
 
@@ -491,21 +493,21 @@ mod tests {
         let dressed = [Item::Round(r(1, &a[..], &facts[..])), Item::Round(r(2, &b[..], &facts[..1]))];
         // The budget that just holds both bare rounds (as estimated: each with its own header).
         let estimate = count_tokens(&frame(""))
-            + bare.iter().map(|i| count_tokens(&context_body_of(std::slice::from_ref(i)))).sum::<usize>();
-        let fitted = fit_budget(&dressed, estimate);
+            + bare.iter().map(|i| count_tokens(&context_body_of(std::slice::from_ref(i), ""))).sum::<usize>();
+        let fitted = fit_budget(&dressed, estimate, "");
         assert_eq!(fitted.kept, [0, 1], "the fact lines do not push the second round out");
-        assert_eq!(fitted.text, render_context(&bare), "no room for any fact line");
+        assert_eq!(fitted.text, render_context(&bare, ""), "no room for any fact line");
         // With room for the best round's lines only, they go in; the second round's do not.
         let first = [dressed[0].clone(), bare[1].clone()];
-        let extra = count_tokens(&render_context(&first)) - count_tokens(&render_context(&bare));
-        let fitted = fit_budget(&dressed, estimate + extra);
+        let extra = count_tokens(&render_context(&first, "")) - count_tokens(&render_context(&bare, ""));
+        let fitted = fit_budget(&dressed, estimate + extra, "");
         assert_eq!(
             (fitted.kept.as_slice(), fitted.text.as_str()),
-            (&[0, 1][..], render_context(&first).as_str())
+            (&[0, 1][..], render_context(&first, "").as_str())
         );
         // With room for everything, everything.
-        let fitted = fit_budget(&dressed, 10_000);
-        assert_eq!(fitted.text, render_context(&dressed));
+        let fitted = fit_budget(&dressed, 10_000, "");
+        assert_eq!(fitted.text, render_context(&dressed, ""));
     }
 
     #[test]

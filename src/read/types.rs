@@ -82,6 +82,10 @@ pub struct Query<'a> {
     /// For [`Memory::get_context`]: say why each ranked record is in the block or was cut
     /// ([`Context::records`]). Changes nothing else.
     pub explain: bool,
+    /// For [`Memory::get_context`]: open the block with the user's profile
+    /// ([`Memory::profile`], as it stood at [`Query::as_of`](Query#structfield.as_of)), in at
+    /// most this many tokens of the budget (whole lines; at most half the budget).
+    pub profile: Option<usize>,
 }
 
 impl<'a> Query<'a> {
@@ -97,7 +101,13 @@ impl<'a> Query<'a> {
             cancel: Cancel::default(),
             as_of: None,
             explain: false,
+            profile: None,
         }
+    }
+    /// Opens the context with the user's profile in at most `tokens` tokens (see
+    /// [`Query::profile`](Query#structfield.profile)).
+    pub fn profile(self, tokens: usize) -> Query<'a> {
+        Query { profile: Some(tokens), ..self }
     }
     /// Asks [`Memory::get_context`] to say why each record is in the block or was cut.
     pub fn explain(self) -> Query<'a> {

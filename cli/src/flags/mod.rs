@@ -70,6 +70,10 @@ pub enum Command {
         /// Another way to ask the same thing (repeatable): its records join the block, each once.
         #[arg(long = "query", value_name = "ANGLE")]
         angles: Vec<String>,
+        /// Open the block with the user's profile (current facts by relation) in at most this
+        /// many tokens of the budget.
+        #[arg(long, value_name = "TOKENS")]
+        profile: Option<usize>,
         /// Print the block and what went into it as JSON.
         #[arg(long)]
         json: bool,
@@ -192,6 +196,20 @@ pub enum Command {
         store: StoreArg,
         #[arg(long)]
         user: String,
+    },
+    /// Print what a user holds true now: the user's current facts by relation, each with the day
+    /// it holds since and how often it changed (needs no model).
+    Profile {
+        #[command(flatten)]
+        store: StoreArg,
+        #[arg(long)]
+        user: String,
+        /// Only what this agent sees (its facts and the user's shared ones).
+        #[arg(long)]
+        agent: Option<String>,
+        /// Print it as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check models, ONNX Runtime, SQLite and a store; exits non-zero on any failure.
     Doctor {

@@ -787,10 +787,12 @@ class Memory:
         angles: Sequence[str] = (),
         date: Optional[str] = None,
         as_of: Optional[str] = None,
+        profile: Optional[int] = None,
     ) -> Dict[str, Any]:
         """The prompt-ready block for a question (`context`), with the keys of the records in
-        it, its token count and whether anything was cut."""
-        args = _some(query=query, user_id=user_id, agent_id=agent_id, budget=budget, top_k=top_k, date=date, as_of=as_of)
+        it, its token count and whether anything was cut. `profile`: open the block with the
+        user's current facts by relation, in at most that many tokens of the budget."""
+        args = _some(query=query, user_id=user_id, agent_id=agent_id, budget=budget, top_k=top_k, date=date, as_of=as_of, profile=profile)
         if angles:
             args["angles"] = list(angles)
         return self._engine.call("recall_memories", **args)
@@ -856,6 +858,12 @@ class Memory:
     def facts(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None) -> List[Dict[str, Any]]:
         """The scope's active facts, in the order they were stored."""
         return self._records("facts", _Scope(user_id, agent_id, None))
+
+    def profile(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None) -> Dict[str, Any]:
+        """What the user holds true now: `{"relations": [{"relation", "facts": [...]}]}`, the
+        user's current facts grouped by relation, each with its `value`, `since` (the day it
+        holds since), `round` and `changes` (how many earlier facts it replaced)."""
+        return self._engine.call("get_profile", **_some(user_id=user_id, agent_id=agent_id))
 
     def rounds(self, *, user_id: Optional[str] = None, agent_id: Optional[str] = None) -> List[Dict[str, Any]]:
         """The scope's rounds, oldest first."""
@@ -1083,6 +1091,7 @@ class AsyncMemory:
     import_ = _to_thread(Memory.import_)
     forget_user = _to_thread(Memory.forget_user)
     facts = _to_thread(Memory.facts)
+    profile = _to_thread(Memory.profile)
     rounds = _to_thread(Memory.rounds)
     decisions = _to_thread(Memory.decisions)
     users = _to_thread(Memory.users)

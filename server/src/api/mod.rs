@@ -172,6 +172,10 @@ request! {
         /// Also say why each ranked record is in the block or was cut (`records`).
         #[serde(default)]
         explain: bool,
+        /// Open the block with the user's profile (their current facts by relation, as of
+        /// `as_of`) in at most this many tokens of the budget (at most half of it).
+        #[serde(default)]
+        profile: Option<usize>,
     }
 }
 
@@ -513,6 +517,11 @@ request! {
 request! {
     /// What the scope stored per month.
     ReadActivity {}
+}
+
+request! {
+    /// What the user holds true now: the current facts by relation.
+    ReadProfile {}
 }
 
 /// Which store's users to list.

@@ -137,6 +137,7 @@ impl Service {
             budget: req.budget,
             angles: &angles,
             explain: req.explain,
+            profile: req.profile,
             ..Query::new(&req.query)
         };
         let memory = self.memory(req.store.as_deref())?;
@@ -352,6 +353,11 @@ impl Service {
     /// What a scope stored per month.
     pub fn activity(&self, req: &ReadActivity) -> Result<mnemon::browse::Activity, ApiError> {
         Ok(self.memory(req.store.as_deref())?.activity(Self::scope(&req.target()))?)
+    }
+
+    /// The scope's current profile.
+    pub fn profile(&self, req: &ReadProfile) -> Result<mnemon::facts::Profile, ApiError> {
+        Ok(self.memory(req.store.as_deref())?.profile(Self::scope(&req.target()))?)
     }
 
     /// `forget_user`: in one store, or in every store the server knows.
