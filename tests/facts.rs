@@ -454,8 +454,12 @@ fn a_move_supersedes_the_old_home_which_every_read_path_then_hides() {
     );
     assert!(context.text.contains("- The user moved to Lisbon."), "{}", context.text);
     assert!(!context.text.contains("- The user lives in Porto."), "{}", context.text);
-    // The round itself is evidence and stays.
-    assert!(context.text.contains("I live in Porto"), "{}", context.text);
+    // The round itself is evidence and stays, marked with what its fact became.
+    assert!(
+        context.text.contains("(superseded 2024-06-02: now Lisbon)\nuser: I live in Porto, near the river."),
+        "{}",
+        context.text
+    );
 
     // A search ranks the active facts on request, by cosine, the superseded one never.
     let found = m.search(&Search::new("The user moved to Lisbon.").limit(1000).with_facts(), "maya").unwrap();

@@ -20,6 +20,7 @@ fn round_view<'a>(r: &'a RoundRow, facts: &'a [String]) -> RenderRound<'a> {
         ts_unix: r.ts_unix,
         turns: &r.turns,
         facts,
+        marks: &[],
     }
 }
 

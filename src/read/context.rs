@@ -16,7 +16,7 @@ use crate::model::filter::Relevance;
 use crate::model::note::Note;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{AsOf, Store, View};
+use crate::store::{AsOf, FactRow, Store, View};
 
 /// Most query angles one context may merge.
 const MAX_ANGLES: usize = 16;
@@ -46,9 +46,9 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
         asked.push(ask(engine, angle, query.date.as_ref(), time.as_ref(), &format!("angles[{i}]"))?);
     }
     let calibration = asked[0].calibration;
-    let (scored, rounds, notes, head) = engine.read_view(scope, |store, found, last_try| {
+    let (scored, rounds, notes, head, marks) = engine.read_view(scope, |store, found, last_try| {
         let Some((view, version)) = found else {
-            return Ok(Some((Vec::new(), HashMap::new(), HashMap::new(), String::new())));
+            return Ok(Some((Vec::new(), HashMap::new(), HashMap::new(), String::new(), HashMap::new())));
         };
         let as_of = known_then(store, view, time.as_ref())?;
         let head = match query.profile {
@@ -86,7 +86,9 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
                 .collect();
         let notes: HashMap<i64, Note> =
             store.notes_by_id(view, &note_ids)?.into_iter().map(|n| (n.id, Note::from(n))).collect();
-        Ok(Some((scored, rounds, notes, head)))
+        let round_ids: Vec<i64> = of_rounds.iter().map(|s| s.id).collect();
+        let marks = marks(store, view, &round_ids, as_of.as_ref())?;
+        Ok(Some((scored, rounds, notes, head, marks)))
     })?;
     let (ranked, why): (Vec<Ranked<'_>>, Vec<&(usize, Scored)>) = scored
         .iter()
@@ -101,7 +103,7 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
             r.map(|r| (r, a_s))
         })
         .unzip();
-    let mut context = render_ranked(&ranked, budget, &head);
+    let mut context = render_ranked(&ranked, budget, &head, &marks);
     if query.explain {
         context.records = explain(&ranked, &why, &context.omitted, calibration);
     }
@@ -149,7 +151,12 @@ enum Ranked<'a> {
 
 /// Fits ranked records into the budget, after `head` (the profile section, or empty), and renders
 /// them.
-fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>, head: &str) -> Context {
+fn render_ranked(
+    ranked: &[Ranked<'_>],
+    budget: Option<usize>,
+    head: &str,
+    marks: &HashMap<i64, Vec<String>>,
+) -> Context {
     let lines: Vec<Vec<String>> = ranked
         .iter()
         .map(|r| match r {
@@ -161,7 +168,9 @@ fn render_ranked(ranked: &[Ranked<'_>], budget: Option<usize>, head: &str) -> Co
         .iter()
         .zip(&lines)
         .map(|(r, l)| match r {
-            Ranked::Round(r) => Item::Round(recalled_view(r, l)),
+            Ranked::Round(r) => {
+                Item::Round(recalled_view(r, l, marks.get(&r.id).map_or(&[][..], Vec::as_slice)))
+            }
             Ranked::Note(n, label) => Item::Note(note_view(n, Some(*label))),
         })
         .collect();
@@ -230,7 +239,7 @@ pub(super) fn recalled(
         .collect())
 }
 
-fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String]) -> RenderRound<'a> {
+fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String], marks: &'a [String]) -> RenderRound<'a> {
     RenderRound {
         id: r.id,
         key: &r.key,
@@ -239,7 +248,56 @@ fn recalled_view<'a>(r: &'a RecalledRound, facts: &'a [String]) -> RenderRound<'
         ts_unix: r.ts_unix,
         turns: &r.turns,
         facts,
+        marks,
     }
+}
+
+/// Words a value may have to stand in a mark; a longer one is named by its fact's sentence.
+const MARK_VALUE_WORDS: usize = 6;
+
+/// What became of the superseded facts of `rounds` (as they stood at `as_of`, if any), per round:
+/// "(superseded DATE: now VALUE)", the fact that holds now at the end of the chain of facts that
+/// replaced it, and the day it holds since. One mark per fact that holds now, in fact order.
+fn marks(
+    store: &Store,
+    view: View<'_>,
+    rounds: &[i64],
+    as_of: Option<&AsOf>,
+) -> Result<HashMap<i64, Vec<String>>> {
+    let then = |f: FactRow| match as_of {
+        Some(a) => a.fact(f),
+        None => Some(f),
+    };
+    let mut out: HashMap<i64, Vec<String>> = HashMap::new();
+    for fact in store.facts_of_rounds(view, rounds)?.into_iter().filter_map(then) {
+        let Some(mut next) = fact.superseded_by.clone() else { continue };
+        // Follow the chain to the fact that holds (at most as many steps as facts seen).
+        let mut seen = std::collections::HashSet::new();
+        let mut winner = None;
+        while seen.insert(next.clone()) {
+            let Some(w) = store.fact_by_key(view, &next)?.and_then(then) else { break };
+            match w.superseded_by.clone() {
+                Some(after) => next = after,
+                None => {
+                    winner = Some(w);
+                    break;
+                }
+            }
+        }
+        let Some(w) = winner else { continue };
+        let since =
+            chrono::NaiveDate::from_num_days_from_ce_opt(w.day).map(|d| d.to_string()).unwrap_or_default();
+        let now = match w.object.as_deref().filter(|o| o.split_whitespace().count() <= MARK_VALUE_WORDS) {
+            Some(value) => value.to_owned(),
+            None => w.content.clone(),
+        };
+        let mark = format!("(superseded {since}: now {now})");
+        let list = out.entry(fact.round_id).or_default();
+        if !list.contains(&mark) {
+            list.push(mark);
+        }
+    }
+    Ok(out)
 }
 
 /// A note as the renderer sees it.
