@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -883,6 +883,31 @@ mod tests {
             third_person("I usually go to the gym at 6am!", Role::Assistant),
             "The assistant usually goes to the gym at 6am!"
         );
+        // Every present-tense verb agrees, not a list of them; past forms, modals, adverbs and
+        // function words stay.
+        for (said, written) in [
+            ("I apologize for the confusion", "The user apologizes for the confusion."),
+            (
+                "I bike to work and I drive a 2015 Honda Civic",
+                "The user bikes to work and the user drives a 2015 Honda Civic.",
+            ),
+            (
+                "I watch birds, I try yoga, I need rest, I apply paint",
+                "The user watches birds, the user tries yoga, the user needs rest, the user applies paint.",
+            ),
+            ("I personally think so", "The user personally thinks so."),
+            (
+                "I went, I finished, I can, I bought, I can't",
+                "The user went, the user finished, the user can, the user bought, the user can't.",
+            ),
+            ("I and my wife play chess", "The user and the user's wife play chess."),
+            (
+                "I don't know, I've been, I'm off",
+                "The user doesn't know, the user has been, the user is off.",
+            ),
+        ] {
+            assert_eq!(third_person(said, Role::User), written);
+        }
         assert_eq!(
             third_person(
                 "Exciting things are happening--I'm exploring endorsements—my first.",

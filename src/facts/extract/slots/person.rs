@@ -65,49 +65,215 @@ pub(super) fn singular(word: &str) -> String {
     }
 }
 
-/// Present-tense verbs that take an "s" after "the user" (any other word after "I" is kept:
-/// a past form, a modal, an adverb).
-pub(super) const VERBS: [(&str, &str); 35] = [
-    ("am", "is"),
-    ("ask", "asks"),
-    ("have", "has"),
-    ("do", "does"),
-    ("don't", "doesn't"),
-    ("haven't", "hasn't"),
-    ("go", "goes"),
-    ("love", "loves"),
-    ("like", "likes"),
-    ("live", "lives"),
-    ("work", "works"),
-    ("want", "wants"),
-    ("need", "needs"),
-    ("think", "thinks"),
-    ("hope", "hopes"),
-    ("plan", "plans"),
-    ("enjoy", "enjoys"),
-    ("prefer", "prefers"),
-    ("play", "plays"),
-    ("feel", "feels"),
-    ("know", "knows"),
-    ("try", "tries"),
-    ("run", "runs"),
-    ("use", "uses"),
-    ("own", "owns"),
-    ("hate", "hates"),
-    ("keep", "keeps"),
-    ("get", "gets"),
-    ("take", "takes"),
-    ("make", "makes"),
-    ("eat", "eats"),
-    ("drink", "drinks"),
-    ("train", "trains"),
-    ("study", "studies"),
-    ("teach", "teaches"),
+/// Words after "I" that change in the third person otherwise than by an "s" ("I am" → "the user
+/// is").
+pub(super) const IRREGULAR: [(&str, &str); 5] =
+    [("am", "is"), ("have", "has"), ("do", "does"), ("don't", "doesn't"), ("haven't", "hasn't")];
+
+/// Words after "I" that stay as they are: modals, the past of be, and the function words that can
+/// follow a subject ("I and my wife", "I too"). A word of other than lower-case letters ("can't",
+/// "2"), one ending in "ed" but not "eed" (a past form, not "need"), one ending in "ly" that is not
+/// a verb ([`LY_VERBS`]: an adverb) and an irregular past ([`PAST`]) stay as well; any other word
+/// is a present-tense verb and takes an "s".
+pub(super) const NOT_PRESENT: [&str; 33] = [
+    "can", "could", "will", "would", "shall", "should", "may", "might", "must", "ought", "was", "were",
+    "and", "or", "but", "nor", "too", "as", "at", "in", "on", "with", "from", "to", "for", "of", "if", "so",
+    "myself", "alone", "wanna", "gonna", "gotta",
 ];
 
-/// Adverbs between "I" and its verb ("I usually go").
-pub(super) const ADVERBS: [&str; 9] =
-    ["usually", "also", "really", "just", "still", "often", "always", "never", "actually"];
+/// English irregular past forms (a closed class): after "I" they stay as they are.
+pub(super) const PAST: [&str; 127] = [
+    "arose",
+    "ate",
+    "awoke",
+    "became",
+    "began",
+    "bent",
+    "bet",
+    "bit",
+    "bled",
+    "blew",
+    "bore",
+    "bought",
+    "bound",
+    "broke",
+    "brought",
+    "built",
+    "burnt",
+    "came",
+    "caught",
+    "chose",
+    "cost",
+    "crept",
+    "cut",
+    "dealt",
+    "did",
+    "dove",
+    "drank",
+    "dreamt",
+    "drew",
+    "drove",
+    "dug",
+    "fed",
+    "fell",
+    "felt",
+    "fled",
+    "flew",
+    "forbade",
+    "forgave",
+    "forgot",
+    "fought",
+    "found",
+    "froze",
+    "gave",
+    "got",
+    "grew",
+    "had",
+    "heard",
+    "held",
+    "hid",
+    "hit",
+    "hung",
+    "hurt",
+    "kept",
+    "knelt",
+    "knew",
+    "laid",
+    "lay",
+    "leapt",
+    "learnt",
+    "led",
+    "left",
+    "lent",
+    "let",
+    "lit",
+    "lost",
+    "made",
+    "meant",
+    "met",
+    "mistook",
+    "overcame",
+    "paid",
+    "put",
+    "quit",
+    "ran",
+    "rang",
+    "rode",
+    "rose",
+    "said",
+    "sang",
+    "sank",
+    "sat",
+    "saw",
+    "sent",
+    "set",
+    "shone",
+    "shook",
+    "shot",
+    "shut",
+    "slept",
+    "slid",
+    "sold",
+    "sought",
+    "spat",
+    "sped",
+    "spent",
+    "split",
+    "spoke",
+    "sprang",
+    "spread",
+    "spun",
+    "stank",
+    "stole",
+    "stood",
+    "strove",
+    "struck",
+    "stuck",
+    "stung",
+    "swam",
+    "swept",
+    "swore",
+    "swung",
+    "taught",
+    "thought",
+    "threw",
+    "told",
+    "took",
+    "tore",
+    "understood",
+    "undertook",
+    "went",
+    "wept",
+    "withdrew",
+    "woke",
+    "won",
+    "wore",
+    "wound",
+    "wrote",
+];
+
+/// The third-person present of a verb: "go" → "goes", "watch" → "watches", "try" → "tries",
+/// "play" → "plays", "bike" → "bikes".
+pub(super) fn third_person_s(verb: &str) -> String {
+    let consonant_y =
+        verb.len() > 1 && verb.ends_with('y') && !verb[..verb.len() - 1].ends_with(['a', 'e', 'i', 'o', 'u']);
+    if consonant_y {
+        format!("{}ies", &verb[..verb.len() - 1])
+    } else if ["s", "sh", "ch", "x", "z", "o"].iter().any(|e| verb.ends_with(e)) {
+        format!("{verb}es")
+    } else {
+        format!("{verb}s")
+    }
+}
+
+/// Verbs that end in "ly" (every other word ending so after "I" is an adverb: "I personally").
+pub(super) const LY_VERBS: [&str; 13] = [
+    "apply", "reply", "rely", "fly", "supply", "comply", "imply", "multiply", "ally", "rally", "tally",
+    "bully", "sully",
+];
+
+fn is_ly_adverb(word: &str) -> bool {
+    word.ends_with("ly") && !LY_VERBS.contains(&word)
+}
+
+/// What "I <word>" is as "the user <word>": `None` when the word stays as it is.
+pub(super) fn agreeing(word: &str) -> Option<String> {
+    if let Some((_, s)) = IRREGULAR.iter().find(|(v, _)| *v == word) {
+        return Some((*s).to_owned());
+    }
+    let stays = !word.chars().all(|c| c.is_ascii_lowercase())
+        || word.len() < 2
+        || word.ends_with("ed") && !word.ends_with("eed")
+        || is_ly_adverb(word)
+        || NOT_PRESENT.contains(&word)
+        || PAST.contains(&word)
+        || ADVERBS.contains(&word);
+    (!stays).then(|| third_person_s(word))
+}
+
+/// Adverbs between "I" and its verb ("I usually go"), besides those ending in "ly".
+pub(super) const ADVERBS: [&str; 20] = [
+    "also",
+    "just",
+    "still",
+    "often",
+    "always",
+    "never",
+    "actually",
+    "even",
+    "only",
+    "ever",
+    "almost",
+    "already",
+    "sometimes",
+    "now",
+    "then",
+    "not",
+    "first",
+    "once",
+    "later",
+    "soon",
+];
 
 /// The sentence in the third person: "I've" → "the user has", "my" → "the user's", "I love" →
 /// "the user loves"; for an assistant turn, "the assistant". Ends with a full stop.
@@ -169,10 +335,14 @@ pub(super) fn in_person(word: &str, who: &str, agree: &mut bool) -> String {
         "my" | "mine" => Some(format!("{who}'s")),
         "me" | "myself" => Some(who.to_owned()),
         _ if *agree => {
-            let verb = VERBS.iter().find(|(v, _)| *v == key).map(|(_, s)| (*s).to_owned());
-            // An adverb between: agree with the word after it.
-            *agree = ADVERBS.contains(&key.as_str());
-            verb
+            // An adverb between: agree with the word after it ("I usually go").
+            *agree = ADVERBS.contains(&key.as_str()) || is_ly_adverb(&key);
+            // Only a word as it was written in lower case ("I Love" is a title).
+            if core.chars().all(|c| c.is_ascii_lowercase() || c == '\'' || c == '’') {
+                agreeing(&key)
+            } else {
+                None
+            }
         }
         _ => None,
     };
