@@ -49,6 +49,10 @@ pub struct Ending {
     pub holder: Holder,
     /// What ended: the stems of its content words.
     pub thing: BTreeSet<String>,
+    /// The stem of its head: the last word of its first run of content words ("my red lamp" →
+    /// `lamp`, "my job at Globex" → `job`); for the speaker's own thing that ended, the last word
+    /// of the subject ("both of my roommates" → `roommat`).
+    pub head: Option<String>,
 }
 
 struct Lexicon {
@@ -179,6 +183,14 @@ fn content(lex: &Lexicon, words: &[String]) -> BTreeSet<String> {
         .collect()
 }
 
+/// The stem of a phrase's head: the last word of its first run of content words.
+fn head(lex: &Lexicon, words: &[String]) -> Option<String> {
+    let is_content = |w: &String| !lex.function.contains(w) && !lex.times.contains(w) && !is_number(w);
+    let start = words.iter().position(is_content)?;
+    let run = words[start..].iter().take_while(|w| is_content(w)).last()?;
+    Some(stem(run))
+}
+
 /// The words a cue ends: those after it up to a conjunction, a relative word or a time word.
 fn what_follows<'a>(lex: &Lexicon, rest: &'a [String]) -> &'a [String] {
     const BOUNDS: [&str; 14] = [
@@ -208,8 +220,9 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
     {
         let who = subject(lex, &words[..i])?;
         let thing = content(lex, &words[i + 1..j]);
+        let head = head(lex, &words[i + 1..j]);
         let holder = if is_speaker(&who) { Holder::Speaker } else { Holder::Other(content(lex, &who)) };
-        return (!thing.is_empty()).then_some(Ending { holder, thing });
+        return (!thing.is_empty()).then_some(Ending { holder, thing, head });
     }
     for at in 0..words.len() {
         for (cue, group) in &lex.cues {
@@ -224,7 +237,11 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
             let speaker = is_speaker(&who);
             let own_subject = !speaker && who.iter().any(|w| POSSESSIVES.contains(&w.as_str()));
             let ending = match group {
-                Group::Subject if own_subject => Ending { holder: Holder::Own, thing: content(lex, &who) },
+                Group::Subject if own_subject => Ending {
+                    holder: Holder::Own,
+                    thing: content(lex, &who),
+                    head: who.last().map(|w| stem(w)),
+                },
                 Group::Subject => continue,
                 Group::Follows | Group::OwnFollows => {
                     let object = what_follows(lex, rest);
@@ -245,7 +262,7 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
                     } else {
                         Holder::Other(content(lex, &who))
                     };
-                    Ending { holder, thing: content(lex, object) }
+                    Ending { holder, thing: content(lex, object), head: head(lex, object) }
                 }
             };
             return (!ending.thing.is_empty()).then_some(ending);
@@ -303,7 +320,8 @@ pub fn ending(sentence: &str) -> Option<Ending> {
 /// Whether `e` ends an earlier fact whose sentence (third person, "The user …") is
 /// `content` and whose excerpt (the speaker's words) is `raw`: the fact is not itself an ending
 /// or a denial, it is about the ending's holder, and it names what ended (one specific word and
-/// at least half of its words; all of them when it names only generic heads).
+/// at least half of its words; all of them when it names only generic heads; and its head, unless
+/// that is generic: "I sold my red lamp" does not end "the user bought a red kayak").
 pub fn ends(e: &Ending, content: &str, raw: &str) -> bool {
     let lex = &*LEXICON;
     let normal = text(content);
@@ -330,6 +348,9 @@ pub fn ends(e: &Ending, content: &str, raw: &str) -> bool {
     }
     let matched = e.thing.intersection(&stems).count();
     let specific: Vec<&String> = e.thing.iter().filter(|w| !lex.generic.contains(*w)).collect();
+    if e.head.as_ref().is_some_and(|h| !lex.generic.contains(h) && !stems.contains(h)) {
+        return false;
+    }
     if specific.is_empty() {
         matched == e.thing.len()
     } else {
@@ -383,5 +404,13 @@ mod tests {
             !ends(&quit, "The user quit the job at Globex.", "user: I quit my job at Globex."),
             "an ending"
         );
+        // The head names the thing; a word it shares with another thing does not.
+        let lamp = ending("I sold my red lamp.").unwrap();
+        assert_eq!(lamp.head.as_deref(), Some("lamp"));
+        assert!(ends(&lamp, "The user bought a red lamp.", "user: I bought a red lamp."));
+        assert!(!ends(&lamp, "The user bought a red kayak.", "user: I bought a red kayak."));
+        let gym = ending("I cancelled my gym membership at Planet Fitness.").unwrap();
+        assert_eq!(gym.head.as_deref(), Some("membership"), "a generic head: a specific word decides");
+        assert!(ends(&gym, "The user has a gym membership.", "user: I have a gym membership."));
     }
 }
