@@ -187,7 +187,7 @@ impl Settling<'_> {
         row.pair_key = statement(&row, &self.round_date, round.ts_unix).normal().map(|n| n.pair_key());
         // The nearest active fact (ties to the earlier one); a cosine duplicate is merged
         // unless a screen keeps the two apart (the screens keep facts apart that only look alike).
-        let near = self.ledger.nearest(&vector).filter(|(c, _)| *c >= self.dedup_cosine);
+        let near = self.ledger.nearest_at_least(&vector, self.dedup_cosine);
         if let Some((cos, old)) = near.and_then(|(c, id)| Some((c, self.ledger.get(id)?))) {
             let apart = screen(
                 &statement(&row, &self.round_date, round.ts_unix),

@@ -15,8 +15,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::embed::vector::nearest;
+use crate::embed::vector::{cosine, dot_i8_rows, quantize, quantize_into};
 use crate::store::ActiveFact;
+
+/// Slack for float rounding in the byte pass's bound (as in the ranking's scan).
+const ROUNDING_SLACK: f32 = 1e-4;
 
 /// A scope's active facts with their terms, in id order.
 pub(crate) struct Ledger {
@@ -26,17 +29,43 @@ pub(crate) struct Ledger {
     /// Term → ids of the facts that have it (ids of facts removed since are skipped on lookup).
     terms: HashMap<String, Vec<i64>>,
     bytes: usize,
+    /// The facts' vectors as bytes, one row of `dim` per fact in id order, for the first pass of
+    /// the nearest-fact check; a removed fact's row stays until the rows are compacted.
+    quantized: Vec<i8>,
+    rows: Vec<Row>,
+    dead: usize,
+    dim: usize,
 }
 
 struct Held {
     fact: ActiveFact,
     bytes: usize,
+    /// Its place in `rows`.
+    row: usize,
+}
+
+/// A row of the byte pass: the fact, its vector's scale, and the norms that bound its error.
+struct Row {
+    id: i64,
+    scale: f32,
+    error_norm: f32,
+    norm: f32,
+    alive: bool,
 }
 
 impl Ledger {
     /// An empty ledger at `version`.
     pub(crate) fn new(version: i64) -> Ledger {
-        Ledger { version, facts: BTreeMap::new(), terms: HashMap::new(), bytes: 0 }
+        Ledger {
+            version,
+            facts: BTreeMap::new(),
+            terms: HashMap::new(),
+            bytes: 0,
+            quantized: Vec::new(),
+            rows: Vec::new(),
+            dead: 0,
+            dim: 0,
+        }
     }
 
     /// Adds an active fact (ids only grow: a fact is added once) under `terms`.
@@ -50,14 +79,48 @@ impl Ledger {
         for term in terms {
             self.terms.entry(term).or_default().push(id);
         }
-        self.bytes += bytes;
-        self.facts.insert(id, Held { fact, bytes });
+        self.bytes += bytes + fact.vector.len();
+        if self.rows.is_empty() {
+            self.dim = fact.vector.len();
+        }
+        let row = self.push_row(id, &fact.vector);
+        self.facts.insert(id, Held { fact, bytes, row });
+    }
+
+    fn push_row(&mut self, id: i64, vector: &[f32]) -> usize {
+        let (scale, error_norm, norm) = if vector.len() == self.dim {
+            quantize_into(vector, &mut self.quantized)
+        } else {
+            // Another length (never from one embedder): no byte row; always checked in full.
+            self.quantized.extend(std::iter::repeat_n(0, self.dim));
+            (0.0, f32::INFINITY, 0.0)
+        };
+        self.rows.push(Row { id, scale, error_norm, norm, alive: true });
+        self.rows.len() - 1
     }
 
     /// Removes a fact that is no longer active.
     pub(crate) fn remove(&mut self, id: i64) {
         if let Some(held) = self.facts.remove(&id) {
-            self.bytes -= held.bytes;
+            self.bytes -= held.bytes + held.fact.vector.len();
+            self.rows[held.row].alive = false;
+            self.dead += 1;
+            if self.dead > 64 && self.dead * 2 > self.rows.len() {
+                self.compact();
+            }
+        }
+    }
+
+    /// Drops the rows of removed facts.
+    fn compact(&mut self) {
+        let (quantized, rows) = (std::mem::take(&mut self.quantized), std::mem::take(&mut self.rows));
+        self.dead = 0;
+        for (i, row) in rows.into_iter().enumerate().filter(|(_, r)| r.alive) {
+            self.quantized.extend_from_slice(&quantized[i * self.dim..(i + 1) * self.dim]);
+            if let Some(held) = self.facts.get_mut(&row.id) {
+                held.row = self.rows.len();
+            }
+            self.rows.push(row);
         }
     }
 
@@ -73,9 +136,34 @@ impl Ledger {
         ids.into_iter().filter(|id| self.facts.contains_key(id)).collect()
     }
 
-    /// The fact nearest to `vector` by cosine (ties to the lower id), with the cosine.
-    pub(crate) fn nearest(&self, vector: &[f32]) -> Option<(f32, i64)> {
-        nearest(vector, self.facts.iter().map(|(id, h)| (*id, h.fact.vector.as_slice())))
+    /// The fact nearest to `vector` by cosine (ties to the lower id), with the cosine, if that
+    /// cosine is at least `threshold`. Exact: a first pass over the facts' vectors as bytes bounds
+    /// each cosine (the error of the bytes, by its norm), and only the facts whose bound reaches
+    /// `threshold` are scored in full precision, the same `cosine` as a full scan's.
+    pub(crate) fn nearest_at_least(&self, vector: &[f32], threshold: f32) -> Option<(f32, i64)> {
+        let q = quantize(vector);
+        let qnorm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let same_dim = vector.len() == self.dim;
+        let mut dots = Vec::with_capacity(self.rows.len());
+        if same_dim {
+            dot_i8_rows(&q.q, &self.quantized, &mut dots);
+        }
+        let mut best: Option<(f32, i64)> = None;
+        for (i, row) in self.rows.iter().enumerate().filter(|(_, r)| r.alive) {
+            if same_dim && row.error_norm.is_finite() {
+                let approx = q.scale * row.scale * dots[i] as f32;
+                let bound = qnorm * row.error_norm + q.error_norm * row.norm + ROUNDING_SLACK;
+                if approx + bound < threshold {
+                    continue;
+                }
+            }
+            let Some(held) = self.facts.get(&row.id) else { continue };
+            let c = cosine(vector, &held.fact.vector);
+            if best.is_none_or(|(b, _)| c > b) {
+                best = Some((c, row.id));
+            }
+        }
+        best.filter(|(c, _)| *c >= threshold)
     }
 
     fn approx_bytes(&self) -> usize {
@@ -206,10 +294,57 @@ mod tests {
         l.insert(fact(9, vec![1.0, 0.0]), vec!["s:lisbon".into()]);
         assert_eq!(l.with_any(["s:porto", "k:user|lives_in"]), [5, 7]);
         assert_eq!(l.with_any(["s:madrid"]), Vec::<i64>::new());
-        assert_eq!(l.nearest(&[1.0, 0.0]).map(|(_, id)| id), Some(5), "ties to the lower id");
+        assert_eq!(l.nearest_at_least(&[1.0, 0.0], 0.9).map(|(_, id)| id), Some(5), "ties to the lower id");
+        assert_eq!(l.nearest_at_least(&[0.6, 0.8], 0.9), None, "none near enough");
         l.remove(5);
         assert_eq!(l.with_any(["s:porto", "k:user|lives_in"]), [7]);
-        assert_eq!(l.nearest(&[1.0, 0.0]).map(|(_, id)| id), Some(9));
+        assert_eq!(l.nearest_at_least(&[1.0, 0.0], 0.9).map(|(_, id)| id), Some(9));
+    }
+
+    /// The byte pass never changes the answer: on random unit vectors, with facts removed (and
+    /// the rows compacted), the same fact and cosine as a full scan in full precision.
+    #[test]
+    fn the_nearest_fact_is_the_full_scans_at_every_threshold() {
+        let mut seed = 7u64;
+        let mut next = move || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((seed >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+        };
+        let mut unit = |base: Option<&[f32]>| {
+            let mut v: Vec<f32> = (0..48).map(|i| base.map_or(0.0, |b| b[i]) + next()).collect();
+            crate::embed::vector::normalize(&mut v);
+            v
+        };
+        let mut l = Ledger::new(0);
+        let mut all: Vec<(i64, Vec<f32>)> = Vec::new();
+        let anchor = unit(None);
+        for id in 0..400 {
+            // Some near the anchor, so that thresholds near 1 have members.
+            let v = if id % 3 == 0 {
+                unit(Some(&anchor.iter().map(|x| x * 8.0).collect::<Vec<_>>()))
+            } else {
+                unit(None)
+            };
+            l.insert(fact(id, v.clone()), Vec::new());
+            all.push((id, v));
+        }
+        for id in (0..400).filter(|id| id % 5 == 1) {
+            l.remove(id);
+        }
+        all.retain(|(id, _)| id % 5 != 1);
+        for _ in 0..50 {
+            let q = unit(Some(&anchor.iter().map(|x| x * 12.0).collect::<Vec<_>>()));
+            let full = all.iter().map(|(id, v)| (cosine(&q, v), *id)).fold(
+                None,
+                |acc: Option<(f32, i64)>, (c, id)| match acc {
+                    Some((b, _)) if b >= c => acc,
+                    _ => Some((c, id)),
+                },
+            );
+            for threshold in [0.0, 0.5, 0.8, 0.9, 0.95, 0.99] {
+                assert_eq!(l.nearest_at_least(&q, threshold), full.filter(|(c, _)| *c >= threshold));
+            }
+        }
     }
 
     #[test]
