@@ -1062,3 +1062,36 @@ fn the_profile_holds_the_current_facts_and_opens_a_context_on_request() {
     assert!(then.text.contains("- lives_in: The user lives in Porto. (since 2024-01-10)\n"), "{}", then.text);
     assert!(!then.text.contains("Lisbon"), "{}", then.text);
 }
+
+/// Two undated statements of the user's that give one attribute two numbers in the same words
+/// (rule `value-frame`): the later supersedes the earlier without a key, the log names the two
+/// numbers, and the conflict pass run again changes nothing.
+#[test]
+fn another_number_in_the_same_frame_supersedes_and_logs_both_numbers() {
+    let mut outputs = HashMap::new();
+    let said = [
+        ("I've had Luna for about 6 months now.", "The user has had Luna for about 6 months now."),
+        (
+            "I've had my cat, Luna, for about 9 months now.",
+            "The user has had the user's cat, Luna, for about 9 months now.",
+        ),
+    ];
+    for (turn, content) in said {
+        let raw = format!("user: {}", turn.trim_end_matches('.'));
+        outputs.insert(turn.to_owned(), format!("[{}]", fact(content, &raw, None)));
+    }
+    let x = Arc::new(Scripted { outputs, ..Arc::try_unwrap(scripted()).ok().expect("fresh") });
+    let t = temp_store();
+    let m = open(&t.path, &x, false);
+    m.add(&[Message::user(said[0].0, "2024-01-10T10:00:00").in_session("a")], "ana").unwrap();
+    m.add(&[Message::user(said[1].0, "2024-04-10T10:00:00").in_session("b")], "ana").unwrap();
+    let active: Vec<String> = m.active_facts("ana").unwrap().into_iter().map(|f| f.content).collect();
+    assert_eq!(active, [said[1].1], "{active:?}");
+    let log = m.decisions("ana").unwrap();
+    let superseded: Vec<_> = log.iter().filter(|d| d.kind == DecisionKind::FactSuperseded).collect();
+    assert_eq!(superseded.len(), 1);
+    let detail: serde_json::Value = serde_json::from_str(&superseded[0].detail).unwrap();
+    assert_eq!(detail, serde_json::json!({"rule": "value-frame", "key": null, "old": "6", "new": "9"}));
+    let report = m.consolidate("ana").unwrap();
+    assert_eq!((report.superseded, report.restored, report.rekeyed), (0, 0, 0));
+}

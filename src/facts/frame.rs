@@ -91,10 +91,22 @@ impl Frames {
     /// ("my dad weighs 90 kg" is not the speaker's weight), and a frame of each shares
     /// [`SHARED`] content words, around two different numbers. Symmetric.
     pub fn meets(&self, other: &Frames) -> bool {
-        self.holder == other.holder
-            && self.numbers.iter().any(|(x, fx)| {
-                other.numbers.iter().any(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED)
-            })
+        self.met(other).is_some()
+    }
+
+    /// The two numbers of the first frames that meet ([`Frames::meets`]): this one's, then
+    /// `other`'s.
+    pub fn met<'a>(&'a self, other: &'a Frames) -> Option<(&'a str, &'a str)> {
+        if self.holder != other.holder {
+            return None;
+        }
+        self.numbers.iter().find_map(|(x, fx)| {
+            other
+                .numbers
+                .iter()
+                .find(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED)
+                .map(|(y, _)| (x.as_str(), y.as_str()))
+        })
     }
 }
 
@@ -135,5 +147,10 @@ mod tests {
             !same_frame("user: I run 5 km every week.", "user: I run 5 km every week, no matter what."),
             "the same number"
         );
+        let (new, old) = (
+            Frames::of("user: My current goal is to reach level 150."),
+            Frames::of("user: I'm determined to reach level 100."),
+        );
+        assert_eq!(new.met(&old), Some(("150", "100")));
     }
 }

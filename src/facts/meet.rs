@@ -161,6 +161,22 @@ pub(super) fn contest<'a>(
     out
 }
 
+/// The values a supersession logs, the old then the new: for two values of one frame (rule (e))
+/// the numbers that differ, else the two records' objects.
+pub(super) fn values(
+    rule: Option<Rule>,
+    loser: &FactRow,
+    winner: &FactRow,
+) -> (Option<String>, Option<String>) {
+    if rule == Some(Rule::Frame) {
+        let (w, l) = (Frames::of(&winner.raw), Frames::of(&loser.raw));
+        if let Some((new, old)) = w.met(&l) {
+            return (Some(old.to_owned()), Some(new.to_owned()));
+        }
+    }
+    (loser.object.clone(), winner.object.clone())
+}
+
 /// A day number as `YYYY-MM-DD`.
 pub(super) fn date_of(day: i32) -> String {
     chrono::NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()

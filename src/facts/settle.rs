@@ -4,7 +4,7 @@
 
 use super::conflict::{Rule, screen};
 use super::extract::Extraction;
-use super::meet::{Contest, Probe, contest, date_of, statement};
+use super::meet::{Contest, Probe, contest, date_of, statement, values};
 use super::prefilter::Rule as Skip;
 use super::verify::{Note, VerifiedFact, embed_text, verify};
 use crate::embed;
@@ -275,11 +275,12 @@ fn settle(
     let Contest { lost_to, losers } = contest(&probe, others);
     let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
         write::supersede(tx, user, &loser.key, &winner.key)?;
+        let (old, new) = values(Some(rule), loser, winner);
         let detail = serde_json::json!({
             "rule": rule.name(),
             "key": winner.pair_key,
-            "old": loser.object,
-            "new": winner.object,
+            "old": old,
+            "new": new,
         })
         .to_string();
         write::log(

@@ -3,7 +3,7 @@
 //! and conflict rules (the conflict pass of `consolidate`).
 
 use super::conflict::Rule;
-use super::meet::{Contest, Probe, contest, date_of, statement};
+use super::meet::{Contest, Probe, contest, date_of, statement, values};
 use super::types::{ExtractorInfo, Reextract, ReextractReport};
 use crate::engine::{Engine, logical_now};
 use crate::error::{Error, Result};
@@ -226,8 +226,8 @@ pub(super) fn resettle(
         }
         active.push(i);
     }
-    let objects: std::collections::HashMap<String, Option<String>> =
-        next.iter().map(|f| (f.key.clone(), f.object.clone())).collect();
+    let rows: std::collections::HashMap<String, FactRow> =
+        next.iter().map(|f| (f.key.clone(), f.clone())).collect();
     let (mut superseded, mut restored, mut rekeyed) = (0, 0, 0);
     for (i, ((old, _, _), mut new)) in stored.iter().zip(next).enumerate() {
         new.salience = match (&old.superseded_by, &new.superseded_by) {
@@ -250,11 +250,15 @@ pub(super) fn resettle(
         match (&old.superseded_by, &new.superseded_by) {
             (was, Some(winner)) if was.as_ref() != Some(winner) => {
                 let rule = rules[i].map_or("", |r| r.name());
+                let (old_value, new_value) = match rows.get(winner) {
+                    Some(w) => values(rules[i], &new, w),
+                    None => (new.object.clone(), None),
+                };
                 let detail = serde_json::json!({
                     "rule": rule,
                     "key": new.pair_key,
-                    "old": new.object,
-                    "new": objects.get(winner).cloned().flatten(),
+                    "old": old_value,
+                    "new": new_value,
                 });
                 write::log(
                     tx,
