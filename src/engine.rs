@@ -124,8 +124,8 @@ impl Engine {
             pins: store.pins.clone(),
             store: Mutex::new(store),
             embedder,
+            ledgers: Ledgers::new(config.view_cache_bytes / 4, budget.clone()),
             views: Views::new(config.view_cache_bytes, budget),
-            ledgers: Ledgers::new(config.view_cache_bytes / 4),
             config,
         }
     }

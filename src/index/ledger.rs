@@ -13,8 +13,9 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+use super::views::MemoryBudget;
 use crate::embed::vector::{cosine, dot_i8_rows, quantize, quantize_into};
 use crate::store::ActiveFact;
 
@@ -182,13 +183,25 @@ pub struct SettleStats {
     pub loads: u64,
 }
 
-/// The ledgers of a store's scopes, least recently used dropped past a budget of bytes.
+/// The ledgers of a store's scopes, least recently used dropped past a budget of bytes (the
+/// store's, and the [`MemoryBudget`] several stores share, where the views count too).
 pub(crate) struct Ledgers {
     slots: Mutex<Slots>,
     budget: usize,
+    shared: Option<MemoryBudget>,
+    /// The bytes counted in `shared` now.
+    counted: AtomicUsize,
     loaded: AtomicU64,
     compared: AtomicU64,
     loads: AtomicU64,
+}
+
+impl Drop for Ledgers {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.recount(self.counted.load(Ordering::Relaxed), 0);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -199,11 +212,13 @@ struct Slots {
 }
 
 impl Ledgers {
-    /// No ledger yet; at most about `budget` bytes of them.
-    pub(crate) fn new(budget: usize) -> Ledgers {
+    /// No ledger yet; at most about `budget` bytes of them, and within `shared` if given.
+    pub(crate) fn new(budget: usize, shared: Option<MemoryBudget>) -> Ledgers {
         Ledgers {
             slots: Mutex::default(),
             budget,
+            shared,
+            counted: AtomicUsize::new(0),
             loaded: AtomicU64::new(0),
             compared: AtomicU64::new(0),
             loads: AtomicU64::new(0),
@@ -217,7 +232,9 @@ impl Ledgers {
 
     /// The scope's ledger, taken out, if it holds the facts of the user's `version`.
     pub(crate) fn take(&self, user: i64, agent: Option<&str>, version: i64) -> Option<Ledger> {
-        let (ledger, _) = self.lock().ledgers.remove(&(user, agent.map(str::to_owned)))?;
+        let mut slots = self.lock();
+        let (ledger, _) = slots.ledgers.remove(&(user, agent.map(str::to_owned)))?;
+        self.account(slots.ledgers.values().map(|(l, _)| l.approx_bytes()).sum());
         (ledger.version == version).then_some(ledger)
     }
 
@@ -229,21 +246,35 @@ impl Ledgers {
         let tick = slots.tick;
         slots.ledgers.insert((user, agent.map(str::to_owned)), (ledger, tick));
         let mut total: usize = slots.ledgers.values().map(|(l, _)| l.approx_bytes()).sum();
-        while total > self.budget && slots.ledgers.len() > 1 {
+        self.account(total);
+        let over =
+            |total: usize| total > self.budget || self.shared.as_ref().is_some_and(|s| s.used() > s.limit());
+        // The least recently used go first; the one just kept stays.
+        while over(total) && slots.ledgers.len() > 1 {
             let Some(oldest) = slots.ledgers.iter().min_by_key(|(_, (_, t))| *t).map(|(k, _)| k.clone())
             else {
                 break;
             };
             if let Some((l, _)) = slots.ledgers.remove(&oldest) {
                 total -= l.approx_bytes();
+                self.account(total);
             }
+        }
+    }
+
+    /// Counts the ledgers' `total` bytes in the shared budget, in place of what was counted.
+    fn account(&self, total: usize) {
+        let before = self.counted.swap(total, Ordering::Relaxed);
+        if let Some(shared) = &self.shared {
+            shared.recount(before, total);
         }
     }
 
     /// A write at the user's `version` committed without changing any fact of the user: the
     /// user's ledgers at that version move to the next; the others are dropped.
     pub(crate) fn advance(&self, user: i64, version: i64) {
-        self.lock().ledgers.retain(|(u, _), (ledger, _)| {
+        let mut slots = self.lock();
+        slots.ledgers.retain(|(u, _), (ledger, _)| {
             if *u != user {
                 return true;
             }
@@ -253,6 +284,7 @@ impl Ledgers {
             ledger.version = version + 1;
             true
         });
+        self.account(slots.ledgers.values().map(|(l, _)| l.approx_bytes()).sum());
     }
 
     /// Counts a ledger loaded with `facts` facts.
@@ -348,8 +380,25 @@ mod tests {
     }
 
     #[test]
+    fn ledgers_count_in_a_shared_budget_and_give_their_bytes_back() {
+        let shared = MemoryBudget::new(1 << 30);
+        let ledgers = Ledgers::new(1 << 30, Some(shared.clone()));
+        let mut l = Ledger::new(1);
+        l.insert(fact(1, vec![1.0; 64]), vec!["s:lamp".into()]);
+        ledgers.keep(1, None, l);
+        assert!(shared.used() > 64 * 4, "{}", shared.used());
+        assert!(ledgers.take(1, None, 1).is_some());
+        assert_eq!(shared.used(), 0, "taken out: not counted");
+        let mut l = Ledger::new(2);
+        l.insert(fact(1, vec![1.0; 64]), Vec::new());
+        ledgers.keep(1, None, l);
+        drop(ledgers);
+        assert_eq!(shared.used(), 0, "dropped: given back");
+    }
+
+    #[test]
     fn a_ledger_is_used_only_at_the_version_it_holds() {
-        let ledgers = Ledgers::new(1 << 20);
+        let ledgers = Ledgers::new(1 << 20, None);
         ledgers.keep(1, None, Ledger::new(4));
         ledgers.keep(1, Some("a"), Ledger::new(2));
         ledgers.advance(1, 4);

@@ -15,9 +15,11 @@ use crate::store::{Store, View};
 /// A view's key: the user's row id and the agent.
 type ViewKey = (i64, Option<String>);
 
-/// Bytes that the views of several stores share: a server holding many stores open sets one
-/// for the whole process. Past it, the store whose views grow or load drops its least recently
-/// used views (never the one in use), as it does past its own
+/// Bytes that the views of several stores share (and their fact ledgers, the active facts that
+/// extraction settles new facts against): a server holding many stores open sets one for the
+/// whole process. Past it, the store whose views grow or load drops its least recently used views
+/// (never the one in use), and one whose ledgers grow its least recently used ledgers, as it does
+/// past its own
 /// [`Config::view_cache_bytes`](crate::config::Config::view_cache_bytes).
 ///
 /// ```
@@ -39,7 +41,7 @@ impl MemoryBudget {
         MemoryBudget(Arc::new(Shared { limit: bytes, used: AtomicUsize::new(0) }))
     }
 
-    /// The bytes the views of every store on this budget hold now.
+    /// The bytes the views and ledgers of every store on this budget hold now.
     pub fn used(&self) -> usize {
         self.0.used.load(Ordering::Relaxed)
     }
@@ -47,6 +49,12 @@ impl MemoryBudget {
     /// The budget.
     pub fn limit(&self) -> usize {
         self.0.limit
+    }
+
+    /// Counts `bytes` more held (`before` fewer): the ledgers' bytes count here as the views' do.
+    pub(crate) fn recount(&self, before: usize, now: usize) {
+        self.0.used.fetch_add(now, Ordering::Relaxed);
+        self.0.used.fetch_sub(before, Ordering::Relaxed);
     }
 }
 
