@@ -627,6 +627,14 @@ fn a_number_changed_twice_reads_as_each_value_in_turn() {
             context.text.lines().map(str::trim).filter(|l| l.starts_with("- The user has")).collect();
         let expected = if current.contains("17") { vec![] } else { vec![format!("- {current}")] };
         assert_eq!(lines, expected, "as of {at}: {}", context.text);
+        // Each older round is marked with the value that held then, at the end of the chain.
+        let marks: Vec<&str> = context.text.lines().filter(|l| l.starts_with("(superseded ")).collect();
+        let expected: Vec<&str> = match current {
+            c if c.contains("17") => vec![],
+            c if c.contains("25") => vec!["(superseded 2024-02-05: now 25)"],
+            _ => vec!["(superseded 2024-03-05: now 31)"; 2],
+        };
+        assert_eq!(marks, expected, "as of {at}: {}", context.text);
     }
     let md = m.export_as_of(ExportFormat::Markdown, &ts("2024-03-01T00:00:00"), "ana").unwrap();
     assert_eq!(md.matches("~~").count(), 2, "17 struck through, 25 current: {md}");
