@@ -112,7 +112,8 @@ fn words(text: &str) -> Vec<&str> {
     text.split_whitespace().collect()
 }
 
-fn is_number(w: &str) -> bool {
+/// Whether a normalized word states a number (number words are digits by then).
+pub(super) fn is_number(w: &str) -> bool {
     w.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 

@@ -12,6 +12,7 @@
 
 use std::collections::BTreeSet;
 
+use super::conflict::is_number;
 use super::ending::{holder, is_filler};
 use super::normalize::normalize;
 
@@ -38,10 +39,6 @@ const PLANS: [&str; 13] = [
     "should",
     "if",
 ];
-
-fn is_number(w: &str) -> bool {
-    w.chars().next().is_some_and(|c| c.is_ascii_digit())
-}
 
 /// The frames of a sentence: who it is about, and each of its numbers with the content words
 /// around it.

@@ -8,7 +8,7 @@
 //! that share one of its terms: the same decisions as comparing it with every active fact, at a
 //! cost that does not grow with the user's history.
 
-use super::conflict::{Rule, Statement, conflict, may_frame, newer};
+use super::conflict::{Rule, Statement, conflict, is_number, may_frame, newer};
 use super::ending::{Ending, ending, ends};
 use super::frame::Frames;
 use super::normalize::text;
@@ -88,10 +88,6 @@ impl<'a> Probe<'a> {
         terms.extend(words.iter().map(|w| format!("f:{w}")));
         terms
     }
-}
-
-fn is_number(w: &str) -> bool {
-    w.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 /// How a fact fares against the active facts it meets: the one it loses to (it reports an older
@@ -175,11 +171,6 @@ pub(super) fn values(
         }
     }
     (loser.object.clone(), winner.object.clone())
-}
-
-/// A day number as `YYYY-MM-DD`.
-pub(super) fn date_of(day: i32) -> String {
-    chrono::NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()
 }
 
 /// A stored fact as the conflict rules see it.

@@ -4,7 +4,7 @@
 
 use super::conflict::{Rule, screen};
 use super::extract::Extraction;
-use super::meet::{Contest, Probe, contest, date_of, statement, values};
+use super::meet::{Contest, Probe, contest, statement, values};
 use super::prefilter::Rule as Skip;
 use super::verify::{Note, VerifiedFact, embed_text, verify};
 use crate::embed;
@@ -14,7 +14,7 @@ use crate::index::ledger::Ledger;
 use crate::model::decision::DecisionKind;
 use crate::model::fact::fact_day;
 use crate::model::round::normalized_key;
-use crate::model::time::Timestamp;
+use crate::model::time::{Timestamp, day_date};
 use crate::store::{ActiveFact, FactRow, RoundRow, Tx, write};
 
 /// Stores one round's extraction (none when the pre-filter skipped it, with the rule that did):
@@ -62,7 +62,7 @@ pub(super) fn store_round(
             let active = write::active_facts(&tx, user, agent)?;
             engine.ledgers.count_load(active.len());
             for fact in active {
-                let date = date_of(fact.round_day);
+                let date = day_date(fact.round_day);
                 let terms = Probe::of(&fact.row, &date, fact.ts_unix).held_under();
                 ledger.insert(fact, terms);
             }
@@ -73,7 +73,7 @@ pub(super) fn store_round(
         user,
         round,
         round_id,
-        round_date: date_of(round.day),
+        round_date: day_date(round.day),
         extractor,
         at: &at,
         dedup_cosine: engine.config.fact_dedup_cosine,
@@ -191,7 +191,7 @@ impl Settling<'_> {
         if let Some((cos, old)) = near.and_then(|(c, id)| Some((c, self.ledger.get(id)?))) {
             let apart = screen(
                 &statement(&row, &self.round_date, round.ts_unix),
-                &statement(&old.row, &date_of(old.round_day), old.ts_unix),
+                &statement(&old.row, &day_date(old.round_day), old.ts_unix),
             );
             let Some(why) = apart else {
                 let detail = serde_json::json!({ "match": "cosine", "cosine": cos }).to_string();
@@ -224,19 +224,11 @@ impl Settling<'_> {
         write::log(tx, user, agent, at, DecisionKind::FactStored, &row.key, Some(&round.key), "{}")?;
 
         // Supersession: the new fact against every active fact it conflicts with.
-        let (active, n) = settle(
-            tx,
-            user,
-            at,
-            &row,
-            &self.round_date,
-            round.ts_unix,
-            &mut self.ledger,
-            &mut self.compared,
-        )?;
+        let probe = Probe::of(&row, &self.round_date, round.ts_unix);
+        let (active, n) = settle(tx, user, at, &row, &probe, &mut self.ledger, &mut self.compared)?;
         self.superseded += n;
         if active {
-            let terms = Probe::of(&row, &self.round_date, round.ts_unix).held_under();
+            let terms = probe.held_under();
             let fact = ActiveFact {
                 row: row.clone(),
                 round_day: round.day,
@@ -250,29 +242,26 @@ impl Settling<'_> {
     }
 }
 
-/// Runs the conflict rules for `row` (stored and active) against the active facts of `ledger`
-/// it meets ([`Probe::sought`]): supersedes each fact it beats, or hides `row` at once when it
+/// Runs the conflict rules for `row` (stored and active; `probe` is how they meet it) against the
+/// active facts of `ledger` it meets ([`Probe::sought`]): supersedes each fact it beats, or hides `row` at once when it
 /// reports an older state than one of them (it is kept, never dropped). Every supersession is
 /// logged at `at`. Returns whether `row` is still active and how many facts were superseded;
 /// superseded facts leave the ledger. Adds the facts compared to `compared`.
-#[allow(clippy::too_many_arguments)]
 fn settle(
     tx: &Tx<'_>,
     user: i64,
     at: &str,
     row: &FactRow,
-    date: &str,
-    ts_unix: i64,
+    probe: &Probe<'_>,
     ledger: &mut Ledger,
     compared: &mut usize,
 ) -> Result<(bool, usize)> {
-    let probe = Probe::of(row, date, ts_unix);
     let met = ledger.with_any(probe.sought().iter().map(String::as_str));
     *compared += met.len();
     let facts: Vec<(&ActiveFact, String)> =
-        met.iter().filter_map(|id| ledger.get(*id)).map(|f| (f, date_of(f.round_day))).collect();
+        met.iter().filter_map(|id| ledger.get(*id)).map(|f| (f, day_date(f.round_day))).collect();
     let others = facts.iter().map(|(f, d)| (&f.row, d.as_str(), f.ts_unix));
-    let Contest { lost_to, losers } = contest(&probe, others);
+    let Contest { lost_to, losers } = contest(probe, others);
     let supersede = |loser: &FactRow, winner: &FactRow, rule: Rule| -> Result<()> {
         write::supersede(tx, user, &loser.key, &winner.key)?;
         let (old, new) = values(Some(rule), loser, winner);

@@ -3,12 +3,13 @@
 //! and conflict rules (the conflict pass of `consolidate`).
 
 use super::conflict::Rule;
-use super::meet::{Contest, Probe, contest, date_of, statement, values};
+use super::meet::{Contest, Probe, contest, statement, values};
 use super::types::{ExtractorInfo, Reextract, ReextractReport};
 use crate::engine::{Engine, logical_now};
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
 use crate::model::scope::check_user;
+use crate::model::time::day_date;
 use crate::store::{FactRow, Tx, View, write};
 
 /// Every extractor the store knows, oldest first, with what it produced for `user_id` (every
@@ -182,7 +183,7 @@ pub(super) fn resettle(
     at: &str,
 ) -> Result<(usize, usize, usize)> {
     let stored = write::agent_facts(tx, user, agent)?;
-    let dates: Vec<String> = stored.iter().map(|(_, day, _)| date_of(*day)).collect();
+    let dates: Vec<String> = stored.iter().map(|(_, day, _)| day_date(*day)).collect();
     let mut next: Vec<FactRow> = stored
         .iter()
         .zip(&dates)

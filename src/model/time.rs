@@ -122,6 +122,11 @@ pub(crate) fn day_number(date: NaiveDate) -> i32 {
     date.num_days_from_ce()
 }
 
+/// A day number ([`day_number`]) as `YYYY-MM-DD`; empty when it is no date.
+pub(crate) fn day_date(day: i32) -> String {
+    NaiveDate::from_num_days_from_ce_opt(day).map(|d| d.to_string()).unwrap_or_default()
+}
+
 /// An inclusive range of calendar dates named by a question ("last week", "in May").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DateWindow {

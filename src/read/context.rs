@@ -285,8 +285,7 @@ fn marks(
             }
         }
         let Some(w) = winner else { continue };
-        let since =
-            chrono::NaiveDate::from_num_days_from_ce_opt(w.day).map(|d| d.to_string()).unwrap_or_default();
+        let since = crate::model::time::day_date(w.day);
         let now = match w.object.as_deref().filter(|o| o.split_whitespace().count() <= MARK_VALUE_WORDS) {
             Some(value) => value.to_owned(),
             None => w.content.clone(),

@@ -143,8 +143,7 @@ fn of_facts(facts: Vec<FactRow>) -> Profile {
             None => OTHER.to_owned(),
         };
         let round = f.key.rsplit_once('/').map_or(f.key.as_str(), |(r, _)| r).to_owned();
-        let since =
-            chrono::NaiveDate::from_num_days_from_ce_opt(f.day).map(|d| d.to_string()).unwrap_or_default();
+        let since = crate::model::time::day_date(f.day);
         by_relation.entry((relation == OTHER, relation)).or_default().push(ProfileFact {
             key: f.key.clone(),
             content: f.content.clone(),
