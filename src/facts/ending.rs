@@ -122,24 +122,43 @@ const POSSESSIVES: [&str; 2] = ["my", "our"];
 /// "1.5" stay whole), each normalized into words.
 fn clauses(sentence: &str) -> Vec<Vec<String>> {
     let chars: Vec<char> = sentence.chars().collect();
-    let mut out = Vec::new();
+    // Each piece with whether a comma ended it.
+    let mut pieces = Vec::new();
     let mut current = String::new();
     for (i, &c) in chars.iter().enumerate() {
         let digit = |j: Option<usize>| j.and_then(|j| chars.get(j)).is_some_and(char::is_ascii_digit);
         let splits = matches!(c, ',' | ';' | ':' | '!' | '?' | '(' | ')' | '.' | '\u{2014}' | '\u{2013}')
             && !(digit(i.checked_sub(1)) && digit(Some(i + 1)));
         if splits {
-            out.push(std::mem::take(&mut current));
+            pieces.push((std::mem::take(&mut current), c == ','));
         } else {
             current.push(c);
         }
     }
-    out.push(current);
-    out.iter()
-        .map(|c| text(c).split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-        .filter(|w| !w.is_empty())
-        .collect()
+    pieces.push((current, false));
+    let pieces: Vec<(Vec<String>, bool)> = pieces
+        .iter()
+        .map(|(c, comma)| (text(c).split_whitespace().map(str::to_owned).collect::<Vec<_>>(), *comma))
+        .filter(|(w, _)| !w.is_empty())
+        .collect();
+    // A comma right after a determiner and one word separates two adjectives of one phrase ("a
+    // rare, limited edition figurine"), not two clauses: the piece goes on into the next.
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut open = false;
+    for (words, comma) in pieces {
+        match out.last_mut() {
+            Some(last) if open => last.extend(words),
+            _ => out.push(words),
+        }
+        let last = out.last().expect("pushed above");
+        open = comma && last.len() >= 2 && PHRASE_OPENERS.contains(&last[last.len() - 2].as_str());
+    }
+    out
 }
+
+/// Words that open a noun phrase: after one of them and a single word, a comma sits between two
+/// adjectives ([`clauses`]).
+const PHRASE_OPENERS: [&str; 9] = ["a", "an", "the", "my", "our", "his", "her", "their", "your"];
 
 fn is_number(word: &str) -> bool {
     word.chars().next().is_some_and(|c| c.is_ascii_digit()) || number_word(word).is_some()
@@ -271,6 +290,11 @@ fn clause(lex: &Lexicon, words: &[String]) -> Option<Ending> {
     None
 }
 
+/// Whether a normalized word is a function word of the endings lexicon.
+pub(crate) fn is_function(word: &str) -> bool {
+    LEXICON.function.contains(word)
+}
+
 /// Whether a normalized word says nothing of what a statement is about: a function word or a
 /// time word of the endings lexicon (shared with the value frames, [`super::frame`]).
 pub(crate) fn is_filler(word: &str) -> bool {
@@ -389,6 +413,14 @@ mod tests {
         assert!(ends(&quit, at, "user: I've been working at Globex as a data analyst."));
         assert!(!ends(&quit, "The user's sister works at Globex.", "user: My sister works at Globex."));
         assert!(!ends(&quit, "The user works at Initech.", "user: I work at Initech."));
+        // Two adjectives of one phrase: the figurine ended, not everything rare.
+        let sold = ending(
+            "user: I recently sold a rare, limited edition figurine from my favorite cartoon to a collector.",
+        )
+        .unwrap();
+        assert_eq!(sold.head.as_deref(), Some("figurin"));
+        let records = "The user is looking for advice on how to store the user's rare vinyl records.";
+        assert!(!ends(&sold, records, "user: I'm looking for advice on how to store my rare vinyl records."));
         let sister = ending("My sister quit her job at Initech.").unwrap();
         assert!(!ends(&sister, "The user works at Initech.", "user: I work at Initech."));
         assert!(ends(&sister, "The user's sister works at Initech.", "user: My sister works at Initech."));

@@ -7,14 +7,17 @@
 //! both, and a small model often does not ("microchipped" and no record at all; "level" and
 //! "eventually"). Here each number of a sentence has a frame: the content words around it (three
 //! on each side, function and time words left out, stemmed). Two statements give the same
-//! attribute another value when a frame of each shares at least two content words and their
-//! numbers differ. Pure functions of the two sentences.
+//! attribute another value when a frame of each shares at least two content words, their numbers
+//! differ, and their numbers count the same unit when both name one ("30 minutes every week" and
+//! "three times a week" are two attributes). A time
+//! of day ("10:30 pm") says when, not how many: it has no frame. A name both sentences write
+//! ("Luna") counts as two shared words. Pure functions of the two sentences.
 
 use std::collections::BTreeSet;
 
 use super::conflict::is_number;
-use super::ending::{holder, is_filler};
-use super::normalize::normalize;
+use super::ending::{holder, is_filler, is_function};
+use super::normalize::{joins_range, normalize, qualifies_number};
 
 /// Content words on each side of a number that make its frame.
 const SIDE: usize = 3;
@@ -40,12 +43,40 @@ const PLANS: [&str; 13] = [
     "if",
 ];
 
+/// Words that make a number a time of day ("11 pm", "six o'clock"), normalized.
+pub(crate) const CLOCK: [&str; 3] = ["am", "pm", "oclock"];
+
+/// Words that make a number a rate: the unit is the word after them ("$50 per tire", "15 a
+/// night").
+const RATE: [&str; 5] = ["per", "a", "an", "every", "each"];
+
+/// The unit of a number, from the words after it: the first that is not a number or a word that
+/// joins a range ("$50 to $100 per tire"), the word after a rate word ("per tire"); none when it
+/// is a function word (a clock word is a unit: "10:30 pm").
+fn unit(after: &[&str]) -> Option<String> {
+    let mut rest = after.iter().skip_while(|w| is_number(w) || joins_range(w));
+    let first = *rest.next()?;
+    let word = if RATE.contains(&first) { *rest.next()? } else { first };
+    (CLOCK.contains(&word) || !is_function(word)).then(|| word.to_owned())
+}
+
+/// One number of a sentence: the number, the unit it counts (the word right after it, numbers
+/// skipped, unless a function word: "30 minutes", "10:30 pm"), and the content words around it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Frame {
+    number: String,
+    unit: Option<String>,
+    words: BTreeSet<String>,
+}
+
 /// The frames of a sentence: who it is about, and each of its numbers with the content words
-/// around it.
+/// around it. Times of day have none.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Frames {
     holder: Option<String>,
-    numbers: Vec<(String, BTreeSet<String>)>,
+    numbers: Vec<Frame>,
+    /// The words written capitalized after the sentence's first (names), normalized.
+    names: BTreeSet<String>,
 }
 
 impl Frames {
@@ -61,7 +92,16 @@ impl Frames {
         }
         let object = normalize("text", "says", said).object;
         let words: Vec<&str> = object.split_whitespace().collect();
-        let content = |w: &&&str| !is_number(w) && !is_filler(w) && w.len() > 1;
+        // Content words: not numbers, function or time words, approximators ("around", "at
+        // least"), "per", or clock words (those say what a number counts, its unit).
+        let content = |w: &&&str| {
+            !is_number(w)
+                && !is_filler(w)
+                && !qualifies_number(w)
+                && !RATE.contains(w)
+                && !CLOCK.contains(w)
+                && w.len() > 1
+        };
         let mut numbers = Vec::new();
         for (i, w) in words.iter().enumerate() {
             if !is_number(w) {
@@ -69,9 +109,27 @@ impl Frames {
             }
             let before = words[..i].iter().rev().filter(&content).take(SIDE);
             let after = words[i + 1..].iter().filter(&content).take(SIDE);
-            numbers.push(((*w).to_owned(), before.chain(after).map(|w| (*w).to_owned()).collect()));
+            let unit = unit(&words[i + 1..]);
+            // "a bamboo one": the word "one" with no unit is a pronoun, not a number; and a time of
+            // day says when, not how many.
+            if *w == "1" && unit.is_none() || unit.as_deref().is_some_and(|u| CLOCK.contains(&u)) {
+                continue;
+            }
+            numbers.push(Frame {
+                number: (*w).to_owned(),
+                unit,
+                words: before.chain(after).map(|w| (*w).to_owned()).collect(),
+            });
         }
-        Frames { holder: holder(sentence), numbers }
+        let names = said
+            .split_whitespace()
+            .skip(1)
+            .filter(|w| w.starts_with(char::is_uppercase) && !w.starts_with("I'") && *w != "I")
+            .flat_map(|w| {
+                normalize("text", "says", w).object.split_whitespace().map(str::to_owned).collect::<Vec<_>>()
+            })
+            .collect();
+        Frames { holder: holder(sentence), numbers, names }
     }
 
     /// Whether the sentence has no number to frame.
@@ -81,12 +139,13 @@ impl Frames {
 
     /// The content words of all its frames: two sentences whose frames meet share one of them.
     pub fn words(&self) -> impl Iterator<Item = &str> {
-        self.numbers.iter().flat_map(|(_, f)| f.iter().map(String::as_str))
+        self.numbers.iter().flat_map(|f| f.words.iter().map(String::as_str))
     }
 
     /// Whether these frames give an attribute of `other`'s another number: both of one holder
     /// ("my dad weighs 90 kg" is not the speaker's weight), and a frame of each shares
-    /// [`SHARED`] content words, around two different numbers. Symmetric.
+    /// [`SHARED`] content words, around two different numbers of one unit (or where either names
+    /// none). Symmetric.
     pub fn meets(&self, other: &Frames) -> bool {
         self.met(other).is_some()
     }
@@ -97,12 +156,24 @@ impl Frames {
         if self.holder != other.holder {
             return None;
         }
-        self.numbers.iter().find_map(|(x, fx)| {
+        self.numbers.iter().find_map(|x| {
             other
                 .numbers
                 .iter()
-                .find(|(y, fy)| x != y && fx.intersection(fy).count() >= SHARED)
-                .map(|(y, _)| (x.as_str(), y.as_str()))
+                .find(|y| {
+                    let units_agree = match (&x.unit, &y.unit) {
+                        (Some(a), Some(b)) => a == b,
+                        _ => true,
+                    };
+                    // A name both write ("Luna") identifies the thing: it counts twice.
+                    let shared: usize = x
+                        .words
+                        .intersection(&y.words)
+                        .map(|w| 1 + usize::from(self.names.contains(w) && other.names.contains(w)))
+                        .sum();
+                    x.number != y.number && units_agree && shared >= SHARED
+                })
+                .map(|y| (x.number.as_str(), y.number.as_str()))
         })
     }
 }
@@ -143,6 +214,48 @@ mod tests {
         assert!(
             !same_frame("user: I run 5 km every week.", "user: I run 5 km every week, no matter what."),
             "the same number"
+        );
+        assert!(
+            !same_frame(
+                "user: I try to write at least 30 minutes every week, which has been really helpful.",
+                "user: I've been using it at least three times a week, and it's been really reliable."
+            ),
+            "numbers of two units"
+        );
+        assert!(
+            !same_frame(
+                "user: I'm looking to spend around $50 to $100 per tire.",
+                "user: My budget is around $200-300 per night."
+            ),
+            "rates of two units"
+        );
+        assert!(
+            !same_frame(
+                "user: I remember buying a few clothes for my nephew from H&M, which cost around $80.",
+                "user: I also ordered some photo albums for my grandma from Shutterfly, that cost around $120."
+            ),
+            "\"around\" says nothing of what was bought"
+        );
+        assert!(
+            !same_frame(
+                "user: I replaced my plastic toothbrush with a bamboo one and started using reusable bags.",
+                "user: I've been using a reusable water bottle and saved around 20 single-use plastic bottles."
+            ),
+            "\"a bamboo one\" is no number"
+        );
+        assert!(
+            !same_frame(
+                "user: I set a reminder on my Fitbit to go to bed by 10:30 pm every night.",
+                "user: I've been getting a head start on my day by waking up at 6:30 AM every day."
+            ),
+            "two times of day"
+        );
+        assert!(
+            !same_frame(
+                "user: I'm available to train on weekdays from 7-9 am.",
+                "user: I'm available to work from 9 am to 5 pm."
+            ),
+            "a time of day says when, not how many"
         );
         let (new, old) = (
             Frames::of("user: My current goal is to reach level 150."),

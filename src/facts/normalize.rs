@@ -165,6 +165,21 @@ struct Lexicons {
     functional: BTreeMap<Vec<String>, String>,
 }
 
+/// Whether a normalized word says how exact a number is or joins two into a range, not what it
+/// counts: a one-word approximator ("around", "about", "ish"), the last word of a longer one
+/// ("least" of "at least", "than" of "more than"), or a range word ("to", "or").
+pub(crate) fn qualifies_number(word: &str) -> bool {
+    LEXICONS.approximators.iter().any(|(_, phrase)| phrase.last().is_some_and(|w| w == word))
+}
+
+/// Whether a normalized word joins two numbers into a range ("5 to 7", "2 or 3").
+pub(crate) fn joins_range(word: &str) -> bool {
+    LEXICONS
+        .approximators
+        .iter()
+        .any(|(around, phrase)| matches!(around, Around::Between) && phrase.len() == 1 && phrase[0] == word)
+}
+
 fn longest_first(mut v: Vec<Vec<String>>) -> Vec<Vec<String>> {
     v.sort_by(|a, b| b.len().cmp(&a.len()).then(a.cmp(b)));
     v.dedup();

@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -448,6 +448,34 @@ mod tests {
                 "I bet you never thought you would be adopting a third cat this year!",
                 r#""entity":"cat","relation":"count","value":"third""#,
             ),
+            // A time of day and a day of the month say when, not how many.
+            (
+                "I slept in till 11 am and then spent the afternoon watching movies on Netflix.",
+                r#""entity":"am","relation":"count","value":"11""#,
+            ),
+            (
+                "I've been waking up at 6:30 AM every day, which gives me extra time.",
+                r#""entity":"day","relation":"count","value":"6:30 AM""#,
+            ),
+            (
+                "I'm getting a shoe tree for my new black leather boots that I got on January 15th at the outlet.",
+                r#""entity":"boots","relation":"count","value":"15th""#,
+            ),
+            // A code is no number.
+            (
+                "I pasted my ticket, and I got the code 647c536e-bbef-42ff back.",
+                r#""entity":"code","relation":"count","value":"647c536e-bbef-42ff""#,
+            ),
+            // A number word of a name.
+            (
+                "I just read my essay, Personal Pain: Part Two.",
+                r#""entity":"pain","relation":"count","value":"Part Two""#,
+            ),
+            // A name before a thing qualifies it.
+            (
+                "My grandma gave me a beautiful Royal Worcester teacup from the 1920s.",
+                r#""entity":"grandma","relation":"place","value":"Royal Worcester""#,
+            ),
         ];
         for (sentence, record) in refused {
             let got = one(sentence, record);
@@ -458,6 +486,11 @@ mod tests {
         }
         let dated = one(refused[0].0, refused[0].1).expect("a dated statement");
         assert_eq!(dated.2.as_deref(), Some("six years ago"), "its time mention");
+        let fifth = one(
+            "I just finished my 5th project since starting painting classes.",
+            r#""entity":"project","relation":"count","value":"5th""#,
+        );
+        assert_eq!(fifth.map(|(p, o, _)| (p, o)), Some((Some("count".to_owned()), Some("5th".to_owned()))));
         let met = one(
             "I met a jazz fan in Chicago last week.",
             r#""entity":"jazz fan","relation":"place","value":"Chicago""#,
@@ -753,6 +786,18 @@ mod tests {
             read(maya, r#"[{"n":1,"entity":"I","relation":"other","value":"data engineer"}]"#).1,
             "works as"
         );
+        let setup = parse(
+            r#"[{"n":1,"entity":"Northwind","relation":"home","value":"Airflow"}]"#,
+            &[turn(Role::User, maya)],
+        )
+        .unwrap()
+        .remove(0);
+        assert_eq!(
+            (setup.predicate.as_deref(), setup.object.as_deref()),
+            (Some("other"), None),
+            "a name before a thing qualifies it (\"their Airflow setup\"): no place"
+        );
+        let maya = "I just started as a data engineer at Northwind, so I'm learning their setup in Airflow.";
         assert_eq!(
             read(maya, r#"[{"n":1,"entity":"Northwind","relation":"home","value":"Airflow"}]"#).1,
             "happened in",

@@ -126,7 +126,19 @@ pub(super) fn increment(r: &Record, c: &Candidate) -> bool {
 
 /// Whether a value holds a number: digits, a number word or an ordinal.
 pub(super) fn numbered(value: &str) -> bool {
-    valued(value).iter().any(|w| w.chars().any(|ch| ch.is_ascii_digit()) || ORDINALS.contains(&w.as_str()))
+    let words = valued(value);
+    // Digits after a letter anywhere make the whole value a code ("647c536e-bbef-42ff").
+    let code =
+        words.iter().any(|w| w.chars().skip_while(|ch| !ch.is_alphabetic()).any(|ch| ch.is_ascii_digit()));
+    !code && words.iter().any(|w| is_numeral(w) || ORDINALS.contains(&w.as_str()))
+}
+
+/// Whether a normalized word is a numeral: digits (with their separators), then at most a suffix
+/// of letters ("25", "1.5", "5th", "10k", "1800s"). Digits after a letter make a code, not a
+/// number ("647c536e", "a1b2").
+pub(super) fn is_numeral(word: &str) -> bool {
+    let suffix = word.trim_start_matches(|ch: char| ch.is_ascii_digit() || ch == '.' || ch == ',');
+    word.starts_with(|ch: char| ch.is_ascii_digit()) && suffix.chars().all(char::is_alphabetic)
 }
 
 /// Whether a value counts units of time: a number right before one ("6 months", "about three
@@ -144,8 +156,9 @@ pub(super) fn says_how_often(words: &[String]) -> bool {
 
 /// Whether a place is one: its value opens with a locative ("under my bed"), follows one (articles
 /// and possessives skipped: "on the shoe rack"), or is a name as the sentence writes it ("The
-/// Vault") that does not stand right after its entity ("my colleague Rob" names the colleague).
-/// "playtime" and "recipes" are not places.
+/// Vault") that does not stand right after its entity ("my colleague Rob" names the colleague)
+/// nor qualify the word after it ("a Royal Worcester teacup"). "playtime" and "recipes" are not
+/// places.
 pub(super) fn located(r: &Record, c: &Candidate) -> bool {
     let words = normalize(&c.text);
     let value = normalize(&r.value);
@@ -159,7 +172,11 @@ pub(super) fn located(r: &Record, c: &Candidate) -> bool {
         return false;
     }
     let after_locative = before.is_some_and(|w| LOCATIVES.contains(&w.as_str()));
-    after_locative || capitalized_in(&value, &c.text)
+    // A name before a content word qualifies it ("a Royal Worcester teacup"): it names no place.
+    let qualifies = position(&value, &words).and_then(|at| words.get(at + value.len())).is_some_and(|w| {
+        !LEXICON.function_words.contains(w) && !LOCATIVES.contains(&w.as_str()) && !names_time(w)
+    });
+    after_locative || capitalized_in(&value, &c.text) && !qualifies
 }
 
 /// Whether a word names a time: a unit of time or a word of the time lexicon (a month, a day),
@@ -266,6 +283,37 @@ pub(super) fn year_like(r: &Record, c: &Candidate) -> bool {
     decade || four && dated()
 }
 
+/// Whether a value's number is a word of a name: a number word written capitalized after the
+/// sentence's first word ("Personal Pain: Part Two").
+pub(super) fn in_a_name(r: &Record, c: &Candidate) -> bool {
+    let value = normalize(&r.value);
+    c.text.split_whitespace().skip(1).any(|w| {
+        let n = normalize(w);
+        w.starts_with(char::is_uppercase)
+            && n.len() == 1
+            && (number_word(&n[0]).is_some() || ORDINALS.contains(&n[0].as_str()))
+            && value.contains(&n[0])
+    })
+}
+
+/// Whether a value's number says when, not how many: a time of day (a clock word in the value or
+/// right after it: "11 pm", "6:30 AM") or a day of a month (a month's name right before or after
+/// it, or after "of": "January 15th", "the 15th of May").
+pub(super) fn says_when(r: &Record, c: &Candidate) -> bool {
+    let words = valued(&c.text);
+    let value = valued(&r.value);
+    let clock = |w: &String| crate::facts::frame::CLOCK.contains(&w.as_str());
+    let month = |i: usize| words.get(i).is_some_and(|w| crate::model::time::month_number(w).is_some());
+    let Some(at) = position(&value, &words) else { return false };
+    let end = at + value.len();
+    let day = (at..end).filter(|&i| words[i].starts_with(|ch: char| ch.is_ascii_digit())).any(|i| {
+        i.checked_sub(1).is_some_and(month)
+            || month(i + 1)
+            || words.get(i + 1).is_some_and(|w| w == "of") && month(i + 2)
+    });
+    value.iter().any(clock) || words.get(end).is_some_and(clock) || day
+}
+
 /// Whether a record's value can be a value: more than pronouns; for a count or a score a number
 /// (digits, a number word or an ordinal), for a duration a number or a unit of time, for a
 /// frequency a number or a word of frequency; and for a home, a workplace or a name, a name as
@@ -287,7 +335,7 @@ pub(super) fn holds_value(r: &Record, c: &Candidate) -> bool {
     if words.iter().any(|w| w == "ago") || time_entity || names_listener(r, c) || listener_holds(r, c) {
         return false;
     }
-    let number = numbered(&r.value) && !year_like(r, c);
+    let number = numbered(&r.value) && !year_like(r, c) && !says_when(r, c) && !in_a_name(r, c);
     let unit = words.iter().any(|w| TIME_UNITS.contains(&singular(w).as_str()));
     let often = says_how_often(&words);
     let measured = match r.relation.as_str() {
