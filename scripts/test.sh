@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: fetch the pinned models (idempotent), then format check,
 # clippy with warnings as errors, and every test (unit, integration, CLI, doctests).
+#
+# Clippy runs inside the test builds, not as a build of its own: clippy-driver wraps rustc for the
+# workspace's crates (RUSTC_WORKSPACE_WRAPPER, as `cargo clippy` sets it), lints each crate and then
+# compiles it as rustc would. The test build covers the targets `cargo clippy --all-targets` covers
+# (libraries, binaries, tests; the workspace has no benches or Rust examples), so the lints are the
+# same and the dependencies are compiled once, not once for a check and again for the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # A target dir outside the clone is reused across clones to save build time; nothing depends on it.
@@ -10,14 +16,18 @@ phase() { echo "== test.sh: $1 (at $SECONDS s)" >&2; }
 phase "system packages and models"
 scripts/system-deps.sh
 scripts/fetch-models.sh --qwen
-phase "rustfmt and clippy"
+phase "rustfmt"
 cargo fmt --all --check
-cargo clippy --locked --workspace --all-targets -- -D warnings
+RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+[ -x "$RUSTC_WORKSPACE_WRAPPER" ] || { echo "test.sh: clippy is not installed (rustup component add clippy)" >&2; exit 1; }
+# `cargo clippy -- -D warnings` passes its lint flags to clippy-driver this way.
+CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS
 # PostgreSQL 18 + pgvector (from the Python registry) for the PostgreSQL store's tests; stopped at exit.
 MNEMON_PG_URL=$(scripts/postgres.sh start)
 export MNEMON_PG_URL
 trap 'scripts/postgres.sh stop' EXIT
-phase "every test of the workspace"
+phase "every test of the workspace, linted by clippy as it builds"
 cargo test --locked --workspace
 phase "the store-facing tests on PostgreSQL"
 # The store-facing tests again, every store on PostgreSQL (tests/common: MNEMON_TEST_PG_URL). The
@@ -41,7 +51,7 @@ phase "the Python package"
 # The Python package, built as a wheel and tested as installed.
 scripts/python-test.sh
 phase "the library without its model runtimes"
-# The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build and pass.
-cargo clippy --locked -p mnemon --no-default-features --all-targets -- -D warnings
+# The library without its model runtimes (no llama.cpp, no ONNX Runtime): it must build, lint
+# clean and pass.
 cargo test --locked -p mnemon --no-default-features
 phase "done"
