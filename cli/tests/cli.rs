@@ -197,6 +197,7 @@ fn doctor_passes_with_the_fetched_models_and_shows_store_pins() {
 /// `consolidate` read without models.
 #[test]
 fn demo_runs_end_to_end_and_its_store_consolidates_without_models() {
+    let _model = crate::common::one_model_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("demo.db");
     let out = ok(&["demo", "--store", s(&db)]);
@@ -342,6 +343,7 @@ fn eval_flags_are_checked_before_any_work() {
 
 #[test]
 fn extract_prints_the_same_facts_in_two_processes() {
+    let _model = crate::common::one_model_at_a_time();
     let model = mnemon::extract::default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf");
     let model = model.to_str().unwrap();
     let round =
@@ -365,6 +367,7 @@ fn extract_prints_the_same_facts_in_two_processes() {
 
 #[test]
 fn ingest_with_an_extractor_stores_facts_that_the_context_shows() {
+    let _model = crate::common::one_model_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let model = mnemon::extract::default_gguf("SmolLM2-135M-Instruct.Q4_1.gguf");
     let model = model.to_str().unwrap();

@@ -41,3 +41,11 @@ impl Drop for Serving {
         let _ = self.child.wait();
     }
 }
+
+/// One test running llama.cpp at a time. Its threads spin at their barriers, so two decoding
+/// processes on 2 cores wait on each other and both slow down many times over (the demo took 58 s
+/// beside the extract test, 11 s alone).
+pub fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
