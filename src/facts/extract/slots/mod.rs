@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -262,12 +262,12 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
                 None => {
                     let counted = counted(&r.value, &c.text);
                     let entity = counted.as_deref().unwrap_or(&r.entity);
-                    let holder = if names_speaker(entity) || holder_is_speaker(r, c) {
-                        owner.to_owned()
-                    } else {
-                        subject(entity, c.role)
-                    };
-                    let predicate = if r.relation == "place" && !owned(r, c) {
+                    let own = names_speaker(entity) || holder_is_speaker(r, c);
+                    let holder = if own { owner.to_owned() } else { subject(entity, c.role) };
+                    let predicate = if own && !shown_as_own(r, c) {
+                        // A name or a job the sentence does not say is the speaker's: no key.
+                        Some("other")
+                    } else if r.relation == "place" && !owned(r, c) {
                         // Where something happened (a chat with a fan in California), not where a
                         // thing of the speaker's is kept: places of that kind coexist.
                         Some(HAPPENED_IN)
@@ -761,6 +761,40 @@ mod tests {
         assert_eq!(
             subject(maya, r#"[{"n":1,"entity":"Maya","relation":"workplace","value":"Northwind"}]"#),
             "user"
+        );
+    }
+
+    #[test]
+    fn the_speakers_own_name_or_job_is_one_the_sentence_says() {
+        let read = |text: &str, out: &str| {
+            let f = parse(out, &[turn(Role::User, text)]).unwrap().remove(0);
+            (f.subject.unwrap(), f.predicate.unwrap_or_default())
+        };
+        let own = |text: &str, relation: &str, value: &str| {
+            read(text, &format!(r#"[{{"n":1,"entity":"I","relation":"{relation}","value":"{value}"}}]"#))
+        };
+        let song = "I'm thinking of recording myself playing Wonderwall for my sister on Saturday.";
+        assert_eq!(own(song, "name", "Wonderwall"), ("user".into(), "other".into()), "a song, not a name");
+        let sister = "I want the card to say: to my amazing sister Emma, happy birthday on Saturday.";
+        assert_eq!(own(sister, "name", "Emma"), ("user".into(), "other".into()), "the sister's name");
+        let group = "I will invite my 4 friends and we'll start with a small group.";
+        assert_eq!(own(group, "job", "a small group"), ("user".into(), "other".into()), "no job");
+        for (text, relation, value) in [
+            ("My name is Sam Okafor, by the way.", "name", "Sam Okafor"),
+            ("Hi, I'm Sam and I have 2 kids.", "name", "Sam"),
+            ("Everyone calls me Sam, so call me Sam.", "name", "Sam"),
+            ("I'm a nurse at St. Mary's Hospital.", "job", "nurse"),
+            ("I'm now a senior nurse at St. Mary's Hospital.", "job", "senior nurse"),
+            ("I work as a nurse at St. Mary's Hospital.", "job", "nurse"),
+        ] {
+            let expected = if relation == "name" { "name is" } else { "works as" };
+            assert_eq!(own(text, relation, value), ("user".into(), expected.into()), "{text}");
+        }
+        let nurse = "My sister Ana is a nurse at St. Mary's Hospital.";
+        assert_eq!(
+            read(nurse, r#"[{"n":1,"entity":"sister","relation":"job","value":"a nurse"}]"#),
+            ("user's sister".into(), "works as".into()),
+            "another holder's job is the model's to name"
         );
     }
 

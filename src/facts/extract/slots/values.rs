@@ -507,6 +507,34 @@ pub(super) fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
     speaker.is_some_and(|s| entity.is_none_or(|e| s > e))
 }
 
+/// Words right before a value (determiners skipped) that say it is the speaker's own name: "my
+/// name is Sam", "call me Sam", "I'm Sam".
+pub(super) const OWN_NAME_CUES: [&str; 11] = [
+    "name is", "names", "call me", "calls me", "called", "named", "go by", "known as", "im", "i am", "this is",
+];
+
+/// Words right before a value that say it is the speaker's job, besides the job phrases of
+/// `lexicons/slot_relations.txt` ("work as"): "I'm a nurse", "I'm now a nurse", "I became a nurse".
+pub(super) const OWN_JOB_CUES: [&str; 6] = ["im", "i am", "im now", "i am now", "became", "become"];
+
+/// Whether the sentence shows that a name or a job is the speaker's own, by the words right
+/// before the value. The model files many a value under `name` or `job` that is neither ("playing
+/// "Wonderwall"", "start with a small group"), and a one-value relation of the speaker's is what
+/// a later value supersedes; a home or a workplace needs such words too ([`cued`]). Other
+/// relations are shown by their value ([`holds_value`]).
+pub(super) fn shown_as_own(r: &Record, c: &Candidate) -> bool {
+    let cues: &[&str] = match r.relation.as_str() {
+        "name" => &OWN_NAME_CUES,
+        "job" => &OWN_JOB_CUES,
+        _ => return true,
+    };
+    let words = normalize(&c.text);
+    let Some(before) = lead_up(&normalize(&r.value), &words) else { return false };
+    let ends = |phrase: &[String]| before.ends_with(phrase);
+    cues.iter().any(|cue| ends(&normalize(cue)))
+        || LEXICON.relations.iter().any(|(name, phrases)| name == &r.relation && phrases.iter().any(|p| ends(p)))
+}
+
 /// Words that end the noun phrase after a number ("25 new postcards to my collection").
 pub(super) const PHRASE_ENDS: [&str; 24] = [
     "and", "or", "but", "that", "which", "since", "so", "because", "i", "now", "already", "than", "to", "a",
