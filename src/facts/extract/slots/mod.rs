@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown names-right-way-round modifier-before-holder";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -777,6 +777,17 @@ mod tests {
         assert_eq!(own(song, "name", "Wonderwall"), ("user".into(), "other".into()), "a song, not a name");
         let sister = "I want the card to say: to my amazing sister Emma, happy birthday on Saturday.";
         assert_eq!(own(sister, "name", "Emma"), ("user".into(), "other".into()), "the sister's name");
+        assert_eq!(
+            read(sister, r#"[{"n":1,"entity":"sister","relation":"name","value":"Emma"}]"#),
+            ("user's sister".into(), "name is".into()),
+            "a modifier between \"my\" and the sister"
+        );
+        let max = "I have a golden retriever named Max.";
+        assert_eq!(
+            read(max, r#"[{"n":1,"entity":"Max","relation":"name","value":"golden retriever"}]"#),
+            ("user's retriever".into(), "name is".into()),
+            "a name record the wrong way round names the dog, not the user"
+        );
         let group = "I will invite my 4 friends and we'll start with a small group.";
         assert_eq!(own(group, "job", "a small group"), ("user".into(), "other".into()), "no job");
         for (text, relation, value) in [

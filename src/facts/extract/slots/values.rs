@@ -371,8 +371,9 @@ pub(super) fn fit(r: &Record, c: &Candidate) -> usize {
 /// words right before the value name one (`lexicons/slot_relations.txt`: "moved to Lisbon" is a
 /// home whatever relation the model wrote), else a home or a workplace without those words is a
 /// place; a count whose value says how often ("twice a week") is a frequency, and one in units of
-/// time ("6 months") a duration.
+/// time ("6 months") a duration; a name the right way round ([`named_right`]).
 pub(super) fn cued(r: &Record, c: &Candidate) -> Record {
+    let r = &named_right(r, c);
     let words = normalize(&c.text);
     let value = normalize(&r.value);
     let mut relation = r.relation.clone();
@@ -395,6 +396,19 @@ pub(super) fn cued(r: &Record, c: &Candidate) -> Record {
         relation = "plans".to_owned();
     }
     Record { relation, ..r.clone() }
+}
+
+/// A name record the right way round: "I have a golden retriever named Max" filed as entity
+/// "Max", value "golden retriever" names the dog "Max". When the value is no name as written and
+/// the entity is, the two change places.
+fn named_right(r: &Record, c: &Candidate) -> Record {
+    let inverted = r.relation == "name"
+        && !capitalized_in(&normalize(&r.value), &c.text)
+        && capitalized_in(&normalize(&r.entity), &c.text);
+    match inverted {
+        true => Record { entity: r.value.clone(), value: r.entity.clone(), ..r.clone() },
+        false => r.clone(),
+    }
 }
 
 /// Whether a record's entity is the speaker's own thing: the speaker itself, or "my"/"our" at
@@ -501,7 +515,9 @@ pub(super) fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
     let entity = valued(&r.entity).pop().and_then(|h| {
         (0..before.len()).rev().find(|&i| {
             let same = before[i] == h || singular(&before[i]) == singular(&h);
-            same && (i > 0 && DETERMINERS.contains(&before[i - 1].as_str()) || named(&before[i]))
+            // One modifier may stand between ("my amazing sister", "a golden retriever").
+            let determined = (i.saturating_sub(2)..i).any(|j| DETERMINERS.contains(&before[j].as_str()));
+            same && (determined || named(&before[i]))
         })
     });
     speaker.is_some_and(|s| entity.is_none_or(|e| s > e))
@@ -509,9 +525,9 @@ pub(super) fn holder_is_speaker(r: &Record, c: &Candidate) -> bool {
 
 /// Words right before a value (determiners skipped) that say it is the speaker's own name: "my
 /// name is Sam", "call me Sam", "I'm Sam".
-pub(super) const OWN_NAME_CUES: [&str; 11] = [
-    "name is", "names", "call me", "calls me", "called", "named", "go by", "known as", "im", "i am", "this is",
-];
+/// ("called" and "named" are not: "a golden retriever named Max" names the dog.)
+pub(super) const OWN_NAME_CUES: [&str; 9] =
+    ["name is", "names", "call me", "calls me", "go by", "known as", "im", "i am", "this is"];
 
 /// Words right before a value that say it is the speaker's job, besides the job phrases of
 /// `lexicons/slot_relations.txt` ("work as"): "I'm a nurse", "I'm now a nurse", "I became a nurse".
