@@ -43,6 +43,10 @@ const PLANS: [&str; 13] = [
     "if",
 ];
 
+/// Words before a number that make it the value a sentence changes from ("up from 20 to 25"):
+/// such a number is not restated ([`Frames::met`]).
+const PRIOR: [&str; 2] = ["from", "than"];
+
 /// Words that make a number a time of day ("11 pm", "six o'clock"), normalized.
 pub(crate) const CLOCK: [&str; 3] = ["am", "pm", "oclock"];
 
@@ -67,6 +71,8 @@ struct Frame {
     number: String,
     unit: Option<String>,
     words: BTreeSet<String>,
+    /// Whether the number is one the sentence changes from ("up from 20", "more than 3").
+    prior: bool,
 }
 
 /// The frames of a sentence: who it is about, and each of its numbers with the content words
@@ -119,6 +125,7 @@ impl Frames {
                 number: (*w).to_owned(),
                 unit,
                 words: before.chain(after).map(|w| (*w).to_owned()).collect(),
+                prior: i.checked_sub(1).is_some_and(|j| PRIOR.contains(&words[j])),
             });
         }
         let names = said
@@ -156,7 +163,10 @@ impl Frames {
         if self.holder != other.holder {
             return None;
         }
-        self.numbers.iter().find_map(|x| {
+        // A number the other sentence states too, not as the one it changes from, is restated,
+        // not replaced ("the 14th floor" and "on the 14th floor, room 1408").
+        let restated = |n: &str, by: &Frames| by.numbers.iter().any(|f| f.number == n && !f.prior);
+        self.numbers.iter().filter(|x| !restated(&x.number, other)).find_map(|x| {
             other
                 .numbers
                 .iter()
@@ -171,7 +181,7 @@ impl Frames {
                         .intersection(&y.words)
                         .map(|w| 1 + usize::from(self.names.contains(w) && other.names.contains(w)))
                         .sum();
-                    x.number != y.number && units_agree && shared >= SHARED
+                    x.number != y.number && !restated(&y.number, self) && units_agree && shared >= SHARED
                 })
                 .map(|y| (x.number.as_str(), y.number.as_str()))
         })
@@ -186,6 +196,18 @@ pub fn same_frame(new: &str, old: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_the_newer_sentence_restates_is_not_replaced() {
+        assert!(!same_frame(
+            "user: I'm staying on the 14th floor, room 1408, and I have a great view of the city skyline from my room.",
+            "user: The view from the 14th floor was amazing, and I especially loved the city lights at night.",
+        ));
+        assert!(same_frame(
+            "user: My collection went up from 20 to 25 coins this month.",
+            "user: I have 20 coins in my collection now.",
+        ));
+    }
 
     #[test]
     fn a_number_in_the_same_frame_is_another_value_of_the_same_attribute() {

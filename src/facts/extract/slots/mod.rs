@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown names-right-way-round modifier-before-holder";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown names-right-way-round modifier-before-holder time-units-no-entities";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -264,8 +264,9 @@ pub fn facts(records: &[Record], turns: &[Turn]) -> Vec<ExtractedFact> {
                     let entity = counted.as_deref().unwrap_or(&r.entity);
                     let own = names_speaker(entity) || holder_is_speaker(r, c);
                     let holder = if own { owner.to_owned() } else { subject(entity, c.role) };
-                    let predicate = if own && !shown_as_own(r, c) {
-                        // A name or a job the sentence does not say is the speaker's: no key.
+                    let predicate = if own && !shown_as_own(r, c) || unit_alone(entity) {
+                        // A name or a job the sentence does not say is the speaker's, or a unit
+                        // of time alone as the thing: no key.
                         Some("other")
                     } else if r.relation == "place" && !owned(r, c) {
                         // Where something happened (a chat with a fan in California), not where a
@@ -806,6 +807,31 @@ mod tests {
             read(nurse, r#"[{"n":1,"entity":"sister","relation":"job","value":"a nurse"}]"#),
             ("user's sister".into(), "works as".into()),
             "another holder's job is the model's to name"
+        );
+    }
+
+    #[test]
+    fn a_unit_of_time_is_no_entity() {
+        let keyed = |text: &str, out: &str| {
+            let facts = parse(out, &[turn(Role::User, text)]).unwrap();
+            facts.iter().filter_map(|f| f.predicate.clone()).filter(|p| p != "other").collect::<Vec<_>>()
+        };
+        let trip = "I will have 3 days for the trip to the Sierra Nevada mountains.";
+        assert_eq!(
+            keyed(trip, r#"[{"n":1,"entity":"days","relation":"count","value":"3 days"}]"#),
+            Vec::<String>::new(),
+            "3 days of what: no key that every duration of the user's would share"
+        );
+        let rest = "My rest days are Mondays and Thursdays now.";
+        assert_eq!(
+            keyed(rest, r#"[{"n":1,"entity":"rest days","relation":"schedule","value":"Mondays and Thursdays"}]"#),
+            ["schedule"],
+            "rest days are a thing"
+        );
+        let luna = "I've had my cat Luna for about 9 months now.";
+        assert_eq!(
+            keyed(luna, r#"[{"n":1,"entity":"cat","relation":"count","value":"about 9 months"}]"#),
+            ["duration"]
         );
     }
 

@@ -398,6 +398,14 @@ pub(super) fn cued(r: &Record, c: &Candidate) -> Record {
     Record { relation, ..r.clone() }
 }
 
+/// Whether an entity is a unit of time alone ("days", "the week"), which names no thing: "5 days"
+/// of what? "After 5 days, we depart Tokyo" and "I'll have 3 days for the trip" are two things
+/// ("rest days" or a "track day" is a thing).
+pub(super) fn unit_alone(entity: &str) -> bool {
+    let words: Vec<String> = normalize(entity).into_iter().filter(|w| !DETERMINERS.contains(&w.as_str())).collect();
+    matches!(words.as_slice(), [w] if TIME_UNITS.contains(&singular(w).as_str()))
+}
+
 /// A name record the right way round: "I have a golden retriever named Max" filed as entity
 /// "Max", value "golden retriever" names the dog "Max". When the value is no name as written and
 /// the entity is, the two change places.
