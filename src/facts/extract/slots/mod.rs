@@ -76,7 +76,7 @@ const CANDIDATES_VERSION: &str = "slots-candidates-v3 at-most=6 words=3..60 colo
 /// Version of the rules that make facts of the model's records ([`facts`]), pinned in stores built
 /// with an extractor with the relation lexicon ([`facts_rules`]). A cache re-parses stored
 /// outputs, so these rules can change without a model call.
-pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown names-right-way-round modifier-before-holder time-units-no-entities";
+pub const FACTS_VERSION: &str = "slots-facts-v5 one-per-sentence counted<=3 mention<=5 names measured-values cued-relations speaker-holds generic-heads single-is-one time-units-are-durations dated-statements speaker-owned goals-numbered places-elsewhere-not-times increments descriptions ratios unsaid-subjects dashes-split-words speaker-alone plain-records-of-speaker no-ago-values vocatives listener-holds years-not-counts appositions places-happened verbs-agree times-not-counts codes-not-numbers own-names-and-jobs-shown names-right-way-round modifier-before-holder time-units-no-entities possessors-possess";
 
 /// The facts rules' pin: [`FACTS_VERSION`] and the blake3 of the relation and description
 /// lexicons.
@@ -808,6 +808,21 @@ mod tests {
             ("user's sister".into(), "works as".into()),
             "another holder's job is the model's to name"
         );
+    }
+
+    #[test]
+    fn a_possessor_is_not_the_thing() {
+        let read = |text: &str, out: &str| parse(out, &[turn(Role::User, text)]).unwrap().remove(0);
+        let lost = "I just realized I lost my phone's original earbuds at the gym on January 25th.";
+        let f = read(lost, r#"[{"n":1,"entity":"phone's","relation":"home","value":"gym"}]"#);
+        assert_eq!(
+            (f.subject.as_deref(), f.predicate.as_deref()),
+            (Some("user's earbud"), Some("place")),
+            "the earbuds were at the gym, not the phone"
+        );
+        let phone = "I keep my phone in the car's glove compartment.";
+        let f = read(phone, r#"[{"n":1,"entity":"phone","relation":"home","value":"car's glove compartment"}]"#);
+        assert_eq!(f.subject.as_deref(), Some("user's phone"), "no possessive, no change");
     }
 
     #[test]

@@ -408,14 +408,51 @@ pub(super) fn unit_alone(entity: &str) -> bool {
 
 /// A name record the right way round: "I have a golden retriever named Max" filed as entity
 /// "Max", value "golden retriever" names the dog "Max". When the value is no name as written and
-/// the entity is, the two change places.
+/// the entity is, the two change places. Else the entity is what a possessor possesses
+/// ([`possessed`]).
 fn named_right(r: &Record, c: &Candidate) -> Record {
     let inverted = r.relation == "name"
         && !capitalized_in(&normalize(&r.value), &c.text)
         && capitalized_in(&normalize(&r.entity), &c.text);
     match inverted {
         true => Record { entity: r.value.clone(), value: r.entity.clone(), ..r.clone() },
-        false => r.clone(),
+        false => possessed(r, c),
+    }
+}
+
+/// Most words of what a possessor possesses ([`possessed`]).
+const POSSESSED_WORDS: usize = 3;
+
+/// A record whose entity is a possessor as written ("phone's" in "I lost my phone's original
+/// earbuds at the gym") is about what it possesses: the words after it in the sentence, up to
+/// the end of the phrase ("original earbuds"). The phone was not at the gym.
+fn possessed(r: &Record, c: &Candidate) -> Record {
+    let entity = r.entity.trim().replace('\u{2019}', "'");
+    if !entity.ends_with("'s") {
+        return r.clone();
+    }
+    let written: Vec<&str> = c.text.split_whitespace().collect();
+    let head = normalize(&entity);
+    let Some(at) = written.iter().position(|w| {
+        let w = w.replace('\u{2019}', "'");
+        w.ends_with("'s") && normalize(&w).last() == head.last()
+    }) else {
+        return r.clone();
+    };
+    let mut thing = Vec::new();
+    for w in written.iter().skip(at + 1).take(POSSESSED_WORDS) {
+        let form = normalize(w).join(" ");
+        if form.is_empty() || PHRASE_ENDS.contains(&form.as_str()) || PREPOSITIONS.contains(&form.as_str()) {
+            break;
+        }
+        thing.push(w.trim_end_matches(|ch: char| !ch.is_alphanumeric()));
+        if w.ends_with(|ch: char| !ch.is_alphanumeric()) {
+            break;
+        }
+    }
+    match thing.is_empty() {
+        true => r.clone(),
+        false => Record { entity: thing.join(" "), ..r.clone() },
     }
 }
 
