@@ -16,8 +16,7 @@ use super::normalize::{Normal, Polarity, normalize};
 
 /// Version of the rules in this file, pinned with the lexicons' hash in stores built with an
 /// extractor.
-pub const CONFLICT_VERSION: &str =
-    "conflict-rules-v3 short=6 entropy=2.0 numbers-apart endings value-frames ending-heads frame-units restated-numbers";
+pub const CONFLICT_VERSION: &str = "conflict-rules-v3 short=6 entropy=2.0 numbers-apart endings value-frames ending-heads frame-units restated-numbers";
 
 /// Objects of at most this many words count as short (rules (b) and the screen).
 pub const SHORT: usize = 6;

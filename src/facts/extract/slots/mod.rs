@@ -821,7 +821,8 @@ mod tests {
             "the earbuds were at the gym, not the phone"
         );
         let phone = "I keep my phone in the car's glove compartment.";
-        let f = read(phone, r#"[{"n":1,"entity":"phone","relation":"home","value":"car's glove compartment"}]"#);
+        let f =
+            read(phone, r#"[{"n":1,"entity":"phone","relation":"home","value":"car's glove compartment"}]"#);
         assert_eq!(f.subject.as_deref(), Some("user's phone"), "no possessive, no change");
     }
 
@@ -839,7 +840,10 @@ mod tests {
         );
         let rest = "My rest days are Mondays and Thursdays now.";
         assert_eq!(
-            keyed(rest, r#"[{"n":1,"entity":"rest days","relation":"schedule","value":"Mondays and Thursdays"}]"#),
+            keyed(
+                rest,
+                r#"[{"n":1,"entity":"rest days","relation":"schedule","value":"Mondays and Thursdays"}]"#
+            ),
             ["schedule"],
             "rest days are a thing"
         );

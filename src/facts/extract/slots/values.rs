@@ -402,7 +402,8 @@ pub(super) fn cued(r: &Record, c: &Candidate) -> Record {
 /// of what? "After 5 days, we depart Tokyo" and "I'll have 3 days for the trip" are two things
 /// ("rest days" or a "track day" is a thing).
 pub(super) fn unit_alone(entity: &str) -> bool {
-    let words: Vec<String> = normalize(entity).into_iter().filter(|w| !DETERMINERS.contains(&w.as_str())).collect();
+    let words: Vec<String> =
+        normalize(entity).into_iter().filter(|w| !DETERMINERS.contains(&w.as_str())).collect();
     matches!(words.as_slice(), [w] if TIME_UNITS.contains(&singular(w).as_str()))
 }
 
@@ -593,7 +594,10 @@ pub(super) fn shown_as_own(r: &Record, c: &Candidate) -> bool {
     let Some(before) = lead_up(&normalize(&r.value), &words) else { return false };
     let ends = |phrase: &[String]| before.ends_with(phrase);
     cues.iter().any(|cue| ends(&normalize(cue)))
-        || LEXICON.relations.iter().any(|(name, phrases)| name == &r.relation && phrases.iter().any(|p| ends(p)))
+        || LEXICON
+            .relations
+            .iter()
+            .any(|(name, phrases)| name == &r.relation && phrases.iter().any(|p| ends(p)))
 }
 
 /// Words that end the noun phrase after a number ("25 new postcards to my collection").
