@@ -257,6 +257,24 @@ fn is_number(w: &str) -> bool {
 /// Normal form of free text: NFKC, case folded, contractions expanded, apostrophes dropped,
 /// punctuation stripped (ranges and decimal points kept), whitespace collapsed.
 pub fn text(raw: &str) -> String {
+    let mut out = fold(raw);
+    // Dropping an apostrophe can bring together characters that NFKC composes ("𑎋'\u{113c5}"):
+    // fold again until nothing changes. ASCII text never does.
+    for _ in 0..3 {
+        if out.is_ascii() {
+            break;
+        }
+        let again = fold(&out);
+        if again == out {
+            break;
+        }
+        out = again;
+    }
+    out
+}
+
+/// One pass of [`text`].
+fn fold(raw: &str) -> String {
     // Lowercasing can leave text that NFKC changes again: fold twice so the result is a fixed point.
     let folded: String =
         raw.nfkc().collect::<String>().to_lowercase().nfkc().collect::<String>().to_lowercase();
@@ -481,6 +499,12 @@ mod tests {
         assert!(normalize("user", "sleeps", "6-7 hours").approximate);
         assert!(!normalize("user", "runs", "30 minutes").approximate);
         assert_eq!(normalize("user", "has", "no pets").polarity, Polarity::Negative);
+    }
+
+    #[test]
+    fn text_is_a_fixed_point_when_a_dropped_apostrophe_joins_what_nfkc_composes() {
+        let once = text("\u{1138b}'\u{113c5}");
+        assert_eq!(text(&once), once);
     }
 
     proptest::proptest! {
