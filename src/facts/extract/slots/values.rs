@@ -371,9 +371,10 @@ pub(super) fn fit(r: &Record, c: &Candidate) -> usize {
 /// words right before the value name one (`lexicons/slot_relations.txt`: "moved to Lisbon" is a
 /// home whatever relation the model wrote), else a home or a workplace without those words is a
 /// place; a count whose value says how often ("twice a week") is a frequency, and one in units of
-/// time ("6 months") a duration; a name the right way round ([`named_right`]).
+/// time ("6 months") a duration; a name the right way round ([`named_right`]), and a possessor's
+/// thing as the entity ([`possessed`]).
 pub(super) fn cued(r: &Record, c: &Candidate) -> Record {
-    let r = &named_right(r, c);
+    let r = &possessed(&named_right(r, c), c);
     let words = normalize(&c.text);
     let value = normalize(&r.value);
     let mut relation = r.relation.clone();
@@ -409,15 +410,15 @@ pub(super) fn unit_alone(entity: &str) -> bool {
 
 /// A name record the right way round: "I have a golden retriever named Max" filed as entity
 /// "Max", value "golden retriever" names the dog "Max". When the value is no name as written and
-/// the entity is, the two change places. Else the entity is what a possessor possesses
-/// ([`possessed`]).
+/// the entity is, the two change places.
 fn named_right(r: &Record, c: &Candidate) -> Record {
     let inverted = r.relation == "name"
         && !capitalized_in(&normalize(&r.value), &c.text)
         && capitalized_in(&normalize(&r.entity), &c.text);
-    match inverted {
-        true => Record { entity: r.value.clone(), value: r.entity.clone(), ..r.clone() },
-        false => possessed(r, c),
+    if inverted {
+        Record { entity: r.value.clone(), value: r.entity.clone(), ..r.clone() }
+    } else {
+        r.clone()
     }
 }
 
@@ -451,10 +452,7 @@ fn possessed(r: &Record, c: &Candidate) -> Record {
             break;
         }
     }
-    match thing.is_empty() {
-        true => r.clone(),
-        false => Record { entity: thing.join(" "), ..r.clone() },
-    }
+    if thing.is_empty() { r.clone() } else { Record { entity: thing.join(" "), ..r.clone() } }
 }
 
 /// Whether a record's entity is the speaker's own thing: the speaker itself, or "my"/"our" at
