@@ -40,6 +40,7 @@ use crate::model::time::Timestamp;
 
 mod candidates;
 mod grammar;
+mod holder;
 mod mention;
 mod person;
 mod values;
@@ -47,6 +48,7 @@ mod values;
 pub use candidates::candidates;
 use candidates::*;
 pub use grammar::{GRAMMAR_VERSION, grammar, input, parse};
+use holder::*;
 pub use mention::mention;
 use person::*;
 pub use person::{subject, third_person};
