@@ -21,9 +21,8 @@ fi
 "$cache/bin/maturin" build --quiet --profile dev --manifest-path python/Cargo.toml --out "$work/wheels"
 # A fresh venv for the package, layered on the tools' venv (a .pth file adds its site-packages).
 python3 -m venv "$work/venv"
-"$work/venv/bin/python" -c 'import site, sys; print(sys.argv[1])' \
-  "$("$cache/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" \
-  > "$("$work/venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')/tools.pth"
+purelib='import sysconfig; print(sysconfig.get_paths()["purelib"])'
+"$cache/bin/python" -c "$purelib" > "$("$work/venv/bin/python" -c "$purelib")/tools.pth"
 "$work/venv/bin/pip" install --quiet --disable-pip-version-check --no-deps "$work"/wheels/mnemon_engine-*.whl
 # Run from outside the repository so that `import mnemon` can only find the installed package.
 cd "$work" && PATH="$work/venv/bin:$PATH" "$work/venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests"

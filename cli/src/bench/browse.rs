@@ -2,7 +2,7 @@
 //! kind, activity) on one user's store.
 
 use super::*;
-use mnemon::extract::{Contract, Extraction, Extractor, ExtractorPins};
+use mnemon::extract::{Contract, Extraction, Extractor, ExtractorPins, ScriptedExtractor};
 use mnemon::rounds::{Role, Turn};
 
 /// The servers' operations on the store at `path`, with the bench's embedder.
@@ -58,8 +58,8 @@ const MODEL_ROUNDS: [(&str, &str); 30] = [
 
 /// Sends the rounds of [`MODEL_ROUNDS`] to the real extractor and every other round to the script.
 struct Windowed {
-    script: mnemon::extract::ScriptedExtractor,
-    model: std::sync::Arc<dyn Extractor>,
+    script: ScriptedExtractor,
+    model: Arc<dyn Extractor>,
 }
 
 impl Windowed {
@@ -121,6 +121,9 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
         let mut words = Words(size as u64 + 11);
         let start =
             chrono::NaiveDate::from_ymd_opt(2024, 1, 1).unwrap_or_default().and_time(chrono::NaiveTime::MIN);
+        // The i-th round's time: one an hour.
+        let at =
+            |i: usize| (start + chrono::Duration::hours(i as i64)).format("%Y-%m-%dT%H:%M:%S").to_string();
         let mut script = serde_json::Map::new();
         let mut rounds = Vec::with_capacity(size);
         let history = match model {
@@ -128,7 +131,7 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
             None => size,
         };
         for i in 0..history {
-            let ts = (start + chrono::Duration::hours(i as i64)).format("%Y-%m-%dT%H:%M:%S").to_string();
+            let ts = at(i);
             let (turn, fact) = if i % 10 == 0 {
                 let town = format!("Town{i}");
                 let turn = format!("I live in {town} now, {}.", words.sentence(8));
@@ -152,10 +155,10 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
             ]);
         }
         let script = serde_json::Value::Object(script).to_string();
-        let script = mnemon::extract::ScriptedExtractor::from_json("bench", &script)?;
-        let extractor: std::sync::Arc<dyn Extractor> = match &model {
-            Some(model) => std::sync::Arc::new(Windowed { script, model: model.clone() }),
-            None => std::sync::Arc::new(script),
+        let script = ScriptedExtractor::from_json("bench", &script)?;
+        let extractor: Arc<dyn Extractor> = match &model {
+            Some(model) => Arc::new(Windowed { script, model: model.clone() }),
+            None => Arc::new(script),
         };
         let dir = tempfile::tempdir().context("temp dir")?;
         let path = dir.path().join("bench.db");
@@ -173,9 +176,7 @@ pub(super) fn run_browse(args: &Args) -> Result<()> {
         if model.is_some() {
             let t = Instant::now();
             for (k, (user, reply)) in MODEL_ROUNDS.iter().take(size).enumerate() {
-                let ts = (start + chrono::Duration::hours((history + k) as i64))
-                    .format("%Y-%m-%dT%H:%M:%S")
-                    .to_string();
+                let ts = at(history + k);
                 let session = format!("m{k}");
                 memory.add(
                     &[
