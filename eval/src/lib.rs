@@ -9,6 +9,7 @@
 
 #![deny(missing_docs)]
 
+pub mod answer;
 pub mod data;
 pub mod extraction;
 pub mod facts;

@@ -9,7 +9,9 @@
 //!
 //! What the reader gets is the rendered context, not the ranking: ANY/ALL in `B` tokens count a
 //! unit as found when one of its rounds is inside the context rendered at a budget of `B`
-//! tokens (per [`BUDGETS`]), whatever its rank.
+//! tokens (per [`BUDGETS`]), whatever its rank. At each budget a question also records whether
+//! its gold answer occurs in the block ([`crate::answer`]) and the share of the block's tokens
+//! its evidence rounds take.
 
 use std::collections::BTreeMap;
 
@@ -21,7 +23,7 @@ use crate::stats::wilson;
 pub const KS: [usize; 4] = [1, 5, 10, 20];
 
 /// The context budgets (tokens) at which evidence inside the rendered context is counted.
-pub const BUDGETS: [usize; 3] = [2000, 4000, 8000];
+pub const BUDGETS: [usize; 4] = [1000, 2000, 4000, 8000];
 
 /// Rounds a budgeted context may choose from: enough to fill the largest budget.
 pub const CONTEXT_DEPTH: usize = 100;
@@ -60,9 +62,28 @@ pub struct Prediction {
     /// Keys of the rounds inside the context rendered at each of [`BUDGETS`] (tokens).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub contexts: BTreeMap<usize, Vec<String>>,
+    /// What the context rendered at each of [`BUDGETS`] holds besides its rounds' keys.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub budgets: BTreeMap<usize, Budgeted>,
+    /// Why the gold answer is not looked for in the contexts ([`crate::answer::LeftOut`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_left_out: Option<String>,
     /// QA mode: the reader's response and the judges' verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qa: Option<QaRecord>,
+}
+
+/// One question's context at one budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budgeted {
+    /// `o200k_base` tokens of the block.
+    pub tokens: usize,
+    /// Tokens of the turn-level evidence rounds inside it, each counted as its turns' lines
+    /// (`speaker: text`), without session headers or fact lines.
+    pub evidence_tokens: usize,
+    /// Whether the gold answer occurs in the block; `None` when it is left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<bool>,
 }
 
 /// The reader's response to one question and how each judge graded it.
@@ -198,6 +219,18 @@ pub struct Group {
     /// QA accuracy by judge (QA runs only); abstention questions are included.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub qa: BTreeMap<String, QaRate>,
+    /// The gold answer inside the context rendered at a budget, by budget (tokens), over the
+    /// answerable questions whose answer is looked for.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub answer_in: BTreeMap<usize, Rate>,
+    /// Answerable questions with recorded contexts whose answer is not looked for (yes/no, long,
+    /// a span of days).
+    #[serde(default)]
+    pub answer_left_out: usize,
+    /// The mean share of a context's tokens taken by turn-level evidence rounds, by budget, over
+    /// the answerable questions with turn evidence.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub evidence_share: BTreeMap<usize, f64>,
 }
 
 /// QA accuracy under one judge.
@@ -297,6 +330,24 @@ fn group(predictions: &[&Prediction]) -> Group {
         e.1 += 1;
         e.2 += usize::from(!v.1.parsed);
     }
+    let recorded: Vec<&&Prediction> = answerable.iter().filter(|p| !p.budgets.is_empty()).copied().collect();
+    let mut answer_in = BTreeMap::new();
+    let mut evidence_share = BTreeMap::new();
+    for budget in BUDGETS {
+        let found: Vec<bool> = recorded.iter().filter_map(|p| p.budgets.get(&budget)?.answer).collect();
+        if !found.is_empty() {
+            answer_in.insert(budget, Rate::new(found.iter().filter(|f| **f).count(), found.len()));
+        }
+        let shares: Vec<f64> = recorded
+            .iter()
+            .filter(|p| p.evidence.get("turn").is_some_and(|u| u.iter().any(|u| !u.is_empty())))
+            .filter_map(|p| p.budgets.get(&budget))
+            .map(|b| if b.tokens == 0 { 0.0 } else { b.evidence_tokens as f64 / b.tokens as f64 })
+            .collect();
+        if !shares.is_empty() {
+            evidence_share.insert(budget, shares.iter().sum::<f64>() / shares.len() as f64);
+        }
+    }
     Group {
         questions: predictions.len(),
         abstention: predictions.len() - answerable.len(),
@@ -311,6 +362,9 @@ fn group(predictions: &[&Prediction]) -> Group {
             .into_iter()
             .map(|(judge, (hits, n, unparsed))| (judge, QaRate { correct: Rate::new(hits, n), unparsed }))
             .collect(),
+        answer_in,
+        answer_left_out: recorded.iter().filter(|p| p.answer_left_out.is_some()).count(),
+        evidence_share,
     }
 }
 
@@ -355,6 +409,8 @@ mod tests {
             context_tokens: tokens,
             context_rounds: retrieved.len(),
             contexts: BTreeMap::new(),
+            budgets: BTreeMap::new(),
+            answer_left_out: None,
             qa: None,
         }
     }
@@ -437,6 +493,47 @@ mod tests {
         assert_eq!((t.context_any[&2000].hits, t.context_all[&2000].hits, t.context_all[&2000].n), (1, 0, 2));
         assert_eq!((t.context_any[&4000].hits, t.context_all[&4000].hits), (2, 2));
         assert!(!t.context_all.contains_key(&8000), "no question recorded that budget");
+    }
+
+    #[test]
+    fn answers_in_the_context_and_the_evidence_share_count_what_was_recorded() {
+        let at = |tokens, evidence_tokens, answer| Budgeted { tokens, evidence_tokens, answer };
+        let with = |p: Prediction, b: &[(usize, Budgeted)], left_out: Option<&str>| Prediction {
+            budgets: b.iter().copied().collect(),
+            answer_left_out: left_out.map(str::to_owned),
+            ..p
+        };
+        let preds = vec![
+            with(
+                p("q1", "a", &["e1"], &["e1"], 1),
+                &[(1000, at(900, 450, Some(true))), (2000, at(1800, 450, Some(true)))],
+                None,
+            ),
+            with(
+                p("q2", "a", &["x"], &["e2"], 1),
+                &[(1000, at(1000, 0, Some(false))), (2000, at(2000, 500, Some(true)))],
+                None,
+            ),
+            with(p("q3", "a", &["x"], &["e3"], 1), &[(1000, at(500, 0, None))], Some("yes/no")),
+            with(p("q4", "a", &["x"], &[], 1), &[(1000, at(0, 0, Some(false)))], None), // no evidence
+            Prediction {
+                abstention: true,
+                ..with(p("q5", "a", &["x"], &["x"], 1), &[(1000, at(10, 10, Some(true)))], None)
+            },
+            p("q6", "a", &["x"], &["e6"], 1), // no contexts recorded
+        ];
+        let g = metrics(&preds).overall;
+        assert_eq!(
+            (g.answer_in[&1000].hits, g.answer_in[&1000].n),
+            (1, 3),
+            "abstention and left-out answers apart"
+        );
+        assert_eq!((g.answer_in[&2000].hits, g.answer_in[&2000].n), (2, 2));
+        assert_eq!(g.answer_left_out, 1);
+        // Shares over q1..q3 (q4 has no evidence): 0.5, 0, 0.
+        assert!((g.evidence_share[&1000] - 0.5 / 3.0).abs() < 1e-12);
+        assert!((g.evidence_share[&2000] - (0.25 + 0.25) / 2.0).abs() < 1e-12);
+        assert!(!g.answer_in.contains_key(&4000));
     }
 
     #[test]

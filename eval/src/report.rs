@@ -1,6 +1,6 @@
 //! `report.md` and `mnemon eval compare`.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -170,6 +170,47 @@ fn context_rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
     let _ = writeln!(out);
 }
 
+/// The gold answer inside the context rendered at each budget, and the share of the block's
+/// tokens its evidence rounds take.
+fn answer_rows(out: &mut String, groups: &[(&str, &Group)]) {
+    let budgets: Vec<usize> = groups
+        .first()
+        .map(|(_, g)| g.answer_in.keys().chain(g.evidence_share.keys()).copied().collect::<BTreeSet<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    if budgets.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Answer and evidence inside the context\n");
+    let _ = writeln!(
+        out,
+        "Answer in B: the gold answer, normalised, occurs in the block rendered at B tokens (yes/no answers, \
+         answers of more than {} words and spans of days are left out and counted). Evidence share: the mean \
+         share of the block's tokens taken by the turn-level evidence rounds.\n",
+        crate::answer::MAX_WORDS
+    );
+    let answer: Vec<String> = budgets.iter().map(|b| format!("answer in {b}")).collect();
+    let share: Vec<String> = budgets.iter().map(|b| format!("evidence share {b}")).collect();
+    let _ = writeln!(out, "| group | n | left out | {} | {} |", answer.join(" | "), share.join(" | "));
+    let _ = writeln!(out, "|---|---|---|{}", "---|".repeat(2 * budgets.len()));
+    for (name, g) in groups {
+        let n = g.answer_in.values().next().map_or(0, |r| r.n);
+        let answer: Vec<String> =
+            budgets.iter().map(|b| g.answer_in.get(b).map_or("–".into(), |r| pct(r.rate))).collect();
+        let share: Vec<String> =
+            budgets.iter().map(|b| g.evidence_share.get(b).map_or("–".into(), |r| pct(*r))).collect();
+        let _ = writeln!(
+            out,
+            "| {name} | {n} | {} | {} | {} |",
+            g.answer_left_out,
+            answer.join(" | "),
+            share.join(" | ")
+        );
+    }
+    let _ = writeln!(out);
+}
+
 /// The Markdown report of a run.
 pub fn report(s: &Summary) -> String {
     let mut out = String::new();
@@ -192,6 +233,7 @@ pub fn report(s: &Summary) -> String {
         let _ = writeln!(out);
         context_rows(&mut out, level, &groups);
     }
+    answer_rows(&mut out, &groups);
     let judges: std::collections::BTreeSet<&String> = groups.iter().flat_map(|(_, g)| g.qa.keys()).collect();
     if !judges.is_empty() {
         let _ = writeln!(out, "## QA accuracy (reader and judge)\n");
@@ -361,6 +403,19 @@ pub fn compare(a_dir: &Path, b_dir: &Path) -> Result<String> {
                 let hit: Vec<(bool, bool)> = found.iter().map(|(x, y)| (pick(*x), pick(*y))).collect();
                 let _ = writeln!(out, "| {level} | {name} | {} |", paired_cells(&hit));
             }
+        }
+    }
+    // The gold answer inside the rendered context, where both runs looked for it.
+    for budget in BUDGETS {
+        let found: Vec<(bool, bool)> = common
+            .iter()
+            .filter(|id| !a[**id].abstention)
+            .filter_map(|id| {
+                Some((a[*id].budgets.get(&budget)?.answer?, b[*id].budgets.get(&budget)?.answer?))
+            })
+            .collect();
+        if !found.is_empty() {
+            let _ = writeln!(out, "| answer | answer in {budget} | {} |", paired_cells(&found));
         }
     }
     let judges: std::collections::BTreeSet<&String> =

@@ -17,13 +17,16 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use mnemon::config::Config;
+use mnemon::context::count_tokens;
 use mnemon::embed::Embedder;
 use mnemon::extract::Extractor;
+use mnemon::rounds::Turn;
 use mnemon::stores::Location;
 use mnemon::{Error, Memory, Query, Result, Timestamp};
 
+use crate::answer;
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
-use crate::metrics::{self, Prediction, Retrieved, KS};
+use crate::metrics::{self, Budgeted, Prediction, Retrieved, KS};
 use crate::qa::{Asker, Calls, QaConfig};
 use crate::report::{self, FactCounts, Speed, Summary};
 
@@ -341,10 +344,34 @@ fn run_haystack(
             Query { top_k: None, budget: cfg.engine.context_budget, ..query.clone() },
             &haystack.user,
         )?;
+        // The evidence rounds' own tokens, and the answer's forms (dates read against the first
+        // evidence round's time).
+        let evidence_tokens: BTreeMap<&str, usize> = rounds
+            .iter()
+            .filter(|r| evidence["turn"].iter().any(|u| u.contains(&r.key)))
+            .map(|r| (r.key.as_str(), r.turns.iter().map(|t| count_tokens(&turn_line(t))).sum()))
+            .collect();
+        let first_evidence =
+            rounds.iter().find(|r| evidence_tokens.contains_key(r.key.as_str())).map(|r| r.ts.as_str());
+        let forms = if q.abstention {
+            Err(answer::LeftOut::Abstention)
+        } else {
+            answer::forms(&q.answer, first_evidence)
+        };
         let mut contexts = BTreeMap::new();
+        let mut budgets = BTreeMap::new();
         for budget in metrics::BUDGETS {
             let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(budget), ..query.clone() };
-            contexts.insert(budget, memory.get_context(at, &haystack.user)?.rounds);
+            let c = memory.get_context(at, &haystack.user)?;
+            budgets.insert(
+                budget,
+                Budgeted {
+                    tokens: c.tokens,
+                    evidence_tokens: c.rounds.iter().filter_map(|k| evidence_tokens.get(k.as_str())).sum(),
+                    answer: forms.as_ref().ok().map(|f| answer::occurs(f, &c.text)),
+                },
+            );
+            contexts.insert(budget, c.rounds);
         }
         let (qa, calls) = match asker.as_deref_mut() {
             Some(asker) => {
@@ -376,6 +403,8 @@ fn run_haystack(
             context_tokens: context.tokens,
             context_rounds: context.rounds.len(),
             contexts,
+            budgets,
+            answer_left_out: forms.err().map(|why| why.as_str().to_owned()),
             qa,
         };
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
@@ -388,6 +417,14 @@ fn run_haystack(
         tick();
     }
     Ok(())
+}
+
+/// A turn's line as a context shows it: `role: text`, or `Speaker (role): text`.
+fn turn_line(t: &Turn) -> String {
+    match &t.speaker {
+        Some(name) => format!("{name} ({}): {}\n", t.role.as_str(), t.content),
+        None => format!("{}: {}\n", t.role.as_str(), t.content),
+    }
 }
 
 /// Recomputes `summary.json` and `report.md` from the run directory's files.

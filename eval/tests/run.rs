@@ -44,6 +44,14 @@ fn an_interrupted_run_resumes_to_the_same_summary() {
     assert_eq!(turn.any[&1].hits, 2, "both questions find an evidence round first");
     assert_eq!(turn.all[&20].hits, 2);
     assert!(full.metrics.overall.context_tokens_p95 > 0);
+    // The gold answers ("red"; 2, said "two pets") occur in every block; the abstention question
+    // is not looked for.
+    for budget in mnemon_eval::metrics::BUDGETS {
+        let answered = &full.metrics.overall.answer_in[&budget];
+        assert_eq!((answered.hits, answered.n), (2, 2), "{budget}");
+        assert!(full.metrics.overall.evidence_share[&budget] > 0.0);
+    }
+    assert_eq!(full.metrics.overall.answer_left_out, 0);
 
     // Interrupted: one question done (a run limited to it), then a partial line as a crash
     // leaves; the selection is not pinned, so the full run resumes the same directory.
@@ -92,6 +100,9 @@ fn artifacts_are_written_and_compare_reads_them() {
     );
     let table = mnemon_eval::report::compare(&dir.path().join("a"), &dir.path().join("b")).unwrap();
     assert!(table.contains("| turn | ANY@10 | 2 | 100.0 | 100.0 | 0 | 0 | 1.0000 | +0.0000 |"), "{table}");
+    assert!(table.contains("| answer | answer in 4000 | 2 | 100.0 | 100.0 | 0 | 0 | 1.0000 |"), "{table}");
+    let report = std::fs::read_to_string(dir.path().join("a/report.md")).unwrap();
+    assert!(report.contains("| overall | 2 | 0 | 100.0 | 100.0 | 100.0 | 100.0 |"), "{report}");
 }
 
 #[test]

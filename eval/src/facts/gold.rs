@@ -112,7 +112,7 @@ impl Gold {
 }
 
 /// Lowercase word tokens; `$1,200.50` gives `1200.50`.
-pub(super) fn tokens(text: &str) -> Vec<String> {
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let chars: Vec<char> = text.chars().collect();
@@ -178,7 +178,7 @@ pub(super) const NUMBER_WORDS: &[(&str, u32)] = &[
     ("dozen", 12),
 ];
 
-pub(super) fn number_word(w: &str) -> Option<u32> {
+pub(crate) fn number_word(w: &str) -> Option<u32> {
     NUMBER_WORDS.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
 }
 

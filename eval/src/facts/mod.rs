@@ -48,7 +48,7 @@ use mnemon::{Error, Memory, Query, Result, Timestamp};
 use crate::data::{self, Benchmark, Question};
 use crate::report::FactCounts;
 
-mod gold;
+pub(crate) mod gold;
 mod report;
 
 use gold::*;
