@@ -123,6 +123,7 @@ pub mod notes {
 pub mod context {
     pub use crate::model::filter::Relevance;
     pub use crate::read::render::{CONTEXT_INTRO, context_body, count_tokens};
+    pub use crate::read::trim::{TRIM_MARK, trim};
     pub use crate::read::{Cancel, ContextRecord, Ranking, Recency};
 }
 

@@ -304,6 +304,38 @@ fn a_turn_of_the_largest_size_allowed_is_cut_to_the_default_budget_with_a_marker
 }
 
 #[test]
+fn a_long_reply_is_trimmed_in_a_context_and_whole_everywhere_else() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let advice = "Here are some general ideas that many people find useful when they plan a trip. \
+        First, think carefully about your budget and the season before you book anything at all. \
+        Second, read the reviews of several places and compare them with each other for a while. \
+        Your kayak is red, as you told me last week, so it will be easy to spot on the lake. \
+        Third, pack light and bring layers, because mountain weather changes quickly in the afternoon. \
+        Finally, enjoy yourself and take plenty of photos so you remember the trip for years.";
+    let at = "2026-01-01T10:00:00";
+    m.add(&[Message::user("Any tips for my trip to the lake?", at), Message::assistant(advice, at)], "u")
+        .unwrap();
+    let question = "What colour is my kayak?";
+    let trimmed = m.get_context(question, "u").unwrap();
+    let mark = mnemon::context::TRIM_MARK;
+    assert!(trimmed.text.contains("Your kayak is red") && trimmed.text.contains(mark), "{}", trimmed.text);
+    assert!(trimmed.text.contains("user: Any tips for my trip to the lake?"), "the user's turn is whole");
+    assert!(!trimmed.text.contains("Second, read the reviews"), "{}", trimmed.text);
+    let whole = m.get_context(Query::new(question).whole_rounds(), "u").unwrap();
+    assert!(whole.text.contains("Second, read the reviews") && !whole.text.contains(mark));
+    assert!(trimmed.tokens < whole.tokens);
+    assert_eq!(trimmed.rounds, whole.rounds, "the round is named by its key either way");
+    // Stored, listed and exported whole.
+    assert_eq!(m.rounds("u").unwrap()[0].turns[1].content, advice);
+    assert!(m.export(ExportFormat::Markdown, "u").unwrap().contains("Second, read the reviews"));
+    for budget in [mnemon::config::MIN_BUDGET, 250, 300] {
+        let c = m.get_context(Query::new(question).budget(budget), "u").unwrap();
+        assert!(c.tokens <= budget, "{budget}: {}", c.tokens);
+    }
+}
+
+#[test]
 fn the_context_is_chronological_with_session_headers() {
     let t = temp_store();
     let m = hashing(&t.path);

@@ -57,8 +57,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Ingest { store, user, format, max_users, models, file } => {
             ingest::run(&store.path()?, user, format, max_users, &models, &file)?
         }
-        Command::Context { query, budget, angles, profile, json } => {
-            store::context(&query, budget, &angles, profile, json)?
+        Command::Context { query, budget, angles, profile, whole_rounds, json } => {
+            store::context(&query, budget, &angles, profile, whole_rounds, json)?
         }
         Command::Recall { query } => store::recall(&query)?,
         Command::Export { store, user, agent, format, as_of, output } => store::export(

@@ -36,11 +36,12 @@ pub fn context(
     budget: Option<usize>,
     angles: &[String],
     profile: Option<usize>,
+    whole_rounds: bool,
     json: bool,
 ) -> Result<()> {
     let memory = query.open()?;
     let angles: Vec<&str> = angles.iter().map(String::as_str).collect();
-    let asked = mnemon::Query { profile, ..query.query(budget, &angles)? };
+    let asked = mnemon::Query { profile, whole_rounds, ..query.query(budget, &angles)? };
     let context = memory.get_context(asked, query.target.scope())?;
     if json {
         println!("{}", serde_json::to_string_pretty(&context).context("json")?);

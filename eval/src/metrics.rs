@@ -78,8 +78,9 @@ pub struct Prediction {
 pub struct Budgeted {
     /// `o200k_base` tokens of the block.
     pub tokens: usize,
-    /// Tokens of the turn-level evidence rounds inside it, each counted as its turns' lines
-    /// (`speaker: text`), without session headers or fact lines.
+    /// Tokens of the turn-level evidence rounds inside it, each counted as its turns' lines as the
+    /// block shows them (`speaker: text`, long replies trimmed), without session headers or fact
+    /// lines.
     pub evidence_tokens: usize,
     /// Whether the gold answer occurs in the block; `None` when it is left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -349,7 +349,11 @@ fn run_haystack(
         let evidence_tokens: BTreeMap<&str, usize> = rounds
             .iter()
             .filter(|r| evidence["turn"].iter().any(|u| u.contains(&r.key)))
-            .map(|r| (r.key.as_str(), r.turns.iter().map(|t| count_tokens(&turn_line(t))).sum()))
+            .map(|r| {
+                // As the blocks show it: long replies trimmed for the question.
+                let shown = mnemon::context::trim(&r.turns, &q.question).unwrap_or_else(|| r.turns.clone());
+                (r.key.as_str(), shown.iter().map(|t| count_tokens(&turn_line(t))).sum())
+            })
             .collect();
         let first_evidence =
             rounds.iter().find(|r| evidence_tokens.contains_key(r.key.as_str())).map(|r| r.ts.as_str());

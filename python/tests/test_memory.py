@@ -306,6 +306,13 @@ def test_native_calls(tmp_path):
     assert "Oslo" in context["context"] and context["tokens"] <= 500
     recalled = m.recall("Where does my sister live?", user_id="u", top_k=1)
     assert recalled["rounds"][0]["turns"][0]["content"] == "My sister Ana lives in Oslo."
+    # A long reply is trimmed for the question, unless every round is asked for whole.
+    advice = " ".join(f"Tip number {i} is about packing light for a long mountain hike." for i in range(12))
+    m.add([{"role": "user", "content": "Tips for my hike?", "ts": T}, {"role": "assistant", "content": advice + " Your boots are blue."}], user_id="u")
+    trimmed = m.get_context("What colour are my boots?", user_id="u", budget=1000)["context"]
+    whole = m.get_context("What colour are my boots?", user_id="u", budget=1000, whole_rounds=True)["context"]
+    assert "Your boots are blue." in trimmed and "[…]" in trimmed and "Tip number 5" not in trimmed
+    assert "Tip number 5" in whole and "[…]" not in whole
     page = m.list(user_id="u", filter={"kinds": ["procedural"]})
     assert [n["content"] for n in page["notes"]] == ["Deploy with make release."]
     assert "vegetarian" in m.export(user_id="u")
@@ -315,7 +322,7 @@ def test_native_calls(tmp_path):
     assert m.backup(out) > 0
     assert mnemon.Memory.open(out, embedder="hashing").users() == ["u"]
     forgotten = m.forget_user("u")
-    assert (forgotten["rounds"], forgotten["notes"]) == (1, 2)
+    assert (forgotten["rounds"], forgotten["notes"]) == (2, 2)
     assert m.users() == []
 
 

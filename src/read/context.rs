@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::ask::{At, ask, known_then, rank_asked, top_k};
 use super::render::{self, Item, RenderNote, RenderRound};
+use super::trim;
 use super::types::{Context, ContextRecord, Fact, Query, RecalledRound};
 use crate::embed::Calibration;
 use crate::engine::Engine;
@@ -14,6 +15,7 @@ use crate::index::rank::Scored;
 use crate::index::view::{Among, note_id};
 use crate::model::filter::Relevance;
 use crate::model::note::Note;
+use crate::model::round::Turn;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
 use crate::store::{AsOf, FactRow, Store, View};
@@ -103,7 +105,8 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
             r.map(|r| (r, a_s))
         })
         .unzip();
-    let mut context = render_ranked(&ranked, budget, &head, &marks);
+    let question = (!query.whole_rounds).then_some(query.text);
+    let mut context = render_ranked(&ranked, budget, &head, &marks, question);
     if query.explain {
         context.records = explain(&ranked, &why, &context.omitted, calibration);
     }
@@ -150,13 +153,21 @@ enum Ranked<'a> {
 }
 
 /// Fits ranked records into the budget, after `head` (the profile section, or empty), and renders
-/// them.
+/// them; with `question`, long replies trimmed for it ([`trim`]).
 fn render_ranked(
     ranked: &[Ranked<'_>],
     budget: Option<usize>,
     head: &str,
     marks: &HashMap<i64, Vec<String>>,
+    question: Option<&str>,
 ) -> Context {
+    let trimmed: Vec<Option<Vec<Turn>>> = ranked
+        .iter()
+        .map(|r| match (r, question) {
+            (Ranked::Round(r), Some(q)) => trim::trim(&r.turns, q),
+            _ => None,
+        })
+        .collect();
     let lines: Vec<Vec<String>> = ranked
         .iter()
         .map(|r| match r {
@@ -167,10 +178,12 @@ fn render_ranked(
     let items: Vec<Item<'_>> = ranked
         .iter()
         .zip(&lines)
-        .map(|(r, l)| match r {
-            Ranked::Round(r) => {
-                Item::Round(recalled_view(r, l, marks.get(&r.id).map_or(&[][..], Vec::as_slice)))
-            }
+        .zip(&trimmed)
+        .map(|((r, l), t)| match r {
+            Ranked::Round(r) => Item::Round(RenderRound {
+                turns: t.as_deref().unwrap_or(&r.turns),
+                ..recalled_view(r, l, marks.get(&r.id).map_or(&[][..], Vec::as_slice))
+            }),
             Ranked::Note(n, label) => Item::Note(note_view(n, Some(*label))),
         })
         .collect();

@@ -14,6 +14,7 @@ mod profile;
 mod ranked;
 mod records;
 pub(crate) mod render;
+pub(crate) mod trim;
 mod types;
 
 pub use browse::{

@@ -86,6 +86,10 @@ pub struct Query<'a> {
     /// ([`Memory::profile`], as it stood at [`Query::as_of`](Query#structfield.as_of)), in at
     /// most this many tokens of the budget (whole lines; at most half the budget).
     pub profile: Option<usize>,
+    /// For [`Memory::get_context`]: show every round whole. By default a long assistant reply is
+    /// shown as the sentences that bear on the question, each run of left-out sentences marked
+    /// `[…]` (the round itself is unchanged, and named in [`Context::rounds`]).
+    pub whole_rounds: bool,
 }
 
 impl<'a> Query<'a> {
@@ -102,6 +106,7 @@ impl<'a> Query<'a> {
             as_of: None,
             explain: false,
             profile: None,
+            whole_rounds: false,
         }
     }
     /// Opens the context with the user's profile in at most `tokens` tokens (see
@@ -109,6 +114,12 @@ impl<'a> Query<'a> {
     pub fn profile(self, tokens: usize) -> Query<'a> {
         Query { profile: Some(tokens), ..self }
     }
+    /// Shows every round whole in the context (see
+    /// [`Query::whole_rounds`](Query#structfield.whole_rounds)).
+    pub fn whole_rounds(self) -> Query<'a> {
+        Query { whole_rounds: true, ..self }
+    }
+
     /// Asks [`Memory::get_context`] to say why each record is in the block or was cut.
     pub fn explain(self) -> Query<'a> {
         Query { explain: true, ..self }

@@ -74,6 +74,10 @@ pub enum Command {
         /// many tokens of the budget.
         #[arg(long, value_name = "TOKENS")]
         profile: Option<usize>,
+        /// Show every round whole (by default a long assistant reply shows only the sentences
+        /// that bear on the question, each run of left-out sentences marked "[…]").
+        #[arg(long)]
+        whole_rounds: bool,
         /// Print the block and what went into it as JSON.
         #[arg(long)]
         json: bool,

@@ -788,11 +788,16 @@ class Memory:
         date: Optional[str] = None,
         as_of: Optional[str] = None,
         profile: Optional[int] = None,
+        whole_rounds: bool = False,
     ) -> Dict[str, Any]:
         """The prompt-ready block for a question (`context`), with the keys of the records in
         it, its token count and whether anything was cut. `profile`: open the block with the
-        user's current facts by relation, in at most that many tokens of the budget."""
+        user's current facts by relation, in at most that many tokens of the budget.
+        `whole_rounds`: show every round whole (by default a long assistant reply shows only the
+        sentences that bear on the question, each run of left-out sentences marked "[…]")."""
         args = _some(query=query, user_id=user_id, agent_id=agent_id, budget=budget, top_k=top_k, date=date, as_of=as_of, profile=profile)
+        if whole_rounds:
+            args["whole_rounds"] = True
         if angles:
             args["angles"] = list(angles)
         return self._engine.call("recall_memories", **args)

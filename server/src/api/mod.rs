@@ -176,6 +176,11 @@ request! {
         /// `as_of`) in at most this many tokens of the budget (at most half of it).
         #[serde(default)]
         profile: Option<usize>,
+        /// Show every round whole. By default a long assistant reply shows only the sentences
+        /// that bear on the question, each run of left-out sentences marked `[…]` (the round is
+        /// unchanged, and named in `rounds`).
+        #[serde(default)]
+        whole_rounds: bool,
     }
 }
 

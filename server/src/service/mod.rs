@@ -138,6 +138,7 @@ impl Service {
             angles: &angles,
             explain: req.explain,
             profile: req.profile,
+            whole_rounds: req.whole_rounds,
             ..Query::new(&req.query)
         };
         let memory = self.memory(req.store.as_deref())?;
