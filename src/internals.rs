@@ -29,13 +29,17 @@ pub mod vector {
 /// Dates in questions: the `[Current date: …]` prefix, the window a question names, and the
 /// month and weekday names the resolver reads.
 pub mod time {
-    pub use crate::model::time::{DateWindow, month_number, query_window, split_date_prefix, weekday};
+    pub use crate::model::time::{
+        DateWindow, month_name, month_number, query_window, split_date_prefix, weekday,
+    };
 }
 
 pub use crate::facts::{conflict, ending, normalize, prefilter, resolve, verify};
 pub use crate::index::bm25::LEXICAL_SCHEME;
 pub use crate::index::ledger::SettleStats;
 pub use crate::index::rank::{ScanStats, score, take_scan_stats};
+/// How a context labels a turn's line (`role`, or `Speaker (role)`).
+pub use crate::read::render::turn_label;
 
 /// What settling read in this store since it was opened: facts loaded into ledgers, and facts
 /// the conflict rules compared new facts with.

@@ -18,6 +18,7 @@
 
 use crate::facts::gold::{gold_date, number_word, tokens, GoldDate};
 use chrono::Datelike;
+use mnemon::internals::time::{month_name, month_number};
 
 /// Answers of more normalised words than this are left out.
 pub const MAX_WORDS: usize = 6;
@@ -52,20 +53,6 @@ impl LeftOut {
 
 const ARTICLES: &[&str] = &["a", "an", "the"];
 const ORDINALS: &[&str] = &["st", "nd", "rd", "th"];
-const MONTHS: [&str; 12] = [
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-];
 
 /// The normalised words of `text`.
 pub fn words(text: &str) -> Vec<String> {
@@ -143,7 +130,7 @@ pub fn forms(answer: &str, session: Option<&str>) -> Result<Vec<Vec<String>>, Le
     }
     // "May 7th, 2023", which [`gold_date`] does not read, as "7 May 2023".
     let date = match w.as_slice() {
-        [month, day, year] if MONTHS.contains(&month.as_str()) => {
+        [month, day, year] if month_number(month).is_some() => {
             gold_date(&format!("{day} {month} {year}"), session)
         }
         _ => gold_date(answer, session),
@@ -151,7 +138,7 @@ pub fn forms(answer: &str, session: Option<&str>) -> Result<Vec<Vec<String>>, Le
     match date {
         Some(GoldDate::Day(d)) => {
             let (y, m, day) = (d.year(), d.month(), d.day());
-            let month = MONTHS[m as usize - 1];
+            let month = month_name(m).unwrap_or_default();
             return Ok(vec![vec![
                 format!("{day} {month} {y}"),
                 format!("{month} {day} {y}"),
@@ -159,13 +146,13 @@ pub fn forms(answer: &str, session: Option<&str>) -> Result<Vec<Vec<String>>, Le
             ]]);
         }
         Some(GoldDate::Month(y, m)) => {
-            return Ok(vec![vec![format!("{} {y}", MONTHS[m as usize - 1]), format!("{y} {m}")]]);
+            return Ok(vec![vec![format!("{} {y}", month_name(m).unwrap_or_default()), format!("{y} {m}")]]);
         }
         Some(GoldDate::Range(..)) => return Err(LeftOut::Relative),
         Some(GoldDate::Year(_)) | None => {}
     }
     let numbered = w.iter().any(|x| x.chars().all(|c| c.is_ascii_digit()));
-    if numbered && w.iter().any(|x| MONTHS.contains(&x.as_str())) {
+    if numbered && w.iter().any(|x| month_number(x).is_some()) {
         // A month and a number that name no day or month as a whole ("early August, 2023").
         return Err(LeftOut::Relative);
     }

@@ -224,8 +224,8 @@ pub struct Group {
     /// answerable questions whose answer is looked for.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub answer_in: BTreeMap<usize, Rate>,
-    /// Answerable questions with recorded contexts whose answer is not looked for (yes/no, long,
-    /// a span of days).
+    /// Answerable questions with recorded contexts whose answer is not looked for
+    /// ([`crate::answer::LeftOut`]: yes/no, long, a date that names no one day or month).
     #[serde(default)]
     pub answer_left_out: usize,
     /// The mean share of a context's tokens taken by turn-level evidence rounds, by budget, over

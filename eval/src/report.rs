@@ -186,8 +186,8 @@ fn answer_rows(out: &mut String, groups: &[(&str, &Group)]) {
     let _ = writeln!(
         out,
         "Answer in B: the gold answer, normalised, occurs in the block rendered at B tokens (yes/no answers, \
-         answers of more than {} words and spans of days are left out and counted). Evidence share: the mean \
-         share of the block's tokens taken by the turn-level evidence rounds.\n",
+         answers of more than {} words and dates that name no one day or month are left out and counted). \
+         Evidence share: the mean share of the block's tokens taken by the turn-level evidence rounds.\n",
         crate::answer::MAX_WORDS
     );
     let answer: Vec<String> = budgets.iter().map(|b| format!("answer in {b}")).collect();

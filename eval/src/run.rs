@@ -425,10 +425,7 @@ fn run_haystack(
 
 /// A turn's line as a context shows it: `role: text`, or `Speaker (role): text`.
 fn turn_line(t: &Turn) -> String {
-    match &t.speaker {
-        Some(name) => format!("{name} ({}): {}\n", t.role.as_str(), t.content),
-        None => format!("{}: {}\n", t.role.as_str(), t.content),
-    }
+    format!("{}: {}\n", mnemon::internals::turn_label(t), t.content)
 }
 
 /// Recomputes `summary.json` and `report.md` from the run directory's files.

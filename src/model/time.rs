@@ -207,6 +207,11 @@ pub fn month_number(word: &str) -> Option<u32> {
     MONTHS.iter().position(|m| *m == word).map(|i| i as u32 + 1)
 }
 
+/// The lowercase English name of a month (5 → `"may"`).
+pub fn month_name(month: u32) -> Option<&'static str> {
+    MONTHS.get(usize::try_from(month).ok()?.checked_sub(1)?).copied()
+}
+
 /// The weekday a lowercase English weekday name names.
 pub fn weekday(word: &str) -> Option<Weekday> {
     Some(match word {

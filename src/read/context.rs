@@ -161,10 +161,11 @@ fn render_ranked(
     marks: &HashMap<i64, Vec<String>>,
     question: Option<&str>,
 ) -> Context {
+    let trimmer = question.map(trim::Trimmer::new);
     let trimmed: Vec<Option<Vec<Turn>>> = ranked
         .iter()
-        .map(|r| match (r, question) {
-            (Ranked::Round(r), Some(q)) => trim::trim(&r.turns, q),
+        .map(|r| match (r, &trimmer) {
+            (Ranked::Round(r), Some(t)) => t.trim(&r.turns),
             _ => None,
         })
         .collect();

@@ -134,7 +134,7 @@ pub(crate) fn inert(text: &str) -> String {
 }
 
 /// `role: content`, or `Speaker (role): content` when the turn names its speaker.
-pub(crate) fn turn_label(t: &Turn) -> String {
+pub fn turn_label(t: &Turn) -> String {
     match &t.speaker {
         Some(name) => format!("{name} ({})", t.role.as_str()),
         None => t.role.as_str().to_owned(),

@@ -43,7 +43,7 @@ fn telling(text: &str) -> HashSet<String> {
 }
 
 /// `turns` as a context shows them for `question`: each long reply trimmed; `None` when no turn
-/// changes.
+/// changes. One call; a context trims many rounds for one question through [`Trimmer`].
 ///
 /// ```
 /// use mnemon::rounds::{Role, Turn};
@@ -51,34 +51,53 @@ fn telling(text: &str) -> HashSet<String> {
 /// assert_eq!(mnemon::context::trim(&turns, "anything"), None, "nothing long to trim");
 /// ```
 pub fn trim(turns: &[Turn], question: &str) -> Option<Vec<Turn>> {
-    let long = |t: &Turn| t.role == Role::Assistant && count_tokens(&t.content) > TRIM_ABOVE;
-    if !turns.iter().any(long) {
-        return None;
+    Trimmer::new(question).trim(turns)
+}
+
+/// Trims rounds for one question, whose telling words are read once.
+pub(crate) struct Trimmer {
+    asked: HashSet<String>,
+}
+
+impl Trimmer {
+    pub(crate) fn new(question: &str) -> Trimmer {
+        Trimmer { asked: telling(question) }
     }
-    let asked = telling(question);
-    let said: HashSet<String> = turns
-        .iter()
-        .filter(|t| t.role == Role::User)
-        .flat_map(|t| telling(&t.content))
-        .filter(|t| !asked.contains(t))
-        .collect();
-    let mut changed = false;
-    let out = turns
-        .iter()
-        .map(|t| {
-            if !long(t) {
-                return t.clone();
-            }
-            match trimmed(&t.content, &asked, &said) {
+
+    /// `turns` with each long reply trimmed; `None` when no turn changes.
+    pub(crate) fn trim(&self, turns: &[Turn]) -> Option<Vec<Turn>> {
+        // Tokens are never more than bytes: a short text needs no count.
+        let long: Vec<bool> = turns
+            .iter()
+            .map(|t| {
+                t.role == Role::Assistant
+                    && t.content.len() > TRIM_ABOVE
+                    && count_tokens(&t.content) > TRIM_ABOVE
+            })
+            .collect();
+        if !long.contains(&true) {
+            return None;
+        }
+        let said: HashSet<String> = turns
+            .iter()
+            .filter(|t| t.role == Role::User)
+            .flat_map(|t| telling(&t.content))
+            .filter(|t| !self.asked.contains(t))
+            .collect();
+        let mut changed = false;
+        let out = turns
+            .iter()
+            .zip(long)
+            .map(|(t, long)| match long.then(|| trimmed(&t.content, &self.asked, &said)).flatten() {
                 Some(content) => {
                     changed = true;
                     Turn { content, ..t.clone() }
                 }
                 None => t.clone(),
-            }
-        })
-        .collect();
-    changed.then_some(out)
+            })
+            .collect();
+        changed.then_some(out)
+    }
 }
 
 /// `text` cut to its best sentences with marks, or `None` when that keeps every sentence.
