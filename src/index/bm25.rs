@@ -13,7 +13,8 @@ use std::collections::HashMap;
 use crate::model::words::{stem, terms, words};
 
 /// What the lexical ranking is, for the pins of a measured run.
-pub const LEXICAL_SCHEME: &str = "bm25 k1=1.2 b=0.75 idf=fts5 snowball-english nfkd-fold v1";
+pub const LEXICAL_SCHEME: &str =
+    "bm25 k1=1.2 b=0.75 idf=fts5 snowball-english nfkd-fold v1 + feedback docs=5 terms=10 in>=2 v1";
 
 /// BM25 term-frequency saturation (FTS5's default).
 const K1: f32 = 1.2;
@@ -21,6 +22,17 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 /// The smallest idf: a term in most rounds still matches.
 const MIN_IDF: f32 = 1e-6;
+
+/// Feedback: the first ranking's best rounds whose words expand the question.
+pub(crate) const FEEDBACK_DOCS: usize = 5;
+/// Feedback: the most words added to the question.
+const FEEDBACK_TERMS: usize = 10;
+/// Feedback: a word is added only when at least this many of the feedback rounds hold it, so that
+/// one round's topic cannot pull the second ranking its way.
+const FEEDBACK_MIN_DOCS: usize = 2;
+/// Feedback: a word is added only when its idf is at least this (it is in fewer than about a
+/// quarter of the user's rounds).
+const FEEDBACK_MIN_IDF: f32 = 1.0;
 
 /// Fixed keys (no per-process randomness), hashing eight bytes at a time. The maps are private
 /// to one user's index, keyed by that user's own words, and only looked up, never iterated.
@@ -40,13 +52,17 @@ pub(crate) struct Bm25 {
     postings: Vec<Vec<(u32, u32)>>,
     /// Entries over all postings, counted as they are added (so the size is known at once).
     pairs: usize,
+    /// Per document, the terms it holds (each once, in first-seen order): document `d`'s are
+    /// `forward[starts[d]..starts[d + 1]]`, its last ending the vector. For feedback.
+    forward: Vec<u32>,
+    starts: Vec<u32>,
 }
 
 impl Bm25 {
     /// About how many bytes the postings and dictionaries hold.
     pub(crate) fn approx_bytes(&self) -> usize {
-        self.ids.len() * 12
-            + self.pairs * 8
+        self.ids.len() * 16
+            + self.pairs * 12
             + self.postings.len() * 24
             + (self.dictionary.len() + self.seen.len()) * 64
     }
@@ -55,6 +71,7 @@ impl Bm25 {
     pub(crate) fn push(&mut self, id: i64, text: &str) {
         let doc = self.ids.len() as u32;
         let mut len = 0u32;
+        self.starts.push(self.forward.len() as u32);
         words(text, |w| {
             len += 1;
             let term = match self.seen.get(w) {
@@ -76,6 +93,7 @@ impl Bm25 {
                 _ => {
                     postings.push((doc, 1));
                     self.pairs += 1;
+                    self.forward.push(term as u32);
                 }
             }
         });
@@ -94,21 +112,87 @@ impl Bm25 {
     /// [`top`](Bm25::top) among the documents `mask` keeps (indexed like [`ids`](Bm25::ids)).
     /// The statistics stay those of every document.
     pub(crate) fn top_masked(&self, query: &str, depth: usize, mask: Option<&[bool]>) -> Vec<(i64, f32)> {
+        let wanted: Vec<(usize, f32)> = self.query_terms(query).into_iter().map(|t| (t, 1.0)).collect();
+        self.top_weighted(&wanted, depth, mask)
+    }
+
+    /// The question's words that some round holds, as term numbers, each once, in the order of
+    /// their stems (the order their scores are summed in).
+    fn query_terms(&self, query: &str) -> Vec<usize> {
+        let mut stems = terms(query);
+        stems.sort_unstable();
+        stems.dedup();
+        stems.iter().filter_map(|t| self.dictionary.get(t).copied()).collect()
+    }
+
+    /// The question's words expanded by pseudo-relevance feedback: the words of `query` (weight
+    /// 1), and up to [`FEEDBACK_TERMS`] words that the rounds `feedback` (the first ranking's
+    /// best, at most [`FEEDBACK_DOCS`]) share, each held by at least [`FEEDBACK_MIN_DOCS`] of
+    /// them and rare in the user's rounds. A word's weight is the sum over the feedback rounds
+    /// holding it of its idf, relative to the best added word's; ties go to the earlier term.
+    /// The ranking of these weighted words finds rounds that share no word with the question but
+    /// several with the rounds that answer it (the other sessions of a multi-hop question).
+    /// `None` when no word is added.
+    pub(crate) fn expanded(&self, query: &str, feedback: &[i64]) -> Option<Vec<(usize, f32)>> {
+        let asked = self.query_terms(query);
+        let mut wanted: Vec<(usize, f32)> = asked.iter().map(|&t| (t, 1.0)).collect();
+        // (term, rounds holding it, summed idf), in the order first met.
+        let mut met: Vec<(usize, usize, f32)> = Vec::new();
+        for id in feedback.iter().take(FEEDBACK_DOCS) {
+            let Ok(d) = self.ids.binary_search(id) else { continue };
+            let end = self.starts.get(d + 1).map_or(self.forward.len(), |&e| e as usize);
+            for &term in &self.forward[self.starts[d] as usize..end] {
+                let term = term as usize;
+                if asked.contains(&term) {
+                    continue;
+                }
+                let idf = self.idf(term);
+                if idf < FEEDBACK_MIN_IDF {
+                    continue;
+                }
+                match met.iter_mut().find(|m| m.0 == term) {
+                    Some(m) => {
+                        m.1 += 1;
+                        m.2 += idf;
+                    }
+                    None => met.push((term, 1, idf)),
+                }
+            }
+        }
+        met.retain(|m| m.1 >= FEEDBACK_MIN_DOCS);
+        // Stable: equal weights keep the order first met.
+        met.sort_by(|a, b| b.2.total_cmp(&a.2));
+        met.truncate(FEEDBACK_TERMS);
+        let best = met.first()?.2;
+        wanted.extend(met.iter().map(|m| (m.0, m.2 / best)));
+        Some(wanted)
+    }
+
+    /// A term's idf: `ln((N − df + 0.5) / (df + 0.5))`, floored at [`MIN_IDF`].
+    fn idf(&self, term: usize) -> f32 {
+        let n = self.ids.len() as f32;
+        let df = self.postings[term].len() as f32;
+        ((n - df + 0.5) / (df + 0.5)).ln().max(MIN_IDF)
+    }
+
+    /// Rounds holding any of the weighted terms `wanted` (each term's BM25 share times its
+    /// weight), best first (ties to the lower id), at most `depth`, among those `mask` keeps.
+    pub(crate) fn top_weighted(
+        &self,
+        wanted: &[(usize, f32)],
+        depth: usize,
+        mask: Option<&[bool]>,
+    ) -> Vec<(i64, f32)> {
         let n = self.ids.len();
         if n == 0 || depth == 0 {
             return Vec::new();
         }
-        let mut wanted = terms(query);
-        wanted.sort_unstable();
-        wanted.dedup();
         let avg = self.total_len.max(1) as f32 / n as f32;
         let mut scores = vec![0f32; n];
         let mut touched = Vec::new();
-        for t in &wanted {
-            let Some(&term) = self.dictionary.get(t) else { continue };
+        for &(term, weight) in wanted {
             let postings = &self.postings[term];
-            let df = postings.len() as f32;
-            let idf = ((n as f32 - df + 0.5) / (df + 0.5)).ln().max(MIN_IDF);
+            let idf = self.idf(term) * weight;
             for &(doc, tf) in postings {
                 let d = doc as usize;
                 if mask.is_some_and(|m| !m[d]) {
@@ -158,6 +242,39 @@ mod tests {
         assert!(index.top("violin", 10).is_empty());
         assert!(index.top("kayak", 0).is_empty());
         assert!(Bm25::default().top("kayak", 10).is_empty());
+    }
+
+    #[test]
+    fn feedback_adds_the_rare_words_two_feedback_rounds_share_and_nothing_else() {
+        let mut index = Bm25::default();
+        for i in 0..20 {
+            index.push(i, &format!("the weekly entry {i}"));
+        }
+        index.push(20, "my sister lucia moved to porto");
+        index.push(21, "my sister lucia loves ceramics and porto");
+        index.push(22, "lucia called about the flat");
+        index.push(23, "ceramics class");
+        let term = |w: &str| index.query_terms(w)[0];
+        let expanded = index.expanded("where does my sister live", &[20, 21, 3, 4, 5]).unwrap();
+        // The question's words (those some round holds), then the shared rare words, best first:
+        // both feedback rounds hold "porto" and "lucia", and "porto" (in 2 of 24 rounds) is rarer
+        // than "lucia" (in 3).
+        assert_eq!(expanded[..2], [(term("my"), 1.0), (term("sister"), 1.0)]);
+        let added: Vec<usize> = expanded[2..].iter().map(|t| t.0).collect();
+        assert_eq!(added, [term("porto"), term("lucia")]);
+        assert_eq!(expanded[2].1, 1.0);
+        assert!(expanded[3].1 < 1.0 && expanded[3].1 > 0.0);
+        // "ceramics" is held by one feedback round only; "the" and "weekly" by most rounds.
+        assert!(!added.contains(&term("ceramics")) && !added.contains(&term("the")));
+        let found: Vec<i64> = index.top_weighted(&expanded, 4, None).into_iter().map(|h| h.0).collect();
+        assert_eq!(found, [20, 21, 22]);
+        // Nothing shared, nothing added; an unknown feedback id is skipped.
+        assert!(index.expanded("where does my sister live", &[20, 3, 999]).is_none());
+        // Weight 1 everywhere is the plain ranking.
+        assert_eq!(
+            index.top_weighted(&index.expanded("my sister", &[20, 21]).unwrap()[..2], 5, None),
+            index.top("my sister", 5)
+        );
     }
 
     #[test]

@@ -10,6 +10,8 @@ pub(crate) enum List {
     Words,
     /// The rounds inside the question's window, in dense order.
     Window,
+    /// The word ranking of the question expanded by the first ranking's best rounds.
+    Feedback,
 }
 
 /// A 1-based place, saturating.
@@ -45,6 +47,7 @@ pub(crate) fn fuse(
             match list {
                 List::Words => e.1.why.words = place(rank),
                 List::Window => e.1.why.window = place(rank),
+                List::Feedback => e.1.why.feedback = place(rank),
             }
         }
     }

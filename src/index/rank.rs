@@ -2,7 +2,8 @@
 //!
 //! A round's dense score is `cosine + time_weight · time_match`, where `time_match` is 1 when the
 //! round's date falls in the question's window. Optionally (`Config::rrf_k`) the dense ranking is
-//! fused with the FTS5 BM25 ranking by reciprocal rank ([`fuse`]). Every round of the user is considered, so the
+//! fused with the BM25 ranking, and with the BM25 ranking of the question expanded by the first
+//! fusion's best rounds, by reciprocal rank ([`fuse`]). Every round of the user is considered, so the
 //! top k is exact. Ties go to the older insertion (lower id), so equal inputs give equal rankings.
 //!
 //! The scan runs over byte-quantized copies of the vectors (a quarter of the memory traffic),
@@ -46,6 +47,8 @@ pub struct Why {
     pub words: u16,
     /// In the dense ranking of the rounds inside the question's time window.
     pub window: u16,
+    /// In the word ranking of the question expanded by feedback.
+    pub feedback: u16,
 }
 
 /// What the dense scans on one thread have read, counted for benchmarks (`mnemon bench` prints

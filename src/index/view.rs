@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::bm25::Bm25;
+use super::bm25::{Bm25, FEEDBACK_DOCS};
 use super::fuse;
 use super::rank::{self, Index, Shape};
 use crate::error::Result;
@@ -234,8 +234,10 @@ impl CachedView {
     }
 
     /// The top `depth` owners among `among` for a question (`bare`, embedded as `vector`):
-    /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind and,
-    /// when the question names a time window, with the dense ranking of the rounds inside it.
+    /// the dense ranking alone, or (with `rrf`) fused with the word ranking of each kind, when
+    /// the question names a time window with the dense ranking of the rounds inside it, and, for
+    /// rounds, with the word ranking of the question expanded by that first fusion's best rounds
+    /// ([`Bm25::expanded`]).
     pub(crate) fn rank(&self, question: &Question<'_>) -> Vec<rank::Scored> {
         let Question { bare, vector, shape, among, depth, rrf } = *question;
         let (entries, kept_notes) = self.masks(among);
@@ -271,7 +273,26 @@ impl CachedView {
                 dense.iter().filter(|s| s.time_match && note_id(s.id).is_none()).map(|s| s.id).collect(),
             ));
         }
-        fuse::fuse(&dense, &lists, rrf, depth, |id| self.index.score_of_shaped(id, vector, shape, entries))
+        let fused = |lists: &[_], top| {
+            fuse::fuse(&dense, lists, rrf, top, |id| self.index.score_of_shaped(id, vector, shape, entries))
+        };
+        // Feedback, a second step for rounds (notes keep their one word ranking): the question's
+        // words expanded by the words the first fusion's best rounds share, ranked as one more
+        // list of the same fusion.
+        let (Some(words), false) = (&self.words, matches!(among, Among::Notes(_))) else {
+            return fused(&lists, depth);
+        };
+        let first = fused(&lists, each);
+        let feedback: Vec<i64> =
+            first.iter().filter(|s| note_id(s.id).is_none()).take(FEEDBACK_DOCS).map(|s| s.id).collect();
+        let Some(expanded) = words.expanded(bare, &feedback) else {
+            let mut first = first;
+            first.truncate(depth);
+            return first;
+        };
+        let found = words.top_weighted(&expanded, each, None).into_iter().map(|(id, _)| id).collect();
+        lists.push((fuse::List::Feedback, found));
+        fused(&lists, depth)
     }
 }
 

@@ -141,6 +141,7 @@ fn explain(
                 dense: place(s.why.dense),
                 words: place(s.why.words),
                 window: place(s.why.window),
+                feedback: place(s.why.feedback),
             }
         })
         .collect()

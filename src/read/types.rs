@@ -331,6 +331,10 @@ pub struct ContextRecord {
     /// Its place among the rounds inside the question's time window.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<usize>,
+    /// Its place in the word ranking of the question expanded by the words that the first
+    /// ranking's best rounds share (feedback).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<usize>,
     /// Whether it is in the rendered block.
     pub kept: bool,
 }
