@@ -18,6 +18,17 @@ pub mod extract {
     };
 }
 
+/// A local GGUF model answering prompts in free text, greedy (the harness's local reader).
+#[cfg(feature = "llama")]
+pub mod generate {
+    pub use crate::facts::extract::{Generated, LlamaReader, ReaderPins};
+}
+
+/// The word stemmer the word index uses (Snowball English).
+pub mod words {
+    pub use crate::model::words::stem;
+}
+
 /// The similarity kernels: cosine (an AVX2 kernel and a portable twin, bit-identical), byte
 /// quantization, exact `i8` dot products.
 pub mod vector {

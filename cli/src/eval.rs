@@ -5,7 +5,10 @@ use std::path::PathBuf;
 use anyhow::{bail, Context as _, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use mnemon::config::Config;
-use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
+use std::sync::Arc;
+
+use mnemon::internals::generate::LlamaReader;
+use mnemon_eval::qa::{Endpoint, Judge, Local, LocalConfig, QaConfig, Templates};
 use mnemon_eval::{Benchmark, RunConfig};
 
 use crate::flags::{BenchmarkArg, EvalCommand, ModelArgs, QaArgs};
@@ -19,28 +22,88 @@ impl From<BenchmarkArg> for Benchmark {
     }
 }
 
+/// A `gguf:default` or `gguf:PATH` model name's file; `None` for a model at the chat endpoint.
+fn gguf(name: &str) -> Option<PathBuf> {
+    let path = name.strip_prefix("gguf:")?;
+    Some(match path {
+        "default" => mnemon::extract::default_gguf(mnemon::extract::DEFAULT_GGUF),
+        p => PathBuf::from(p),
+    })
+}
+
 impl QaArgs {
-    fn config(&self) -> Result<Option<QaConfig>> {
-        let (Some(reader), Some(judge)) = (&self.reader, &self.judge) else { return Ok(None) };
-        let templates = match &self.templates {
+    fn templates(&self) -> Result<Templates> {
+        Ok(match &self.templates {
             Some(path) => Templates::from_file(path)?,
             None => Templates::default(),
-        };
-        let cache = self.qa_cache.clone().unwrap_or_else(|| {
+        })
+    }
+
+    fn cache(&self) -> PathBuf {
+        self.qa_cache.clone().unwrap_or_else(|| {
             // Beside the models folder's default home: `$XDG_CACHE_HOME/mnemon` or `~/.cache/mnemon`.
             let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
             var("XDG_CACHE_HOME")
                 .or_else(|| var("HOME").map(|h| h.join(".cache")))
                 .map_or_else(|| PathBuf::from(".mnemon-qa-cache.db"), |c| c.join("mnemon/qa-cache.db"))
-        });
+        })
+    }
+
+    /// A local GGUF at `path`, able to read the largest context asked for.
+    fn local(&self, path: &std::path::Path) -> Result<Arc<dyn Local>> {
+        // The prompt's own words and the reply beside the largest block.
+        let most = self.reader_budgets.iter().max().copied().unwrap_or(4000) + 1024;
+        let reader = LlamaReader::load(path, self.reader_threads, u32::try_from(most).unwrap_or(u32::MAX))
+            .with_context(|| format!("the local reader {}", path.display()))?;
+        Ok(Arc::new(reader))
+    }
+
+    /// Remote QA mode: a reader and a judge at the chat endpoint.
+    fn config(&self) -> Result<Option<QaConfig>> {
+        let Some(reader) = &self.reader else { return Ok(None) };
+        if gguf(reader).is_some() {
+            return Ok(None);
+        }
+        let Some(judge) = &self.judge else {
+            bail!("--reader {reader} (a model at the chat endpoint) needs --judge")
+        };
+        if gguf(judge).is_some() {
+            bail!("--judge {judge}: a local judge grades a local reader (--reader gguf:…) only");
+        }
         Ok(Some(QaConfig {
             reader: reader.clone(),
             judge: judge.clone(),
             endpoint: Endpoint::from_env(),
-            cache,
-            templates,
+            cache: self.cache(),
+            templates: self.templates()?,
             reader_max_tokens: self.reader_max_tokens,
             retries: (6, std::time::Duration::from_secs(2)),
+        }))
+    }
+
+    /// Local reading: a GGUF reader (and a judge, local or remote, if given).
+    fn local_config(&self) -> Result<Option<LocalConfig>> {
+        let Some(path) = self.reader.as_deref().and_then(gguf) else { return Ok(None) };
+        if self.reader_budgets.is_empty()
+            || self.reader_budgets.iter().any(|b| *b < mnemon::config::MIN_BUDGET)
+        {
+            bail!("--reader-budgets: each at least {} tokens", mnemon::config::MIN_BUDGET);
+        }
+        let reader = self.local(&path)?;
+        let judge = match self.judge.as_deref() {
+            None => None,
+            Some(j) => Some(match gguf(j) {
+                Some(p) if p == path => Judge::Local(reader.clone()),
+                Some(p) => Judge::Local(self.local(&p)?),
+                None => Judge::Remote { model: j.to_owned(), endpoint: Endpoint::from_env() },
+            }),
+        };
+        Ok(Some(LocalConfig {
+            reader,
+            judge,
+            budgets: self.reader_budgets.clone(),
+            cache: self.cache(),
+            templates: self.templates()?,
         }))
     }
 }
@@ -80,6 +143,7 @@ pub fn run(command: EvalCommand) -> Result<()> {
                 },
                 command_line: mnemon::stores::redact(&std::env::args().collect::<Vec<_>>().join(" ")),
                 qa: qa.config()?,
+                local: qa.local_config()?,
                 extractor: models.extractor()?,
                 ranking: ranking.ranking(),
                 postgres: scratch,

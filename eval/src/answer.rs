@@ -107,6 +107,43 @@ pub fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// LoCoMo's token F1 of a reply against the gold answer: both normalised as [`words`] does
+/// (lower case, punctuation, articles, number words), "and" dropped as LoCoMo's scorer drops it,
+/// each word stemmed (Snowball English; LoCoMo's script uses Porter's, which differs on few
+/// words), then the harmonic mean of the precision and recall of the shared words, counted with
+/// their multiplicity. 0 when either side has no word.
+pub fn token_f1(reply: &str, gold: &str) -> f64 {
+    let stems = |t: &str| -> Vec<String> {
+        let mut v: Vec<String> =
+            words(t).into_iter().filter(|w| w != "and").map(|w| mnemon::internals::words::stem(&w)).collect();
+        v.sort_unstable();
+        v
+    };
+    let (r, g) = (stems(reply), stems(gold));
+    if r.is_empty() || g.is_empty() {
+        return 0.0;
+    }
+    // Both sorted: count the common multiset by merging.
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < r.len() && j < g.len() {
+        match r[i].cmp(&g[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    if common == 0 {
+        return 0.0;
+    }
+    let precision = common as f64 / r.len() as f64;
+    let recall = common as f64 / g.len() as f64;
+    2.0 * precision * recall / (precision + recall)
+}
+
 /// A number word that names a number ("two", "twenty"), not a manner ("once", "single").
 fn spelled(w: &str) -> Option<u32> {
     const MANNER: &[&str] = &["once", "twice", "thrice", "single", "double", "dozen"];
@@ -202,6 +239,20 @@ mod tests {
 
     fn found(answer: &str, context: &str) -> bool {
         occurs(&forms(answer, Some("2023-05-08T13:56:00")).unwrap(), context)
+    }
+
+    #[test]
+    fn token_f1_counts_shared_stems_with_their_multiplicity() {
+        assert_eq!(token_f1("Pottery", "pottery"), 1.0);
+        // "the" and "and" dropped, "classes" stems to "class", "2" equals "two".
+        assert_eq!(token_f1("The pottery classes and two kids", "pottery class, 2 kids"), 1.0);
+        // Reply "painting pottery hiking" (3), gold "pottery" (1): precision 1/3, recall 1.
+        assert!((token_f1("painting pottery hiking", "pottery") - 0.5).abs() < 1e-12);
+        // Multiplicity: one "red" in the gold answer matches one of the two in the reply.
+        assert!((token_f1("red red", "red") - 2.0 * 0.5 / 1.5).abs() < 1e-12);
+        assert_eq!(token_f1("unknown", "7 May 2023"), 0.0);
+        assert_eq!(token_f1("", "x"), 0.0);
+        assert_eq!(token_f1("the", "a"), 0.0);
     }
 
     #[test]

@@ -71,6 +71,9 @@ pub struct Prediction {
     /// QA mode: the reader's response and the judges' verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub qa: Option<QaRecord>,
+    /// Local reading: the answer from each context (`none`, `mnemon@B`, `oracle@B`), scored.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reads: BTreeMap<String, crate::qa::Read>,
 }
 
 /// One question's context at one budget.
@@ -232,6 +235,45 @@ pub struct Group {
     /// the answerable questions with turn evidence.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub evidence_share: BTreeMap<usize, f64>,
+    /// Local reading, by context (`none`, `mnemon@B`, `oracle@B`), over the questions read from it.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub reads: BTreeMap<String, ReadRate>,
+}
+
+/// A local reader's answers from one context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReadRate {
+    /// Questions read.
+    pub n: usize,
+    /// LoCoMo: the mean token F1, if any answer was scored by it.
+    pub f1: Option<f64>,
+    /// LongMemEval: the gold answer inside the reply, over the answers looked for.
+    pub contains: Option<Rate>,
+    /// Graded correct by the judge, over the replies it graded.
+    pub judged: Option<Rate>,
+}
+
+/// The local reads of `predictions`, by context.
+fn read_rates(predictions: &[&Prediction]) -> BTreeMap<String, ReadRate> {
+    let mut by: BTreeMap<&str, Vec<&crate::qa::Read>> = BTreeMap::new();
+    for p in predictions {
+        for (name, r) in &p.reads {
+            by.entry(name.as_str()).or_default().push(r);
+        }
+    }
+    let rate = |v: Vec<bool>| (!v.is_empty()).then(|| Rate::new(v.iter().filter(|x| **x).count(), v.len()));
+    by.into_iter()
+        .map(|(name, reads)| {
+            let f1: Vec<f64> = reads.iter().filter_map(|r| r.f1).collect();
+            let rr = ReadRate {
+                n: reads.len(),
+                f1: (!f1.is_empty()).then(|| f1.iter().sum::<f64>() / f1.len() as f64),
+                contains: rate(reads.iter().filter_map(|r| r.contains).collect()),
+                judged: rate(reads.iter().filter_map(|r| r.judged).collect()),
+            };
+            (name.to_owned(), rr)
+        })
+        .collect()
 }
 
 /// QA accuracy under one judge.
@@ -366,6 +408,7 @@ fn group(predictions: &[&Prediction]) -> Group {
         answer_in,
         answer_left_out: recorded.iter().filter(|p| p.answer_left_out.is_some()).count(),
         evidence_share,
+        reads: read_rates(predictions),
     }
 }
 
@@ -413,6 +456,7 @@ mod tests {
             budgets: BTreeMap::new(),
             answer_left_out: None,
             qa: None,
+            reads: BTreeMap::new(),
         }
     }
 

@@ -172,6 +172,65 @@ fn context_rows(out: &mut String, level: &str, groups: &[(&str, &Group)]) {
 
 /// The gold answer inside the context rendered at each budget, and the share of the block's
 /// tokens its evidence rounds take.
+/// Local reading: per group, each context's score (LoCoMo: token F1 × 100; LongMemEval: the
+/// answer inside the reply, %), and the judge's where one graded.
+fn read_rows(out: &mut String, groups: &[(&str, &Group)]) {
+    let contexts: Vec<&String> = {
+        let mut c: Vec<&String> = groups.first().map(|(_, g)| g.reads.keys().collect()).unwrap_or_default();
+        // No memory first, then by budget, mnemon's before the oracle's.
+        let budget =
+            |name: &str| name.split_once('@').and_then(|(_, b)| b.parse::<usize>().ok()).unwrap_or(0);
+        c.sort_by_key(|n| (budget(n), n.starts_with("oracle")));
+        c
+    };
+    if contexts.is_empty() {
+        return;
+    }
+    let judged = groups.iter().any(|(_, g)| g.reads.values().any(|r| r.judged.is_some()));
+    let _ = writeln!(
+        out,
+        "## Local reader: answers from no memory, mnemon's context and the oracle's
+"
+    );
+    let _ = writeln!(
+        out,
+        "The same local model answers each question from each context (`oracle@B`: the block mnemon renders at B tokens from the question's evidence sessions alone). Score: LoCoMo token F1 × 100, LongMemEval % of replies holding the normalised gold answer (answers left out as above){}.\n",
+        if judged { "; then the judge's % correct" } else { "" }
+    );
+    let head: Vec<String> =
+        contexts.iter().map(|c| if judged { format!("{c} | {c} judged") } else { c.to_string() }).collect();
+    let _ = writeln!(out, "| group | n | {} |", head.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---|".repeat(contexts.len() * if judged { 2 } else { 1 }));
+    for (name, g) in groups {
+        let n = g.reads.values().map(|r| r.n).max().unwrap_or(0);
+        if n == 0 {
+            continue;
+        }
+        let cells: Vec<String> = contexts
+            .iter()
+            .map(|c| {
+                let r = g.reads.get(*c);
+                let score = match r {
+                    Some(r) => match (r.f1, r.contains) {
+                        (Some(f1), _) => format!("{:.1}", 100.0 * f1),
+                        (None, Some(c)) => format!("{} ({})", pct(c.rate), c.n),
+                        (None, None) => "–".into(),
+                    },
+                    None => "–".into(),
+                };
+                if judged {
+                    let j = r.and_then(|r| r.judged).map_or("–".into(), |j| pct(j.rate));
+                    format!("{score} | {j}")
+                } else {
+                    score
+                }
+            })
+            .collect();
+        let _ = writeln!(out, "| {name} | {n} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
+}
+
 fn answer_rows(out: &mut String, groups: &[(&str, &Group)]) {
     let budgets: Vec<usize> = groups
         .first()
@@ -234,6 +293,7 @@ pub fn report(s: &Summary) -> String {
         context_rows(&mut out, level, &groups);
     }
     answer_rows(&mut out, &groups);
+    read_rows(&mut out, &groups);
     let judges: std::collections::BTreeSet<&String> = groups.iter().flat_map(|(_, g)| g.qa.keys()).collect();
     if !judges.is_empty() {
         let _ = writeln!(out, "## QA accuracy (reader and judge)\n");

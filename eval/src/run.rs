@@ -27,7 +27,7 @@ use mnemon::{Error, Memory, Query, Result, Timestamp};
 use crate::answer;
 use crate::data::{self, Benchmark, Dataset, Defects, Question};
 use crate::metrics::{self, Budgeted, Prediction, Retrieved, KS};
-use crate::qa::{Asker, Calls, QaConfig};
+use crate::qa::{Asker, Calls, LocalAsker, LocalConfig, QaConfig};
 use crate::report::{self, FactCounts, Speed, Summary};
 
 /// Version of the harness's scoring; part of the pins.
@@ -56,6 +56,9 @@ pub struct RunConfig {
     pub command_line: String,
     /// QA mode: read and judge every question (retrieval metrics are computed either way).
     pub qa: Option<QaConfig>,
+    /// Local reading: answer every question from no memory, mnemon's and the oracle's contexts
+    /// with a model on this machine ([`crate::qa::LocalConfig`]).
+    pub local: Option<LocalConfig>,
     /// Extract facts from every round at ingest (inline, so the ingest time includes it).
     pub extractor: Option<Arc<dyn Extractor>>,
     /// Per-query ranking options (recency, importance), off by default.
@@ -117,6 +120,7 @@ fn pins(cfg: &RunConfig, embedder: &dyn Embedder, dataset_sha256: &str) -> serde
         // Only when an option is on, so default runs keep the pins they always had.
         "ranking": (cfg.ranking != mnemon::context::Ranking::default()).then(|| format!("{:?}", cfg.ranking)),
         "qa": cfg.qa.as_ref().map(QaConfig::pins),
+        "local": cfg.local.as_ref().map(LocalConfig::pins),
     })
 }
 
@@ -185,13 +189,14 @@ pub fn run(
                         None => embedder_for_job()?,
                     };
                     let mut asker = cfg.qa.as_ref().map(Asker::new).transpose()?;
+                    let mut local = cfg.local.as_ref().map(LocalAsker::new).transpose()?;
                     loop {
                         let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
                         let Some((haystack, questions)) = next else { return Ok(()) };
                         run_haystack(
                             cfg,
                             &embedder,
-                            asker.as_mut(),
+                            (asker.as_mut(), local.as_mut()),
                             haystack,
                             &questions,
                             &writers,
@@ -265,10 +270,42 @@ impl Drop for Schema {
     }
 }
 
+/// A store holding only `q`'s evidence sessions (LongMemEval: its answer sessions; LoCoMo: the
+/// sessions of its evidence rounds), built as the haystack's store is; with the directory it
+/// lives in.
+fn oracle_store(
+    cfg: &RunConfig,
+    embedder: &Arc<dyn Embedder>,
+    haystack: &data::Haystack,
+    rounds: &[mnemon::rounds::StoredRound],
+    evidence: &BTreeMap<String, Vec<Vec<String>>>,
+    q: &Question,
+) -> Result<(Memory, tempfile::TempDir)> {
+    let mut sessions: BTreeSet<&str> = q.evidence_sessions.iter().map(String::as_str).collect();
+    for r in rounds {
+        if evidence["turn"].iter().any(|u| u.contains(&r.key)) {
+            sessions.insert(r.session.as_str());
+        }
+    }
+    let dir = tempfile::tempdir()?;
+    let engine = Config { background_extraction: false, ..cfg.engine.clone() };
+    let memory = Memory::builder(Location::File(dir.path().join("oracle.db")))
+        .embedder(embedder.clone())
+        .config(engine)
+        .open()?;
+    for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
+        if session[0].session.as_deref().is_some_and(|s| sessions.contains(s)) {
+            memory.add(session, &haystack.user)?;
+        }
+    }
+    Ok((memory, dir))
+}
+
 fn run_haystack(
     cfg: &RunConfig,
     embedder: &Arc<dyn Embedder>,
-    mut asker: Option<&mut Asker<'_>>,
+    // The remote QA reader and the local one, each if asked for.
+    (mut asker, mut local): (Option<&mut Asker<'_>>, Option<&mut LocalAsker<'_>>),
     haystack: &data::Haystack,
     questions: &[&Question],
     writers: &Writers,
@@ -364,6 +401,7 @@ fn run_haystack(
         };
         let mut contexts = BTreeMap::new();
         let mut budgets = BTreeMap::new();
+        let mut texts: BTreeMap<usize, String> = BTreeMap::new();
         for budget in metrics::BUDGETS {
             let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(budget), ..query.clone() };
             let c = memory.get_context(at, &haystack.user)?;
@@ -376,6 +414,7 @@ fn run_haystack(
                 },
             );
             contexts.insert(budget, c.rounds);
+            texts.insert(budget, c.text);
         }
         let (qa, calls) = match asker.as_deref_mut() {
             Some(asker) => {
@@ -391,6 +430,27 @@ fn run_haystack(
                 (qa, Some(calls))
             }
             None => (None, None),
+        };
+        // An abstention question is read only for a judge (no gold answer to look for), and
+        // LoCoMo's adversarial ones never (as in QA mode).
+        let read =
+            |r: &LocalAsker<'_>| !q.abstention || (r.judged() && cfg.benchmark == Benchmark::LongMemEval);
+        let reads = match local.as_deref_mut() {
+            Some(reader) if read(reader) => {
+                let mut read_from = vec![("none".to_owned(), String::new())];
+                let oracle = oracle_store(cfg, embedder, haystack, &rounds, &evidence, q)?;
+                for &b in &reader.budgets() {
+                    let at = Query { top_k: Some(metrics::CONTEXT_DEPTH), budget: Some(b), ..query.clone() };
+                    let text = match texts.get(&b) {
+                        Some(t) => t.clone(),
+                        None => memory.get_context(at.clone(), &haystack.user)?.text,
+                    };
+                    read_from.push((format!("mnemon@{b}"), text));
+                    read_from.push((format!("oracle@{b}"), oracle.0.get_context(at, &haystack.user)?.text));
+                }
+                reader.read(cfg.benchmark, q, forms.as_ref().ok().map(Vec::as_slice), &read_from)?
+            }
+            _ => BTreeMap::new(),
         };
         let prediction = Prediction {
             id: q.id.clone(),
@@ -410,6 +470,7 @@ fn run_haystack(
             budgets,
             answer_left_out: forms.err().map(|why| why.as_str().to_owned()),
             qa,
+            reads,
         };
         let mut w = writers.lock().unwrap_or_else(|e| e.into_inner());
         write_line(&mut w.0, &prediction)?;

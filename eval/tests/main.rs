@@ -2,5 +2,6 @@
 
 mod common;
 
+mod local;
 mod qa;
 mod run;

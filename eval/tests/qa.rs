@@ -134,6 +134,7 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
             reader_max_tokens: 300,
             retries: (3, Duration::from_millis(1)),
         }),
+        local: None,
         extractor: None,
         ranking: mnemon::context::Ranking::default(),
         postgres: None,

@@ -21,6 +21,7 @@ fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
         engine: Config { context_budget: Some(200), ..Config::default() },
         command_line: "test".into(),
         qa: None,
+        local: None,
         extractor: None,
         ranking: mnemon::context::Ranking::default(),
         postgres: None,

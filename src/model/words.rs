@@ -77,7 +77,7 @@ pub(crate) fn words(text: &str, mut f: impl FnMut(&str)) {
 }
 
 /// One lowercase word's Snowball stem.
-pub(crate) fn stem(word: &str) -> String {
+pub fn stem(word: &str) -> String {
     STEMMER.stem(word).into_owned()
 }
 

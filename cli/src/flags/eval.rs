@@ -160,10 +160,13 @@ pub enum EvalCommand {
 /// OpenAI's) and the key from `MNEMON_EVAL_API_KEY` (else `OPENAI_API_KEY`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct QaArgs {
-    /// QA mode: the reader's model name at the chat endpoint.
-    #[arg(long, requires = "judge")]
+    /// QA mode: the reader's model name at the chat endpoint (with --judge); or `gguf:default`
+    /// (the default extractor's model) or `gguf:PATH`, a local GGUF that answers each question
+    /// from no memory, mnemon's context and the oracle's at each --reader-budgets, scored by
+    /// LoCoMo's token F1 or LongMemEval answer containment (a judge optional).
+    #[arg(long)]
     pub reader: Option<String>,
-    /// The judge's model name.
+    /// The judge's model name at the chat endpoint, or `gguf:default` / `gguf:PATH`.
     #[arg(long, requires = "reader")]
     pub judge: Option<String>,
     /// Reader replies and verdicts, shared by runs [default: <cache>/mnemon/qa-cache.db].
@@ -172,7 +175,13 @@ pub struct QaArgs {
     /// A JSON object of template name to text replacing built-in prompts (e.g. official wording).
     #[arg(long)]
     pub templates: Option<PathBuf>,
-    /// Bound on the reader's reply, in tokens.
+    /// Bound on the reader's reply, in tokens (a remote reader; a local one answers in at most 48).
     #[arg(long, default_value_t = 1024)]
     pub reader_max_tokens: u32,
+    /// A local reader reads mnemon's and the oracle's contexts rendered at each of these budgets.
+    #[arg(long, value_delimiter = ',', default_value = "4000")]
+    pub reader_budgets: Vec<usize>,
+    /// llama.cpp threads for a local reader or judge.
+    #[arg(long, default_value_t = 2)]
+    pub reader_threads: i32,
 }

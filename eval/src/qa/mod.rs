@@ -35,9 +35,11 @@ use crate::data::{Benchmark, Question};
 use crate::metrics::{QaRecord, Verdict};
 
 mod client;
+mod local;
 
 use client::key;
 pub use client::{Cache, Client, Endpoint, Reply};
+pub use local::{first_line, Judge, Local, LocalAsker, LocalConfig, Read, LOCAL_MAX_TOKENS};
 
 /// A prompt template: which text is filled for the reader or for one judging criterion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -45,6 +47,8 @@ pub use client::{Cache, Client, Endpoint, Reply};
 pub enum Template {
     /// The reader (every question type).
     Reader,
+    /// The local reader: a short answer, for token F1 and containment.
+    ShortReader,
     /// LongMemEval single-session-user, single-session-assistant, multi-session.
     Standard,
     /// LongMemEval temporal-reasoning: off-by-one counts are accepted.
@@ -63,8 +67,9 @@ pub enum Template {
 
 impl Template {
     /// Every template, in a fixed order.
-    pub const ALL: [Template; 8] = [
+    pub const ALL: [Template; 9] = [
         Template::Reader,
+        Template::ShortReader,
         Template::Standard,
         Template::Temporal,
         Template::KnowledgeUpdate,
@@ -78,6 +83,7 @@ impl Template {
     pub fn name(self) -> &'static str {
         match self {
             Template::Reader => "reader",
+            Template::ShortReader => "short-reader",
             Template::Standard => "standard",
             Template::Temporal => "temporal",
             Template::KnowledgeUpdate => "knowledge-update",
@@ -91,7 +97,7 @@ impl Template {
     /// The placeholders the template must hold.
     pub fn fields(self) -> &'static [&'static str] {
         match self {
-            Template::Reader => &["history", "date", "question"],
+            Template::Reader | Template::ShortReader => &["history", "date", "question"],
             _ => &["question", "answer", "response"],
         }
     }
@@ -99,6 +105,7 @@ impl Template {
     fn builtin(self) -> &'static str {
         match self {
             Template::Reader => READER,
+            Template::ShortReader => SHORT_READER,
             Template::Standard => STANDARD,
             Template::Temporal => TEMPORAL,
             Template::KnowledgeUpdate => KNOWLEDGE_UPDATE,
@@ -125,6 +132,17 @@ Conversation history:
 Current date: {date}
 Question: {question}
 Notes, reasoning and answer:";
+
+const SHORT_READER: &str = "Below are excerpts of earlier conversations, retrieved from memory, each \
+under the date it took place.
+
+{history}
+
+Current date: {date}
+Answer the question from the excerpts in as few words as possible, on one line, with no explanation. \
+If the excerpts do not say, answer: unknown.
+Question: {question}
+Answer:";
 
 const STANDARD: &str = "You are grading a response to a question about the user's past conversations. \
 Reply yes if the response gives the correct answer: it states the gold answer or something equivalent \

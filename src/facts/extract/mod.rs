@@ -22,7 +22,8 @@ use crate::model::round::Turn;
 pub use cache::{CachedExtractor, round_key};
 #[cfg(feature = "llama")]
 pub use llama::{
-    DEFAULT_GGUF, LlamaConfig, LlamaExtractor, RUNTIME, Speed, default_gguf, kernels, row_invariant,
+    DEFAULT_GGUF, Generated, LlamaConfig, LlamaExtractor, LlamaReader, RUNTIME, ReaderPins, Speed,
+    default_gguf, kernels, row_invariant,
 };
 pub use scripted::ScriptedExtractor;
 

@@ -23,6 +23,7 @@
 //! fields.
 
 mod decode;
+mod reader;
 
 use std::borrow::Cow;
 use std::num::NonZeroU32;
@@ -47,6 +48,7 @@ use super::{Contract, Extraction, Extractor, ExtractorPins, round_text};
 use crate::error::{Error, Result};
 use crate::model::round::{Role, Turn};
 use decode::decode_chunks;
+pub use reader::{Generated, LlamaReader, ReaderPins};
 
 /// The runtime: the binding crate and the llama.cpp it vendors. The pin adds the kernel options
 /// llama.cpp was compiled with ([`kernels`]).
