@@ -112,8 +112,16 @@ impl Bm25 {
     /// [`top`](Bm25::top) among the documents `mask` keeps (indexed like [`ids`](Bm25::ids)).
     /// The statistics stay those of every document.
     pub(crate) fn top_masked(&self, query: &str, depth: usize, mask: Option<&[bool]>) -> Vec<(i64, f32)> {
+        self.scores(query, mask).top(self, depth)
+    }
+
+    /// Every document's BM25 score for `query`, among those `mask` keeps, to rank from and to
+    /// [`add`](Bm25::add) to.
+    pub(crate) fn scores(&self, query: &str, mask: Option<&[bool]>) -> Scores {
+        let mut scores = Scores { values: vec![0f32; self.ids.len()], touched: Vec::new() };
         let wanted: Vec<(usize, f32)> = self.query_terms(query).into_iter().map(|t| (t, 1.0)).collect();
-        self.top_weighted(&wanted, depth, mask)
+        self.add(&mut scores, &wanted, mask);
+        scores
     }
 
     /// The question's words that some round holds, as term numbers, each once, in the order of
@@ -125,17 +133,15 @@ impl Bm25 {
         stems.iter().filter_map(|t| self.dictionary.get(t).copied()).collect()
     }
 
-    /// The question's words expanded by pseudo-relevance feedback: the words of `query` (weight
-    /// 1), and up to [`FEEDBACK_TERMS`] words that the rounds `feedback` (the first ranking's
+    /// The words pseudo-relevance feedback adds to the question `query`: up to [`FEEDBACK_TERMS`] words that the rounds `feedback` (the first ranking's
     /// best, at most [`FEEDBACK_DOCS`]) share, each held by at least [`FEEDBACK_MIN_DOCS`] of
     /// them and rare in the user's rounds. A word's weight is the sum over the feedback rounds
     /// holding it of its idf, relative to the best added word's; ties go to the earlier term.
     /// The ranking of these weighted words finds rounds that share no word with the question but
     /// several with the rounds that answer it (the other sessions of a multi-hop question).
-    /// `None` when no word is added.
+    /// Their scores [`add`](Bm25::add) to the question's own. `None` when no word is added.
     pub(crate) fn expanded(&self, query: &str, feedback: &[i64]) -> Option<Vec<(usize, f32)>> {
         let asked = self.query_terms(query);
-        let mut wanted: Vec<(usize, f32)> = asked.iter().map(|&t| (t, 1.0)).collect();
         // (term, rounds holding it, summed idf), in the order first met.
         let mut met: Vec<(usize, usize, f32)> = Vec::new();
         for id in feedback.iter().take(FEEDBACK_DOCS) {
@@ -164,8 +170,7 @@ impl Bm25 {
         met.sort_by(|a, b| b.2.total_cmp(&a.2));
         met.truncate(FEEDBACK_TERMS);
         let best = met.first()?.2;
-        wanted.extend(met.iter().map(|m| (m.0, m.2 / best)));
-        Some(wanted)
+        Some(met.iter().map(|m| (m.0, m.2 / best)).collect())
     }
 
     /// A term's idf: `ln((N − df + 0.5) / (df + 0.5))`, floored at [`MIN_IDF`].
@@ -175,21 +180,16 @@ impl Bm25 {
         ((n - df + 0.5) / (df + 0.5)).ln().max(MIN_IDF)
     }
 
-    /// Rounds holding any of the weighted terms `wanted` (each term's BM25 share times its
-    /// weight), best first (ties to the lower id), at most `depth`, among those `mask` keeps.
-    pub(crate) fn top_weighted(
-        &self,
-        wanted: &[(usize, f32)],
-        depth: usize,
-        mask: Option<&[bool]>,
-    ) -> Vec<(i64, f32)> {
+    /// Adds to `scores` each document's BM25 share of the weighted terms `wanted` (a term's
+    /// share times its weight), among the documents `mask` keeps, term after term in order: the
+    /// question's words then feedback's sum as one query's would.
+    pub(crate) fn add(&self, scores: &mut Scores, wanted: &[(usize, f32)], mask: Option<&[bool]>) {
         let n = self.ids.len();
-        if n == 0 || depth == 0 {
-            return Vec::new();
+        if n == 0 {
+            return;
         }
         let avg = self.total_len.max(1) as f32 / n as f32;
-        let mut scores = vec![0f32; n];
-        let mut touched = Vec::new();
+        let Scores { values, touched } = scores;
         for &(term, weight) in wanted {
             let postings = &self.postings[term];
             let idf = self.idf(term) * weight;
@@ -198,15 +198,33 @@ impl Bm25 {
                 if mask.is_some_and(|m| !m[d]) {
                     continue;
                 }
-                if scores[d] == 0.0 {
+                if values[d] == 0.0 {
                     touched.push(d);
                 }
                 let tf = tf as f32;
                 let norm = K1 * (1.0 - B + B * self.lens[d] as f32 / avg);
-                scores[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                values[d] += idf * tf * (K1 + 1.0) / (tf + norm);
             }
         }
-        let mut hits: Vec<(i64, f32)> = touched.into_iter().map(|d| (self.ids[d], scores[d])).collect();
+    }
+}
+
+/// Documents' BM25 scores for one query (by document index), and the documents some term
+/// touched, in the order first touched.
+pub(crate) struct Scores {
+    values: Vec<f32>,
+    touched: Vec<usize>,
+}
+
+impl Scores {
+    /// The best `depth` documents of `index` with a score, best first (ties to the lower id):
+    /// `(round id, score)`.
+    pub(crate) fn top(&self, index: &Bm25, depth: usize) -> Vec<(i64, f32)> {
+        if depth == 0 {
+            return Vec::new();
+        }
+        let mut hits: Vec<(i64, f32)> =
+            self.touched.iter().map(|&d| (index.ids[d], self.values[d])).collect();
         let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
         if hits.len() > depth {
             hits.select_nth_unstable_by(depth - 1, order);
@@ -256,25 +274,24 @@ mod tests {
         index.push(23, "ceramics class");
         let term = |w: &str| index.query_terms(w)[0];
         let expanded = index.expanded("where does my sister live", &[20, 21, 3, 4, 5]).unwrap();
-        // The question's words (those some round holds), then the shared rare words, best first:
-        // both feedback rounds hold "porto" and "lucia", and "porto" (in 2 of 24 rounds) is rarer
-        // than "lucia" (in 3).
-        assert_eq!(expanded[..2], [(term("my"), 1.0), (term("sister"), 1.0)]);
-        let added: Vec<usize> = expanded[2..].iter().map(|t| t.0).collect();
+        // The shared rare words, best first: both feedback rounds hold "porto" and "lucia", and
+        // "porto" (in 2 of 24 rounds) is rarer than "lucia" (in 3).
+        let added: Vec<usize> = expanded.iter().map(|t| t.0).collect();
         assert_eq!(added, [term("porto"), term("lucia")]);
-        assert_eq!(expanded[2].1, 1.0);
-        assert!(expanded[3].1 < 1.0 && expanded[3].1 > 0.0);
+        assert_eq!(expanded[0].1, 1.0);
+        assert!(expanded[1].1 < 1.0 && expanded[1].1 > 0.0);
         // "ceramics" is held by one feedback round only; "the" and "weekly" by most rounds.
         assert!(!added.contains(&term("ceramics")) && !added.contains(&term("the")));
-        let found: Vec<i64> = index.top_weighted(&expanded, 4, None).into_iter().map(|h| h.0).collect();
+        let mut scores = index.scores("where does my sister live", None);
+        index.add(&mut scores, &expanded, None);
+        let found: Vec<i64> = scores.top(&index, 4).into_iter().map(|h| h.0).collect();
         assert_eq!(found, [20, 21, 22]);
         // Nothing shared, nothing added; an unknown feedback id is skipped.
         assert!(index.expanded("where does my sister live", &[20, 3, 999]).is_none());
-        // Weight 1 everywhere is the plain ranking.
-        assert_eq!(
-            index.top_weighted(&index.expanded("my sister", &[20, 21]).unwrap()[..2], 5, None),
-            index.top("my sister", 5)
-        );
+        // Nothing added is the plain ranking.
+        let mut scores = index.scores("my sister", None);
+        index.add(&mut scores, &[], None);
+        assert_eq!(scores.top(&index, 5), index.top("my sister", 5));
     }
 
     #[test]

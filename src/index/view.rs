@@ -260,10 +260,21 @@ impl CachedView {
                 .unwrap_or_default()
         };
         let words = |ids| (fuse::List::Words, ids);
+        // The rounds' word scores are kept: feedback adds to them.
+        let round_scores = match among {
+            Among::Notes(_) => None,
+            _ => self.words.as_ref().map(|w| (w, w.scores(bare, None))),
+        };
+        let round_words = || -> Vec<i64> {
+            round_scores
+                .as_ref()
+                .map(|(w, s)| s.top(w, each).into_iter().map(|(id, _)| id).collect())
+                .unwrap_or_default()
+        };
         let mut lists = match among {
-            Among::Rounds => vec![words(lexical(&self.words, None))],
+            Among::Rounds => vec![words(round_words())],
             Among::Notes(_) => vec![words(lexical(&self.note_words, kept_notes.as_deref()))],
-            Among::All => vec![words(lexical(&self.words, None)), words(lexical(&self.note_words, None))],
+            Among::All => vec![words(round_words()), words(lexical(&self.note_words, None))],
         };
         // A question that names a time window ranks the rounds dated inside it once more, in
         // dense order, as a list of its own (notes never: their relevance stays on the usual scale).
@@ -279,7 +290,7 @@ impl CachedView {
         // Feedback, a second step for rounds (notes keep their one word ranking): the question's
         // words expanded by the words the first fusion's best rounds share, ranked as one more
         // list of the same fusion.
-        let (Some(words), false) = (&self.words, matches!(among, Among::Notes(_))) else {
+        let Some((words, mut scores)) = round_scores else {
             return fused(&lists, depth);
         };
         let first = fused(&lists, each);
@@ -290,7 +301,8 @@ impl CachedView {
             first.truncate(depth);
             return first;
         };
-        let found = words.top_weighted(&expanded, each, None).into_iter().map(|(id, _)| id).collect();
+        words.add(&mut scores, &expanded, None);
+        let found = scores.top(words, each).into_iter().map(|(id, _)| id).collect();
         lists.push((fuse::List::Feedback, found));
         fused(&lists, depth)
     }
