@@ -124,9 +124,9 @@ pub struct LocalAsker<'a> {
     client: Option<Client>,
     reader_id: String,
     judge_id: String,
-    /// Replies generated (not from the cache), and taken from it.
+    /// Replies and verdicts generated (not found in the cache).
     pub generated: usize,
-    /// Replies taken from the cache.
+    /// Replies and verdicts taken from the cache.
     pub cached: usize,
 }
 
