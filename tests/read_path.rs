@@ -521,6 +521,45 @@ fn a_second_step_finds_a_round_that_shares_words_with_the_answers_not_with_the_q
 }
 
 #[test]
+fn the_best_rounds_short_session_neighbours_come_right_after_it_in_a_context() {
+    let t = temp_store();
+    let m = hashing(&t.path);
+    let mut msgs: Vec<Message> = (0..30)
+        .map(|i| {
+            Message::user(format!("filler note {i} about errands"), "2024-02-01T09:00:00").in_session("other")
+        })
+        .collect();
+    let long = "A very long account of the drive, the weather and the roads. ".repeat(20);
+    msgs.push(Message::user("Packed the car this morning.", "2024-03-01T09:00:00").in_session("trip"));
+    msgs.push(
+        Message::user("My sister Lucia moved to Porto last spring.", "2024-03-01T09:01:00")
+            .in_session("trip"),
+    );
+    msgs.push(Message::user(long.clone(), "2024-03-01T09:02:00").in_session("trip"));
+    m.add(&msgs, "u").unwrap();
+    let q = || Query::new("Where does my sister Lucia live?").top_k(40);
+    let ranked: Vec<String> = m.recall(q(), "u").unwrap().rounds.iter().map(|r| r.key.clone()).collect();
+    let keys = m.rounds("u").unwrap();
+    let key_of = |text: &str| keys.iter().find(|r| r.turns[0].content == text).unwrap().key.clone();
+    let (hit, before) =
+        (key_of("My sister Lucia moved to Porto last spring."), key_of("Packed the car this morning."));
+    assert_eq!(ranked[0], hit);
+    assert!(
+        ranked.iter().position(|k| *k == before).unwrap() > 1,
+        "the neighbour must rank lower on its own"
+    );
+    // In the context, the short neighbour comes right after the hit; the long one (over 150
+    // tokens) stays where it ranked, as does everything else.
+    let mut expected = ranked.clone();
+    expected.retain(|k| *k != before);
+    expected.insert(1, before.clone());
+    let explained = m.get_context(q().explain(), "u").unwrap();
+    let order: Vec<String> = explained.records.iter().map(|r| r.key.clone()).collect();
+    assert_eq!(order, expected);
+    assert_ne!(order[2], key_of(&long));
+}
+
+#[test]
 fn the_lexical_ranking_is_the_users_own() {
     // BM25 statistics are per user: another user's rounds, sharing every word, move nothing.
     let t = temp_store();

@@ -105,12 +105,52 @@ pub(crate) fn get_context(engine: &Engine, query: &Query<'_>, scope: Scope<'_>) 
             r.map(|r| (r, a_s))
         })
         .unzip();
+    let (ranked, why) = neighbours_first(ranked, why);
     let question = (!query.whole_rounds).then_some(query.text);
     let mut context = render_ranked(&ranked, budget, &head, &marks, question);
     if query.explain {
         context.records = explain(&ranked, &why, &context.omitted, calibration);
     }
     Ok(context)
+}
+
+/// Most tokens (of its turns' text) a neighbour of the best round may hold to be packed after it.
+const NEIGHBOUR_TOKENS: usize = 150;
+
+/// The ranking with the best round's session neighbours (the rounds of its session whose row ids
+/// are next to its own), when they are ranked at all and short (at most [`NEIGHBOUR_TOKENS`]),
+/// moved to right after it: what a conversation says next to its answer often belongs to it
+/// (LoCoMo's evidence sits in adjacent rounds), and a short neighbour costs a budget little
+/// (docs/DECISIONS.md #105). `why` follows the same order.
+fn neighbours_first<'a, 'b>(
+    ranked: Vec<Ranked<'a>>,
+    why: Vec<&'b (usize, Scored)>,
+) -> (Vec<Ranked<'a>>, Vec<&'b (usize, Scored)>) {
+    let Some(best) = ranked.iter().position(|r| matches!(r, Ranked::Round(_))) else {
+        return (ranked, why);
+    };
+    let Ranked::Round(hit) = ranked[best] else { return (ranked, why) };
+    let short = |r: &RecalledRound| {
+        r.turns.iter().map(|t| render::count_tokens(&t.content)).sum::<usize>() <= NEIGHBOUR_TOKENS
+    };
+    let neighbours: Vec<usize> = [hit.id - 1, hit.id + 1]
+        .iter()
+        .filter_map(|id| {
+            ranked.iter().position(
+                |r| matches!(r, Ranked::Round(n) if n.id == *id && n.session == hit.session && short(n)),
+            )
+        })
+        .collect();
+    if neighbours.is_empty() {
+        return (ranked, why);
+    }
+    let mut order: Vec<usize> = (0..=best).collect();
+    order.extend(&neighbours);
+    order.extend((best + 1..ranked.len()).filter(|i| !neighbours.contains(i)));
+    let mut slots: Vec<Option<Ranked<'a>>> = ranked.into_iter().map(Some).collect();
+    let ranked = order.iter().filter_map(|&i| slots[i].take()).collect();
+    let why = order.iter().map(|&i| why[i]).collect();
+    (ranked, why)
 }
 
 /// Why each ranked record is where it is, best first.
