@@ -41,7 +41,7 @@ pub(super) fn decode_chunks(
 }
 
 /// The best token by logit among `candidates` (ties to the lower id), if any is finite.
-fn argmax(candidates: impl Iterator<Item = LlamaTokenData>) -> Option<LlamaToken> {
+pub(super) fn argmax(candidates: impl Iterator<Item = LlamaTokenData>) -> Option<LlamaToken> {
     let mut best: Option<(f32, i32)> = None;
     for c in candidates {
         let (logit, id) = (c.logit(), c.id().0);

@@ -196,26 +196,58 @@ fn quant_name(file_type: &str) -> String {
     name.to_string()
 }
 
-impl LlamaExtractor {
+/// A GGUF model loaded through llama.cpp, with what its pins need of the file.
+struct Gguf {
+    model: LlamaModel,
+    model_blake3: String,
+    /// Its quantization's name (GGUF `general.file_type`).
+    quant: String,
+}
+
+impl Gguf {
     /// Loads the GGUF at `path`. A missing, truncated or non-GGUF file is
     /// [`Error::ModelUnavailable`] naming the file and the fetch command.
-    pub fn load(path: impl AsRef<Path>, config: LlamaConfig) -> Result<LlamaExtractor> {
-        let path = path.as_ref();
-        let bytes_head = {
+    fn load(path: &Path) -> Result<Gguf> {
+        let head = {
             use std::io::Read;
             let mut head = [0u8; 4];
             let mut f = std::fs::File::open(path).map_err(|e| unavailable(path, e.to_string()))?;
             f.read_exact(&mut head).map_err(|_| unavailable(path, "shorter than a GGUF header"))?;
             head
         };
-        if &bytes_head != b"GGUF" {
+        if &head != b"GGUF" {
             return Err(unavailable(path, "not a GGUF file (no GGUF magic)"));
         }
         let model_blake3 = crate::model_files::file_blake3(path)?;
-        let backend = backend()?;
-        let model = LlamaModel::load_from_file(backend, path, &LlamaModelParams::default())
+        let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default())
             .map_err(|e| unavailable(path, format!("llama.cpp could not load it ({e}); truncated?")))?;
         let quant = quant_name(&model.meta_val_str("general.file_type").unwrap_or_default());
+        Ok(Gguf { model, model_blake3, quant })
+    }
+}
+
+/// A model file's name as pinned (its path is not kept).
+fn file_name(path: &Path) -> String {
+    path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// `bytes` as UTF-8, cut before a character that a token bound split (whole characters only).
+fn whole_utf8(bytes: Vec<u8>) -> String {
+    match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
+        }
+    }
+}
+
+impl LlamaExtractor {
+    /// Loads the GGUF at `path`. A missing, truncated or non-GGUF file is
+    /// [`Error::ModelUnavailable`] naming the file and the fetch command.
+    pub fn load(path: impl AsRef<Path>, config: LlamaConfig) -> Result<LlamaExtractor> {
+        let path = path.as_ref();
+        let Gguf { model, model_blake3, quant } = Gguf::load(path)?;
         let decode = blake3::hash(
             serde_json::json!({
                 "sampling": "greedy, fast grammar path, ties to lower id",
@@ -229,7 +261,7 @@ impl LlamaExtractor {
         .to_hex()
         .to_string();
         let pins = ExtractorPins {
-            name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            name: file_name(path),
             model_blake3,
             quant,
             runtime: format!("{RUNTIME}; {}", kernels()),
@@ -302,14 +334,7 @@ impl LlamaExtractor {
                 continue;
             } else {
                 // A cut can split a character: keep only whole UTF-8.
-                let bytes = vocab.detokenize(&tokens[i][..budget[i]], false, false);
-                match String::from_utf8(bytes) {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let valid = e.utf8_error().valid_up_to();
-                        String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
-                    }
-                }
+                whole_utf8(vocab.detokenize(&tokens[i][..budget[i]], false, false))
             };
             kept.push(Turn { content, ..t.clone() });
         }

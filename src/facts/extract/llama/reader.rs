@@ -13,13 +13,13 @@ use std::path::Path;
 
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::llama_batch::LlamaBatch;
-use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::token::data::LlamaTokenData;
 use serde::Serialize;
 
-use super::decode::decode_chunks;
-use super::{FLASH_ATTENTION_OFF, RUNTIME, backend, kernels, llama, quant_name, unavailable};
+use super::decode::{argmax, decode_chunks};
+use super::{FLASH_ATTENTION_OFF, Gguf, RUNTIME, backend, file_name, kernels, llama, whole_utf8};
 use crate::error::{Error, Result};
 
 /// Prompt tokens decoded per batch.
@@ -69,23 +69,11 @@ impl LlamaReader {
     /// [`Error::ModelUnavailable`] naming it.
     pub fn load(path: impl AsRef<Path>, threads: i32, max_context: u32) -> Result<LlamaReader> {
         let path = path.as_ref();
-        let head = {
-            use std::io::Read;
-            let mut head = [0u8; 4];
-            let mut f = std::fs::File::open(path).map_err(|e| unavailable(path, e.to_string()))?;
-            f.read_exact(&mut head).map_err(|_| unavailable(path, "shorter than a GGUF header"))?;
-            head
-        };
-        if &head != b"GGUF" {
-            return Err(unavailable(path, "not a GGUF file (no GGUF magic)"));
-        }
-        let model_blake3 = crate::model_files::file_blake3(path)?;
-        let model = LlamaModel::load_from_file(backend()?, path, &LlamaModelParams::default())
-            .map_err(|e| unavailable(path, format!("llama.cpp could not load it ({e}); truncated?")))?;
+        let Gguf { model, model_blake3, quant } = Gguf::load(path)?;
         let pins = ReaderPins {
-            name: path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            name: file_name(path),
             model_blake3,
-            quant: quant_name(&model.meta_val_str("general.file_type").unwrap_or_default()),
+            quant,
             runtime: format!("{RUNTIME}; {}", kernels()),
             decode: format!(
                 "chat template, one user message; greedy, ties to lower id; no flash attention; n_batch {N_BATCH}"
@@ -143,7 +131,11 @@ impl LlamaReader {
         let mut truncated = true;
         while out.len() < max_tokens {
             let logits = ctx.get_logits_ith(last);
-            let Some(token) = argmax(logits) else { break };
+            let Some(token) = argmax(
+                logits.iter().enumerate().map(|(i, l)| LlamaTokenData::new(LlamaToken(i as i32), *l, 0.0)),
+            ) else {
+                break;
+            };
             if vocab.is_eog(token) {
                 truncated = false;
                 break;
@@ -159,25 +151,7 @@ impl LlamaReader {
             ctx.decode(&mut batch).map_err(|e| llama("decode", e))?;
             last = 0;
         }
-        let bytes = vocab.detokenize(&out, false, false);
-        let text = match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(e) => {
-                let valid = e.utf8_error().valid_up_to();
-                String::from_utf8_lossy(&e.as_bytes()[..valid]).into_owned()
-            }
-        };
+        let text = whole_utf8(vocab.detokenize(&out, false, false));
         Ok(Generated { text, prompt_tokens: tokens.len(), completion_tokens: out.len(), truncated })
     }
-}
-
-/// The token with the highest finite logit (ties to the lower id).
-fn argmax(logits: &[f32]) -> Option<LlamaToken> {
-    let mut best: Option<(f32, usize)> = None;
-    for (id, &l) in logits.iter().enumerate() {
-        if l.is_finite() && best.is_none_or(|(b, _)| l > b) {
-            best = Some((l, id));
-        }
-    }
-    best.map(|(_, id)| LlamaToken(id as i32))
 }
