@@ -118,9 +118,12 @@ impl Bm25 {
     /// Every document's BM25 score for `query`, among those `mask` keeps, to rank from and to
     /// [`add`](Bm25::add) to.
     pub(crate) fn scores(&self, query: &str, mask: Option<&[bool]>) -> Scores {
-        let mut scores = Scores { values: vec![0f32; self.ids.len()], touched: Vec::new() };
-        let wanted: Vec<(usize, f32)> = self.query_terms(query).into_iter().map(|t| (t, 1.0)).collect();
+        let asked = self.query_terms(query);
+        let mut scores =
+            Scores { values: vec![0f32; self.ids.len()], touched: Vec::new(), asked: Vec::new() };
+        let wanted: Vec<(usize, f32)> = asked.iter().map(|&t| (t, 1.0)).collect();
         self.add(&mut scores, &wanted, mask);
+        scores.asked = asked;
         scores
     }
 
@@ -133,15 +136,15 @@ impl Bm25 {
         stems.iter().filter_map(|t| self.dictionary.get(t).copied()).collect()
     }
 
-    /// The words pseudo-relevance feedback adds to the question `query`: up to [`FEEDBACK_TERMS`] words that the rounds `feedback` (the first ranking's
+    /// The words pseudo-relevance feedback adds to the question `asked` was scored for: up to [`FEEDBACK_TERMS`] words that the rounds `feedback` (the first ranking's
     /// best, at most [`FEEDBACK_DOCS`]) share, each held by at least [`FEEDBACK_MIN_DOCS`] of
     /// them and rare in the user's rounds. A word's weight is the sum over the feedback rounds
     /// holding it of its idf, relative to the best added word's; ties go to the earlier term.
     /// The ranking of these weighted words finds rounds that share no word with the question but
     /// several with the rounds that answer it (the other sessions of a multi-hop question).
     /// Their scores [`add`](Bm25::add) to the question's own. `None` when no word is added.
-    pub(crate) fn expanded(&self, query: &str, feedback: &[i64]) -> Option<Vec<(usize, f32)>> {
-        let asked = self.query_terms(query);
+    pub(crate) fn expanded(&self, asked: &Scores, feedback: &[i64]) -> Option<Vec<(usize, f32)>> {
+        let asked = &asked.asked;
         // (term, rounds holding it, summed idf), in the order first met.
         let mut met: Vec<(usize, usize, f32)> = Vec::new();
         for id in feedback.iter().take(FEEDBACK_DOCS) {
@@ -189,7 +192,7 @@ impl Bm25 {
             return;
         }
         let avg = self.total_len.max(1) as f32 / n as f32;
-        let Scores { values, touched } = scores;
+        let Scores { values, touched, .. } = scores;
         for &(term, weight) in wanted {
             let postings = &self.postings[term];
             let idf = self.idf(term) * weight;
@@ -209,11 +212,12 @@ impl Bm25 {
     }
 }
 
-/// Documents' BM25 scores for one query (by document index), and the documents some term
-/// touched, in the order first touched.
+/// Documents' BM25 scores for one query (by document index), the documents some term touched,
+/// in the order first touched, and the query's own terms.
 pub(crate) struct Scores {
     values: Vec<f32>,
     touched: Vec<usize>,
+    asked: Vec<usize>,
 }
 
 impl Scores {
@@ -273,7 +277,8 @@ mod tests {
         index.push(22, "lucia called about the flat");
         index.push(23, "ceramics class");
         let term = |w: &str| index.query_terms(w)[0];
-        let expanded = index.expanded("where does my sister live", &[20, 21, 3, 4, 5]).unwrap();
+        let mut scores = index.scores("where does my sister live", None);
+        let expanded = index.expanded(&scores, &[20, 21, 3, 4, 5]).unwrap();
         // The shared rare words, best first: both feedback rounds hold "porto" and "lucia", and
         // "porto" (in 2 of 24 rounds) is rarer than "lucia" (in 3).
         let added: Vec<usize> = expanded.iter().map(|t| t.0).collect();
@@ -282,12 +287,12 @@ mod tests {
         assert!(expanded[1].1 < 1.0 && expanded[1].1 > 0.0);
         // "ceramics" is held by one feedback round only; "the" and "weekly" by most rounds.
         assert!(!added.contains(&term("ceramics")) && !added.contains(&term("the")));
-        let mut scores = index.scores("where does my sister live", None);
         index.add(&mut scores, &expanded, None);
         let found: Vec<i64> = scores.top(&index, 4).into_iter().map(|h| h.0).collect();
         assert_eq!(found, [20, 21, 22]);
         // Nothing shared, nothing added; an unknown feedback id is skipped.
-        assert!(index.expanded("where does my sister live", &[20, 3, 999]).is_none());
+        let asked = index.scores("where does my sister live", None);
+        assert!(index.expanded(&asked, &[20, 3, 999]).is_none());
         // Nothing added is the plain ranking.
         let mut scores = index.scores("my sister", None);
         index.add(&mut scores, &[], None);

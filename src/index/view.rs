@@ -296,7 +296,7 @@ impl CachedView {
         let first = fused(&lists, each);
         let feedback: Vec<i64> =
             first.iter().filter(|s| note_id(s.id).is_none()).take(FEEDBACK_DOCS).map(|s| s.id).collect();
-        let Some(expanded) = words.expanded(bare, &feedback) else {
+        let Some(expanded) = words.expanded(&scores, &feedback) else {
             let mut first = first;
             first.truncate(depth);
             return first;

@@ -126,10 +126,12 @@ fn neighbours_first<'a, 'b>(
     ranked: Vec<Ranked<'a>>,
     why: Vec<&'b (usize, Scored)>,
 ) -> (Vec<Ranked<'a>>, Vec<&'b (usize, Scored)>) {
-    let Some(best) = ranked.iter().position(|r| matches!(r, Ranked::Round(_))) else {
+    let Some((best, hit)) = ranked.iter().enumerate().find_map(|(i, r)| match r {
+        Ranked::Round(hit) => Some((i, *hit)),
+        Ranked::Note(..) => None,
+    }) else {
         return (ranked, why);
     };
-    let Ranked::Round(hit) = ranked[best] else { return (ranked, why) };
     let short = |r: &RecalledRound| {
         r.turns.iter().map(|t| render::count_tokens(&t.content)).sum::<usize>() <= NEIGHBOUR_TOKENS
     };
