@@ -271,8 +271,8 @@ impl Drop for Schema {
 }
 
 /// A store holding only `q`'s evidence sessions (LongMemEval: its answer sessions; LoCoMo: the
-/// sessions of its evidence rounds), built as the haystack's store is; with the directory it
-/// lives in.
+/// sessions of its evidence rounds), opened and filled as the haystack's store is; with the
+/// directory it lives in.
 fn oracle_store(
     cfg: &RunConfig,
     embedder: &Arc<dyn Embedder>,
@@ -288,17 +288,30 @@ fn oracle_store(
         }
     }
     let dir = tempfile::tempdir()?;
+    let memory = open_store(cfg, embedder, Location::File(dir.path().join("oracle.db")))?;
+    ingest(&memory, haystack, |s| s.is_some_and(|s| sessions.contains(s)))?;
+    Ok((memory, dir))
+}
+
+/// A store for a haystack, under the run's engine configuration and extractor (inline).
+fn open_store(cfg: &RunConfig, embedder: &Arc<dyn Embedder>, location: Location) -> Result<Memory> {
     let engine = Config { background_extraction: false, ..cfg.engine.clone() };
-    let memory = Memory::builder(Location::File(dir.path().join("oracle.db")))
+    Memory::builder(location)
         .embedder(embedder.clone())
+        .optional_extractor(cfg.extractor.clone())
         .config(engine)
-        .open()?;
+        .open()
+}
+
+/// Adds the sessions of `haystack` that `keep` keeps (by session id), one transaction per
+/// session, as `mnemon ingest` does.
+fn ingest(memory: &Memory, haystack: &data::Haystack, keep: impl Fn(Option<&str>) -> bool) -> Result<()> {
     for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
-        if session[0].session.as_deref().is_some_and(|s| sessions.contains(s)) {
+        if keep(session[0].session.as_deref()) {
             memory.add(session, &haystack.user)?;
         }
     }
-    Ok((memory, dir))
+    Ok(())
 }
 
 fn run_haystack(
@@ -312,7 +325,6 @@ fn run_haystack(
     tick: &dyn Fn(),
 ) -> Result<()> {
     let dir = tempfile::tempdir()?;
-    let engine = Config { background_extraction: false, ..cfg.engine.clone() };
     let schema = match &cfg.postgres {
         Some(url) => Some(Schema::create(url, &haystack.user)?),
         None => None,
@@ -321,16 +333,9 @@ fn run_haystack(
         Some(s) => Location::Backend(s.backend()?),
         None => Location::File(dir.path().join("store.db")),
     };
-    let memory = Memory::builder(location)
-        .embedder(embedder.clone())
-        .optional_extractor(cfg.extractor.clone())
-        .config(engine)
-        .open()?;
+    let memory = open_store(cfg, embedder, location)?;
     let started = Instant::now();
-    // One transaction per session, as `mnemon ingest` does.
-    for session in haystack.messages.chunk_by(|a, b| a.session == b.session) {
-        memory.add(session, &haystack.user)?;
-    }
+    ingest(&memory, haystack, |_| true)?;
     let seconds = started.elapsed().as_secs_f64();
     let rounds = memory.rounds(&haystack.user)?;
     let counts = match cfg.extractor {

@@ -8,13 +8,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
-use mnemon::config::Config;
-use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon::internals::generate::LlamaReader;
 use mnemon_eval::qa::{Judge, Local, LocalConfig, Reply, Templates};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
-use crate::common::LME;
+use crate::common::{self, hashing, LME};
 
 /// Answers "red" to every prompt and keeps the prompts it was given.
 struct Recorder(Mutex<Vec<String>>);
@@ -33,20 +31,8 @@ impl Local for Recorder {
 
 fn config(dir: &Path, out: &str, local: LocalConfig) -> RunConfig {
     RunConfig {
-        dataset: dir.join("data.json"),
-        benchmark: Benchmark::LongMemEval,
-        out: dir.join(out),
-        limit: None,
-        types: Vec::new(),
-        questions: Vec::new(),
-        jobs: 1,
-        engine: Config::default(),
-        command_line: "test".into(),
-        qa: None,
         local: Some(local),
-        extractor: None,
-        ranking: mnemon::context::Ranking::default(),
-        postgres: None,
+        ..common::run_config(dir.join("data.json"), dir.join(out), Benchmark::LongMemEval)
     }
 }
 
@@ -58,10 +44,6 @@ fn local(dir: &Path, reader: Arc<dyn Local>, judge: Option<Judge>) -> LocalConfi
         cache: dir.join("qa-cache.db"),
         templates: Templates::default(),
     }
-}
-
-fn hashing() -> mnemon::Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(HashingEmbedder::default()))
 }
 
 fn reads(dir: &Path) -> Vec<(String, Value)> {

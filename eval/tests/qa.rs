@@ -10,13 +10,11 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use mnemon::config::Config;
-use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon_eval::qa::{Endpoint, QaConfig, Templates};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
 use crate::common;
-use common::LME;
+use common::{hashing, LME};
 
 #[derive(Debug, Clone)]
 struct Request {
@@ -116,15 +114,6 @@ const LOCOMO: &str = r#"[{"sample_id":"conv-1","conversation":{"speaker_a":"Ann"
 
 fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunConfig {
     RunConfig {
-        dataset: dir.join("data.json"),
-        benchmark,
-        out: dir.join(out),
-        limit: None,
-        types: Vec::new(),
-        questions: Vec::new(),
-        jobs: 1,
-        engine: Config::default(),
-        command_line: "test".into(),
         qa: Some(QaConfig {
             reader: "reader-m".into(),
             judge: "judge-m".into(),
@@ -134,15 +123,8 @@ fn config(dir: &Path, out: &str, base_url: &str, benchmark: Benchmark) -> RunCon
             reader_max_tokens: 300,
             retries: (3, Duration::from_millis(1)),
         }),
-        local: None,
-        extractor: None,
-        ranking: mnemon::context::Ranking::default(),
-        postgres: None,
+        ..common::run_config(dir.join("data.json"), dir.join(out), benchmark)
     }
-}
-
-fn hashing() -> mnemon::Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(HashingEmbedder::default()))
 }
 
 fn predictions(dir: &Path) -> Vec<Value> {

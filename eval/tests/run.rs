@@ -3,33 +3,17 @@
 use std::sync::Arc;
 
 use mnemon::config::Config;
-use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon_eval::{run, Benchmark, RunConfig};
 
 use crate::common;
-use common::LME as DATA;
+use common::{hashing, LME as DATA};
 
 fn config(dir: &std::path::Path, out: &str, limit: Option<usize>) -> RunConfig {
     RunConfig {
-        dataset: dir.join("lme.json"),
-        benchmark: Benchmark::LongMemEval,
-        out: dir.join(out),
         limit,
-        types: Vec::new(),
-        questions: Vec::new(),
-        jobs: 1,
         engine: Config { context_budget: Some(200), ..Config::default() },
-        command_line: "test".into(),
-        qa: None,
-        local: None,
-        extractor: None,
-        ranking: mnemon::context::Ranking::default(),
-        postgres: None,
+        ..common::run_config(dir.join("lme.json"), dir.join(out), Benchmark::LongMemEval)
     }
-}
-
-fn hashing() -> mnemon::Result<Arc<dyn Embedder>> {
-    Ok(Arc::new(HashingEmbedder::default()))
 }
 
 #[test]

@@ -181,6 +181,22 @@ impl Cache {
         serde_json::from_str(&text).ok()
     }
 
+    /// The reply cached under `key` in `table`, else `ask`'s (then cached); and whether it came
+    /// from the cache.
+    pub(super) fn get_or_ask(
+        &self,
+        table: &str,
+        key: &str,
+        ask: impl FnOnce() -> Result<Reply>,
+    ) -> Result<(Reply, bool)> {
+        if let Some(reply) = self.get(table, key) {
+            return Ok((reply, true));
+        }
+        let reply = ask()?;
+        self.put(table, key, &reply)?;
+        Ok((reply, false))
+    }
+
     pub(super) fn put(&self, table: &str, key: &str, reply: &Reply) -> Result<()> {
         let text = serde_json::to_string(reply).unwrap_or_default();
         self.conn

@@ -153,15 +153,9 @@ impl<'a> LocalAsker<'a> {
         })
     }
 
-    fn cached(&mut self, table: &str, key: &str, ask: impl FnOnce() -> Result<Reply>) -> Result<Reply> {
-        if let Some(reply) = self.cache.get(table, key) {
-            self.cached += 1;
-            return Ok(reply);
-        }
-        let reply = ask()?;
-        self.cache.put(table, key, &reply)?;
-        self.generated += 1;
-        Ok(reply)
+    /// Counts a reply or verdict, taken from the cache (`hit`) or generated.
+    fn count(&mut self, hit: bool) {
+        *if hit { &mut self.cached } else { &mut self.generated } += 1;
     }
 
     /// Whether a judge grades the answers.
@@ -196,8 +190,10 @@ impl<'a> LocalAsker<'a> {
             );
             let max = LOCAL_MAX_TOKENS.to_string();
             let reader_key = key(&[&self.reader_id, &max, &prompt]);
-            let reader = cfg.reader.clone();
-            let reply = self.cached("replies", &reader_key, || reader.reply(&prompt, LOCAL_MAX_TOKENS))?;
+            let (reply, hit) = self
+                .cache
+                .get_or_ask("replies", &reader_key, || cfg.reader.reply(&prompt, LOCAL_MAX_TOKENS))?;
+            self.count(hit);
             let text = first_line(&reply.text);
             let judged = match (&cfg.judge, judges(benchmark, q).first()) {
                 (Some(judge), Some((_, t))) => {
@@ -207,16 +203,16 @@ impl<'a> LocalAsker<'a> {
                         &[("question", &q.question), ("answer", &q.answer), ("response", text)],
                     );
                     let verdict_key = key(&[&q.id, text, &self.judge_id, template]);
-                    let client = self.client.take();
-                    let raw = self.cached("verdicts", &verdict_key, || match judge {
+                    let (raw, hit) = self.cache.get_or_ask("verdicts", &verdict_key, || match judge {
                         Judge::Local(m) => m.reply(&judge_prompt, JUDGE_MAX_TOKENS),
-                        Judge::Remote { model, .. } => client
+                        Judge::Remote { model, .. } => self
+                            .client
                             .as_ref()
                             .expect("a remote judge has a client")
                             .chat(model, &judge_prompt, JUDGE_MAX_TOKENS),
-                    });
-                    self.client = client;
-                    parse_verdict(&raw?.text)
+                    })?;
+                    self.count(hit);
+                    parse_verdict(&raw.text)
                 }
                 _ => None,
             };

@@ -423,12 +423,7 @@ impl<'a> Asker<'a> {
         prompt: &str,
         max_tokens: u32,
     ) -> Result<(Reply, bool)> {
-        if let Some(reply) = self.cache.get(table, key) {
-            return Ok((reply, true));
-        }
-        let reply = self.client.chat(model, prompt, max_tokens)?;
-        self.cache.put(table, key, &reply)?;
-        Ok((reply, false))
+        self.cache.get_or_ask(table, key, || self.client.chat(model, prompt, max_tokens))
     }
 
     /// Reads `history` (the rendered context) for `q` and has every judge of its kind grade the

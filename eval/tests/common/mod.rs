@@ -1,5 +1,38 @@
 //! Fixtures shared by the harness's tests.
 
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use mnemon::config::Config;
+use mnemon::embed::{Embedder, HashingEmbedder};
+use mnemon_eval::{Benchmark, RunConfig};
+
+/// A run of `dataset` into `out`: every question, one job, the default engine, no reader, judge
+/// or extractor.
+pub fn run_config(dataset: PathBuf, out: PathBuf, benchmark: Benchmark) -> RunConfig {
+    RunConfig {
+        dataset,
+        benchmark,
+        out,
+        limit: None,
+        types: Vec::new(),
+        questions: Vec::new(),
+        jobs: 1,
+        engine: Config::default(),
+        command_line: "test".into(),
+        qa: None,
+        local: None,
+        extractor: None,
+        ranking: mnemon::context::Ranking::default(),
+        postgres: None,
+    }
+}
+
+/// The hashing embedder, for every job of a run.
+pub fn hashing() -> mnemon::Result<Arc<dyn Embedder>> {
+    Ok(Arc::new(HashingEmbedder::default()))
+}
+
 /// A hand-made LongMemEval file: a single-session question, a two-evidence temporal question and an
 /// abstention question.
 pub const LME: &str = r#"[
