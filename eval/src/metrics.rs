@@ -178,7 +178,7 @@ pub struct Rate {
 }
 
 impl Rate {
-    fn new(hits: usize, n: usize) -> Rate {
+    pub(crate) fn new(hits: usize, n: usize) -> Rate {
         Rate { hits, n, rate: if n == 0 { 0.0 } else { hits as f64 / n as f64 }, ci95: wilson(hits, n) }
     }
 }
@@ -237,43 +237,7 @@ pub struct Group {
     pub evidence_share: BTreeMap<usize, f64>,
     /// Local reading, by context (`none`, `mnemon@B`, `oracle@B`), over the questions read from it.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub reads: BTreeMap<String, ReadRate>,
-}
-
-/// A local reader's answers from one context.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct ReadRate {
-    /// Questions read.
-    pub n: usize,
-    /// LoCoMo: the mean token F1, if any answer was scored by it.
-    pub f1: Option<f64>,
-    /// LongMemEval: the gold answer inside the reply, over the answers looked for.
-    pub contains: Option<Rate>,
-    /// Graded correct by the judge, over the replies it graded.
-    pub judged: Option<Rate>,
-}
-
-/// The local reads of `predictions`, by context.
-fn read_rates(predictions: &[&Prediction]) -> BTreeMap<String, ReadRate> {
-    let mut by: BTreeMap<&str, Vec<&crate::qa::Read>> = BTreeMap::new();
-    for p in predictions {
-        for (name, r) in &p.reads {
-            by.entry(name.as_str()).or_default().push(r);
-        }
-    }
-    let rate = |v: Vec<bool>| (!v.is_empty()).then(|| Rate::new(v.iter().filter(|x| **x).count(), v.len()));
-    by.into_iter()
-        .map(|(name, reads)| {
-            let f1: Vec<f64> = reads.iter().filter_map(|r| r.f1).collect();
-            let rr = ReadRate {
-                n: reads.len(),
-                f1: (!f1.is_empty()).then(|| f1.iter().sum::<f64>() / f1.len() as f64),
-                contains: rate(reads.iter().filter_map(|r| r.contains).collect()),
-                judged: rate(reads.iter().filter_map(|r| r.judged).collect()),
-            };
-            (name.to_owned(), rr)
-        })
-        .collect()
+    pub reads: BTreeMap<String, crate::qa::ReadRate>,
 }
 
 /// QA accuracy under one judge.
@@ -408,7 +372,7 @@ fn group(predictions: &[&Prediction]) -> Group {
         answer_in,
         answer_left_out: recorded.iter().filter(|p| p.answer_left_out.is_some()).count(),
         evidence_share,
-        reads: read_rates(predictions),
+        reads: crate::qa::read_rates(predictions),
     }
 }
 

@@ -24,6 +24,7 @@ use super::{
 };
 use crate::answer;
 use crate::data::{Benchmark, Question};
+use crate::metrics::{Prediction, Rate};
 
 /// Bound on a local reader's reply: the short-answer prompt wants a few words.
 pub const LOCAL_MAX_TOKENS: u32 = 48;
@@ -233,4 +234,40 @@ impl<'a> LocalAsker<'a> {
 /// small model often goes on after it.
 pub fn first_line(reply: &str) -> &str {
     reply.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("")
+}
+
+/// A local reader's answers from one context.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReadRate {
+    /// Questions read.
+    pub n: usize,
+    /// LoCoMo: the mean token F1, if any answer was scored by it.
+    pub f1: Option<f64>,
+    /// LongMemEval: the gold answer inside the reply, over the answers looked for.
+    pub contains: Option<Rate>,
+    /// Graded correct by the judge, over the replies it graded.
+    pub judged: Option<Rate>,
+}
+
+/// The local reads of `predictions`, by context.
+pub(crate) fn read_rates(predictions: &[&Prediction]) -> BTreeMap<String, ReadRate> {
+    let mut by: BTreeMap<&str, Vec<&Read>> = BTreeMap::new();
+    for p in predictions {
+        for (name, r) in &p.reads {
+            by.entry(name.as_str()).or_default().push(r);
+        }
+    }
+    let rate = |v: Vec<bool>| (!v.is_empty()).then(|| Rate::new(v.iter().filter(|x| **x).count(), v.len()));
+    by.into_iter()
+        .map(|(name, reads)| {
+            let f1: Vec<f64> = reads.iter().filter_map(|r| r.f1).collect();
+            let rr = ReadRate {
+                n: reads.len(),
+                f1: (!f1.is_empty()).then(|| f1.iter().sum::<f64>() / f1.len() as f64),
+                contains: rate(reads.iter().filter_map(|r| r.contains).collect()),
+                judged: rate(reads.iter().filter_map(|r| r.judged).collect()),
+            };
+            (name.to_owned(), rr)
+        })
+        .collect()
 }

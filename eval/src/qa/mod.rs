@@ -39,7 +39,8 @@ mod local;
 
 use client::key;
 pub use client::{Cache, Client, Endpoint, Reply};
-pub use local::{first_line, Judge, Local, LocalAsker, LocalConfig, Read, LOCAL_MAX_TOKENS};
+pub(crate) use local::read_rates;
+pub use local::{first_line, Judge, Local, LocalAsker, LocalConfig, Read, ReadRate, LOCAL_MAX_TOKENS};
 
 /// A prompt template: which text is filled for the reader or for one judging criterion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
