@@ -79,7 +79,10 @@ pub(crate) fn check_user(user_id: &str) -> Result<()> {
     check_name(user_id, "user_id")
 }
 
-/// A user or agent name: 1 to 256 bytes, not blank, no control character.
+/// A user or agent name: 1 to 256 bytes, not blank, in Unicode NFC, no control character and
+/// no invisible one (bidi controls, zero-width characters, the other default-ignorable code
+/// points): two names that look alike are the same name (`an\u{200b}a` is not `ana`'s double,
+/// it is refused), and one in another normal form is refused rather than silently another user.
 fn check_name(name: &str, field: &str) -> Result<()> {
     if name.trim().is_empty() {
         return Err(Error::input(field, "is empty"));
@@ -90,5 +93,34 @@ fn check_name(name: &str, field: &str) -> Result<()> {
     if name.chars().any(char::is_control) {
         return Err(Error::input(field, "contains a control character"));
     }
+    if let Some(c) = name.chars().find(|c| invisible(*c)) {
+        return Err(Error::input(field, format!("contains an invisible character (U+{:04X})", u32::from(c))));
+    }
+    if !unicode_normalization::is_nfc(name) {
+        return Err(Error::input(field, "is not in Unicode NFC form (compose it first)"));
+    }
     Ok(())
+}
+
+/// Unicode's default-ignorable code points (which render as nothing) and the bidi controls.
+fn invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0xAD | 0x34F
+            | 0x61C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFF8
+            | 0x1BCA0..=0x1BCA3
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
 }
