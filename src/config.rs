@@ -1,6 +1,7 @@
 //! Engine configuration: every threshold in one validated struct.
 
 pub use crate::index::views::MemoryBudget;
+pub use crate::model::time::YEARS;
 
 use crate::error::{Error, Result};
 
@@ -83,6 +84,10 @@ pub struct Config {
     /// Condensing of old episodic notes by [`Memory::consolidate`](crate::Memory::consolidate);
     /// `None` (default) never condenses.
     pub condense: Option<Condense>,
+    /// The years a timestamp may name: a message's or note's `ts`, a question's `date` and
+    /// `as_of`; any other is refused with its field named. Default [`YEARS`] (1900–2200), within
+    /// 1..=9999.
+    pub years: std::ops::RangeInclusive<i32>,
 }
 
 /// Condensing (memex's background summariser, made deterministic and extractive): when a scope
@@ -157,6 +162,7 @@ impl Default for Config {
             background_extraction: true,
             decay: None,
             condense: None,
+            years: YEARS,
         }
     }
 }
@@ -192,6 +198,9 @@ impl Config {
             && !(2..=200).contains(&c.batch)
         {
             return bad("condense.batch", "must be in 2..=200");
+        }
+        if self.years.is_empty() || *self.years.start() < 1 || *self.years.end() > 9999 {
+            return bad("years", "must be a non-empty range within 1..=9999");
         }
         if self.context_budget.is_some_and(|b| b < MIN_BUDGET) {
             return bad("context_budget", "must be at least 200 tokens when set");

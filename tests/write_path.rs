@@ -7,7 +7,7 @@ use mnemon::embed::{Embedder, HashingEmbedder};
 use mnemon::export::ExportFormat;
 use mnemon::internals::vector::cosine;
 use mnemon::rounds::Role;
-use mnemon::{Error, Message};
+use mnemon::{Error, Message, Query};
 
 #[test]
 fn exact_duplicates_inside_a_session_are_skipped_and_logged() {
@@ -199,10 +199,23 @@ fn bad_user_ids_and_oversized_turns_are_refused_by_field() {
     let t = temp_store();
     let m = hashing(&t.path);
     let ts = "2026-01-01T00:00:00";
-    for user in ["", "  ", "a\nb"] {
+    // Blank, a control character, look-alikes of "ana" (zero-width space, word joiner, a bidi
+    // override, a byte-order mark) and "café" decomposed (not NFC).
+    for user in ["", "  ", "a\nb", "an\u{200b}a", "an\u{2060}a", "\u{202e}ana", "\u{feff}ana", "cafe\u{301}"]
+    {
         assert!(
-            matches!(m.add(&[Message::user("x", ts)], user), Err(Error::InvalidInput { field, .. }) if field == "user_id")
+            matches!(m.add(&[Message::user("x", ts)], user), Err(Error::InvalidInput { field, .. }) if field == "user_id"),
+            "{user:?}"
         );
+        assert!(
+            matches!(m.get_context(Query::new("x"), user), Err(Error::InvalidInput { field, .. }) if field == "user_id"),
+            "{user:?}"
+        );
+    }
+    assert!(m.user_names().unwrap().is_empty(), "nothing stored for a refused name");
+    // The composed form, and other scripts, are ordinary names.
+    for user in ["caf\u{e9}", "\u{30a2}\u{30ca}", "\u{0622}\u{0646}\u{0627}"] {
+        m.add(&[Message::user("x", ts)], user).unwrap();
     }
     let huge = "x".repeat(mnemon::rounds::MAX_CONTENT_BYTES + 1);
     assert!(matches!(
@@ -490,4 +503,44 @@ fn one_call_of_many_rounds_writes_what_a_call_a_round_writes_on_either_store() {
         let (pg, f) = (m.recall(q.clone(), "u").unwrap(), file.recall(q.clone(), "u").unwrap());
         assert_eq!(serde_json::to_string(&pg).unwrap(), serde_json::to_string(&f).unwrap());
     }
+}
+
+/// Timestamps name a year in `Config::years` (1900–2200 by default) and at most nanoseconds: a
+/// note dated 9999 would move the user's logical now (and "last week") to that year. Every
+/// refusal names its field and leaves the store as it was; a wider range is a setting.
+#[test]
+fn timestamps_outside_the_configured_years_are_refused_by_field() {
+    let t = temp_store();
+    hashing(&t.path).add(&[Message::user("I live in Porto.", "2026-01-01T00:00:00")], "u").unwrap();
+    let before = state(&t.path);
+    let m = hashing(&t.path);
+    let refused = |r: mnemon::Result<()>, name: &str| {
+        assert!(matches!(&r, Err(Error::InvalidInput { field, .. }) if field == name), "{name}: {r:?}");
+    };
+    for ts in [
+        "9999-12-31T23:59:59",
+        "0001-01-01T00:00:00",
+        "1899-12-31",
+        "2026-01-01T00:00:00.123456789123Z",
+        "-5000-01-01",
+    ] {
+        refused(
+            m.add(&[Message::user("x", "2026-01-01"), Message::user("x", ts)], "u").map(drop),
+            "messages[1].ts",
+        );
+        refused(m.remember(&[mnemon::notes::NewNote::new("x", ts)], "u").map(drop), "memories[0].ts");
+    }
+    let far = mnemon::Timestamp::parse("9999-01-01").unwrap();
+    refused(m.get_context(Query::new("where?").date(far.clone()), "u").map(drop), "date");
+    refused(m.recall(Query::new("where?").as_of(far), "u").map(drop), "as_of");
+    refused(m.recall(Query::new("[Current date: 9999-01-01] where?"), "u").map(drop), "query");
+    drop(m);
+    assert_eq!(state(&t.path), before, "nothing refused changed the store");
+    // Nanoseconds are fine, and so is an archive's year once the range says so.
+    let config = mnemon::config::Config { years: 1800..=2200, ..Default::default() };
+    let wide = common::open_at(&t.path, std::sync::Arc::new(HashingEmbedder::default()), config).unwrap();
+    wide.add(&[Message::user("x", "2026-01-01T00:00:00.123456789Z")], "u").unwrap();
+    wide.add(&[Message::user("A letter from 1850.", "1850-06-01T00:00:00")], "u").unwrap();
+    let bad = mnemon::config::Config { years: 0..=2200, ..Default::default() };
+    assert!(matches!(bad.validate(), Err(Error::InvalidConfig { field: "years", .. })));
 }

@@ -359,10 +359,15 @@ pub(crate) fn canonical(v: &Value) -> String {
 
 impl NewNote {
     /// Every field checked; errors name `at.field`.
-    pub(crate) fn check(&self, at: &str) -> Result<(Checked, Timestamp)> {
+    pub(crate) fn check(
+        &self,
+        at: &str,
+        years: &std::ops::RangeInclusive<i32>,
+    ) -> Result<(Checked, Timestamp)> {
         let f = |name: &str| format!("{at}.{name}");
         check_content(&self.content, &f("content"))?;
         let ts = Timestamp::parse(&self.ts).map_err(|e| rename(e, &f("ts")))?;
+        ts.check_years(years, &f("ts"))?;
         if let Some(t) = &self.title {
             check_title(t, &f("title"))?;
         }
@@ -391,7 +396,7 @@ impl NewNote {
 /// ```
 pub fn validate_notes(notes: &[NewNote], first: usize) -> Result<()> {
     for (i, n) in notes.iter().enumerate() {
-        n.check(&format!("memories[{}]", first + i))?;
+        n.check(&format!("memories[{}]", first + i), &super::time::YEARS)?;
     }
     Ok(())
 }

@@ -213,14 +213,17 @@ fn lines<'t>(turns: &'t [Turn], who: impl Fn(&'t Turn) -> &'t str) -> String {
 /// Checks messages as [`Memory::add`](crate::Memory::add) would, without storing anything; the
 /// error names the first bad field (`messages[i].ts`).
 pub fn validate_messages(messages: &[Message]) -> Result<()> {
-    form_rounds(messages).map(|_| ())
+    form_rounds(messages, &super::time::YEARS).map(|_| ())
 }
 
 /// Validates every message, drops empty turns and pairs the rest into rounds.
 ///
 /// Fails on the first invalid message, naming it (`messages[i].ts`); nothing is partially
 /// accepted. Returns the rounds and the number of empty turns dropped.
-pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)> {
+pub(crate) fn form_rounds(
+    messages: &[Message],
+    years: &std::ops::RangeInclusive<i32>,
+) -> Result<(Vec<NewRound>, usize)> {
     let mut parsed = Vec::with_capacity(messages.len());
     for (i, m) in messages.iter().enumerate() {
         let at = |f: &str| format!("messages[{i}].{f}");
@@ -228,6 +231,7 @@ pub(crate) fn form_rounds(messages: &[Message]) -> Result<(Vec<NewRound>, usize)
             Error::InvalidInput { reason, .. } => Error::input(at("ts"), reason),
             other => other,
         })?;
+        ts.check_years(years, &at("ts"))?;
         if m.content.len() > MAX_CONTENT_BYTES {
             return Err(Error::input(
                 at("content"),
@@ -346,7 +350,7 @@ mod tests {
             Message::assistant("d", T),
             Message::user("e", T),
         ];
-        let (rounds, dropped) = form_rounds(&msgs).unwrap();
+        let (rounds, dropped) = form_rounds(&msgs, &super::super::time::YEARS).unwrap();
         assert_eq!(dropped, 0);
         assert_eq!(
             shape(&rounds),
@@ -357,7 +361,7 @@ mod tests {
     #[test]
     fn empty_turns_are_dropped_before_pairing() {
         let msgs = vec![Message::user("q", T), Message::assistant("  \n", T), Message::assistant("a", T)];
-        let (rounds, dropped) = form_rounds(&msgs).unwrap();
+        let (rounds, dropped) = form_rounds(&msgs, &super::super::time::YEARS).unwrap();
         assert_eq!(dropped, 1);
         assert_eq!(shape(&rounds), vec![vec!["user", "assistant"]]);
         assert_eq!(rounds[0].text(), "user: q\nassistant: a");
@@ -366,7 +370,7 @@ mod tests {
     #[test]
     fn a_reply_with_its_own_timestamp_still_pairs() {
         let msgs = vec![Message::user("q", T), Message::assistant("a", "2026-01-01T10:00:07")];
-        let (rounds, _) = form_rounds(&msgs).unwrap();
+        let (rounds, _) = form_rounds(&msgs, &super::super::time::YEARS).unwrap();
         assert_eq!(rounds.len(), 1);
         assert_eq!(rounds[0].session, "2026-01-01T10:00:00");
     }
@@ -374,14 +378,14 @@ mod tests {
     #[test]
     fn turns_of_different_sessions_do_not_pair() {
         let msgs = vec![Message::user("q", T).in_session("s1"), Message::assistant("a", T).in_session("s2")];
-        let (rounds, _) = form_rounds(&msgs).unwrap();
+        let (rounds, _) = form_rounds(&msgs, &super::super::time::YEARS).unwrap();
         assert_eq!(rounds.len(), 2);
     }
 
     #[test]
     fn a_bad_timestamp_names_its_message() {
         let msgs = vec![Message::user("q", T), Message::assistant("a", "tomorrow")];
-        match form_rounds(&msgs) {
+        match form_rounds(&msgs, &super::super::time::YEARS) {
             Err(Error::InvalidInput { field, .. }) => assert_eq!(field, "messages[1].ts"),
             other => panic!("{other:?}"),
         }

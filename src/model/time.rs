@@ -40,10 +40,27 @@ impl Ord for Timestamp {
     }
 }
 
+/// The years a stored or asked timestamp may name by default
+/// ([`Config::years`](crate::config::Config::years)): a date outside them is far more likely a
+/// mistake (or an attack on "the latest activity") than a memory.
+pub const YEARS: std::ops::RangeInclusive<i32> = 1900..=2200;
+
 impl Timestamp {
-    /// Parses one of the accepted forms; the error says which forms are accepted.
+    /// Parses one of the accepted forms; the error says which forms are accepted. A year is
+    /// four digits (0001–9999) and a fraction of a second at most nine (nanoseconds); the engine
+    /// narrows the years further ([`YEARS`], [`check_years`](Timestamp::check_years)).
     pub fn parse(raw: &str) -> Result<Timestamp> {
-        parse_instant(raw.trim()).map(|at| Timestamp { raw: raw.to_owned(), at }).ok_or_else(|| {
+        if let Some((_, fraction)) = raw.split_once('.') {
+            let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+            if digits > 9 {
+                return Err(Error::input(
+                    "ts",
+                    format!("{raw:?} has {digits} fractional digits; at most 9 (nanoseconds)"),
+                ));
+            }
+        }
+        let at = parse_instant(raw.trim()).filter(|at| (1..=9999).contains(&at.year()));
+        at.map(|at| Timestamp { raw: raw.to_owned(), at }).ok_or_else(|| {
             Error::input(
                 "ts",
                 format!(
@@ -63,6 +80,29 @@ impl Timestamp {
     /// ```
     pub fn parse_field(raw: &str, field: &str) -> Result<Timestamp> {
         Timestamp::parse(raw).map_err(|_| Error::input(field, format!("{raw:?} is not a timestamp")))
+    }
+
+    /// Refuses a timestamp whose year is outside `years`, naming `field`.
+    ///
+    /// ```
+    /// use mnemon::Timestamp;
+    /// let far = Timestamp::parse("9999-12-31T23:59:59").unwrap();
+    /// assert!(far.check_years(&mnemon::config::YEARS, "ts").is_err());
+    /// assert!(Timestamp::parse("2026-01-01").unwrap().check_years(&mnemon::config::YEARS, "ts").is_ok());
+    /// ```
+    pub fn check_years(&self, years: &std::ops::RangeInclusive<i32>, field: &str) -> Result<()> {
+        if years.contains(&self.at.year()) {
+            return Ok(());
+        }
+        Err(Error::input(
+            field,
+            format!(
+                "{:?} is outside the years {}–{} this memory accepts (Config::years)",
+                self.raw,
+                years.start(),
+                years.end()
+            ),
+        ))
     }
 
     /// The caller's string, verbatim.
@@ -403,6 +443,32 @@ mod tests {
                 other => panic!("{raw:?} gave {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn years_have_four_digits_and_fractions_at_most_nine() {
+        for raw in [
+            "-5000-01-01",
+            "+12000-01-01",
+            "2026-01-01T00:00:00.1234567891",
+            "2026-01-01T00:00:00.123456789123Z",
+        ] {
+            assert!(
+                matches!(Timestamp::parse(raw), Err(Error::InvalidInput { field, .. }) if field == "ts"),
+                "{raw}"
+            );
+        }
+        let nanos = Timestamp::parse("2026-01-01T00:00:00.123456789Z").unwrap();
+        assert_eq!(nanos.sortable(), "2026-01-01T00:00:00");
+        let old = Timestamp::parse("0001-01-01T00:00:00").unwrap();
+        assert!(
+            matches!(old.check_years(&YEARS, "messages[0].ts"), Err(Error::InvalidInput { field, .. }) if field == "messages[0].ts")
+        );
+        assert!(old.check_years(&(1..=2000), "ts").is_ok());
+        for edge in ["1900-01-01", "2200-12-31T23:59:59"] {
+            Timestamp::parse(edge).unwrap().check_years(&YEARS, "ts").unwrap();
+        }
+        Timestamp::parse("2201-01-01").unwrap().check_years(&YEARS, "ts").unwrap_err();
     }
 
     #[test]

@@ -42,7 +42,16 @@ pub(super) fn ask<'q>(
     field: &str,
 ) -> Result<Asked<'q>> {
     let embedder = engine.embedder("recall")?;
+    if let Some(d) = date {
+        d.check_years(&engine.config.years, "date")?;
+    }
+    if let Some(t) = as_of {
+        t.check_years(&engine.config.years, "as_of")?;
+    }
     let (prefix_date, bare) = split_date_prefix(text);
+    if let Some(d) = &prefix_date {
+        d.check_years(&engine.config.years, field)?;
+    }
     if bare.is_empty() {
         return Err(Error::input(field, "is empty"));
     }

@@ -25,7 +25,7 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
     scope.check()?;
     let agent = scope.agent;
     let embedder = engine.embedder("add")?;
-    let (rounds, empty_turns_dropped) = form_rounds(messages)?;
+    let (rounds, empty_turns_dropped) = form_rounds(messages, &engine.config.years)?;
     let mut report = AddReport { empty_turns_dropped, ..AddReport::default() };
     if rounds.is_empty() {
         return Ok((report, 0));

@@ -71,7 +71,7 @@ impl Commits {
         let checked = notes
             .iter()
             .enumerate()
-            .map(|(i, n)| n.check(&format!("memories[{i}]")))
+            .map(|(i, n)| n.check(&format!("memories[{i}]"), &engine.config.years))
             .collect::<Result<Vec<_>>>()?;
         if checked.is_empty() {
             return Ok(RememberReport::default());
