@@ -19,7 +19,9 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
         || if request.uri().path().starts_with("/mcp") { "/mcp".to_owned() } else { "unmatched".to_owned() },
         |p| p.as_str().to_owned(),
     );
-    let method = request.method().as_str().to_owned();
+    // Label values come from closed sets, whatever a client sends: the route's template, a
+    // known method or `other`, the status code.
+    let method = known_method(request.method()).to_owned();
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -42,6 +44,22 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
     metrics::histogram!("mnemon_http_request_seconds", "route" => route, "method" => method, "status" => status)
         .record(started.elapsed().as_secs_f64());
     response
+}
+
+/// The method as a metric label: one of HTTP's own, else `other` (a client may send any token).
+fn known_method(m: &axum::http::Method) -> &'static str {
+    match m.as_str() {
+        "GET" => "GET",
+        "POST" => "POST",
+        "PUT" => "PUT",
+        "DELETE" => "DELETE",
+        "PATCH" => "PATCH",
+        "HEAD" => "HEAD",
+        "OPTIONS" => "OPTIONS",
+        "CONNECT" => "CONNECT",
+        "TRACE" => "TRACE",
+        _ => "other",
+    }
 }
 
 /// Reads a request's body within the limit (answering our 413 past it), so that no service

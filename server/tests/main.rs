@@ -5,6 +5,7 @@ mod common;
 mod browse;
 mod browser;
 mod forget;
+mod hostile;
 mod http;
 mod load;
 mod principals;

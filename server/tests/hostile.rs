@@ -1,0 +1,73 @@
+//! Attacks on the HTTP server from the second hardening round, each kept as a test that failed
+//! before its fix: unbounded metric labels, look-alike user ids, timestamps far outside any
+//! conversation. The server runs in-process on loopback; requests are written by hand
+//! ([`common::raw`]) so that a test can send what no well-behaved client would.
+
+use mnemon::config::Config;
+use mnemon_server::HttpOptions;
+
+use crate::common::{raw, settings, start};
+
+/// 300 requests with 2,000-character methods grew `/metrics` by one series each (11 MB): a
+/// label's values now come from closed sets, so garbage methods share the one `other` series.
+#[test]
+fn garbage_methods_share_one_metric_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), HttpOptions::default());
+    let metrics = || raw(&s.base, "GET", "/metrics", &[], "").body;
+    raw(&s.base, "GET", "/health", &[], "");
+    let before = metrics();
+    for i in 0..40 {
+        let method: String = format!("X{i}{}", "Q".repeat(2000));
+        let r = raw(&s.base, &method, "/v1/count?user_id=ana", &[], "");
+        assert!(r.status >= 400, "{}", r.status);
+    }
+    let after = metrics();
+    assert!(!after.contains("QQQQ"), "a client's method became a label");
+    // (The recorder is the process's: other tests' requests add their own series meanwhile.)
+    let methods: std::collections::BTreeSet<&str> =
+        after.split("method=\"").skip(1).filter_map(|rest| rest.split('"').next()).collect();
+    let known = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "CONNECT", "TRACE", "other"];
+    assert!(methods.iter().all(|m| known.contains(m)), "{methods:?}");
+    assert!(methods.contains("other"), "{after}");
+    assert!(after.len() < before.len() + 20_000, "{} → {} bytes", before.len(), after.len());
+}
+
+/// `an\u200ba` looks like `ana` and `\u202eana` reads backwards: refused by field, as are
+/// timestamps outside the years a memory accepts; nothing is stored for either.
+#[test]
+fn look_alike_user_ids_and_far_timestamps_are_refused_by_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), HttpOptions::default());
+    let post = |path: &str, body: serde_json::Value| {
+        raw(&s.base, "POST", path, &[("Content-Type", "application/json")], &body.to_string())
+    };
+    for user in ["an\u{200b}a", "\u{202e}ana", "ana\u{feff}", "cafe\u{301}"] {
+        let r = post(
+            "/v1/messages",
+            serde_json::json!({"user_id": user, "messages": [{"role": "user", "content": "hi", "ts": "2026-01-01"}]}),
+        );
+        assert_eq!(
+            (r.status, r.json()["error"]["field"].as_str()),
+            (400, Some("user_id")),
+            "{user:?}: {}",
+            r.body
+        );
+    }
+    for ts in
+        ["9999-12-31T23:59:59", "0001-01-01T00:00:00", "-5000-01-01", "2026-01-01T00:00:00.123456789123Z"]
+    {
+        let r = post(
+            "/v1/messages",
+            serde_json::json!({"user_id": "ana", "messages": [{"role": "user", "content": "hi", "ts": ts}]}),
+        );
+        assert_eq!(
+            (r.status, r.json()["error"]["field"].as_str()),
+            (400, Some("messages[0].ts")),
+            "{ts}: {}",
+            r.body
+        );
+    }
+    let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[], "");
+    assert_eq!(r.json()["rounds"].as_u64(), Some(0), "{}", r.body);
+}
