@@ -89,3 +89,19 @@ fn a_server_keeps_answering_while_another_process_ingests_into_its_file() {
         .unwrap();
     assert_eq!(r["rounds"], 2002);
 }
+
+/// A start refused for its options (a non-loopback address without a token) says why and never
+/// said it was listening: the options are checked before the address is bound.
+#[test]
+fn a_refused_start_never_says_it_listened() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["serve", "--embedder", "hashing", "--addr", "0.0.0.0:0", "--data"])
+        .arg(dir.path().join("data"))
+        .env_remove("MNEMON_TOKEN")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("token") && !stderr.contains("listening"), "{stderr}");
+}

@@ -22,6 +22,7 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
     // Label values come from closed sets, whatever a client sends: the route's template, a
     // known method or `other`, the status code.
     let method = known_method(request.method()).to_owned();
+    let docs = request.uri().path() == "/docs";
     let declared = request
         .headers()
         .get(header::CONTENT_LENGTH)
@@ -39,11 +40,33 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
             in_our_shape(response).await
         }
     };
+    let mut response = response;
+    secure(response.headers_mut(), docs);
     let status = response.status().as_u16().to_string();
     metrics::counter!("mnemon_http_requests_total", "route" => route.clone(), "method" => method.clone(), "status" => status.clone()).increment(1);
     metrics::histogram!("mnemon_http_request_seconds", "route" => route, "method" => method, "status" => status)
         .record(started.elapsed().as_secs_f64());
     response
+}
+
+/// What no response goes without (the web page's assets set their own, stricter for scripts):
+/// the browser never sniffs a type, never frames the response, and loads nothing it names, so a
+/// stored text served back (an export, an error echoing input) cannot run as a page. `/docs` is
+/// a static page with an inline style sheet and nothing else.
+fn secure(headers: &mut HeaderMap, docs: bool) {
+    use axum::http::HeaderValue;
+    const CSP: &str = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+    const DOCS_CSP: &str =
+        "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+    let set = |headers: &mut HeaderMap, name: header::HeaderName, value: &'static str| {
+        if !headers.contains_key(&name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    };
+    set(headers, header::X_CONTENT_TYPE_OPTIONS, "nosniff");
+    set(headers, header::CONTENT_SECURITY_POLICY, if docs { DOCS_CSP } else { CSP });
+    set(headers, header::X_FRAME_OPTIONS, "DENY");
+    set(headers, header::REFERRER_POLICY, "no-referrer");
 }
 
 /// The method as a metric label: one of HTTP's own, else `other` (a client may send any token).
@@ -167,8 +190,12 @@ pub(crate) async fn guard(State(state): State<AppState>, mut request: Request, n
     next.run(request).await
 }
 
+/// The token of an `Authorization: Bearer TOKEN` header; the scheme's name is case-insensitive
+/// (RFC 9110, 11.1), so `bearer` and `BEARER` name it too.
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    headers.get(header::AUTHORIZATION)?.to_str().ok()?.strip_prefix("Bearer ").map(str::trim)
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then_some(token.trim())
 }
 
 /// Load shedding: a request past the limit of requests in flight waits for a place up to the

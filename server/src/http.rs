@@ -250,13 +250,16 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
 }
 
 /// Serves until ctrl-c.
+/// Every option is checked (a non-loopback address needs a token) before the address is bound,
+/// so a refused start never listened.
 pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
+    let app = router(service, &options)?;
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     eprintln!(
         "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs, web page at /ui)",
         listener.local_addr()?
     );
-    serve_on(listener, service, &options, async {
+    run(listener, app, async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await
@@ -270,7 +273,14 @@ pub async fn serve_on(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    let app = router(service, options)?;
+    run(listener, router(service, options)?, shutdown).await
+}
+
+async fn run(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), StartError> {
     axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
         .with_graceful_shutdown(shutdown)
         .await?;

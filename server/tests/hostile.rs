@@ -71,3 +71,55 @@ fn look_alike_user_ids_and_far_timestamps_are_refused_by_field() {
     let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[], "");
     assert_eq!(r.json()["rounds"].as_u64(), Some(0), "{}", r.body);
 }
+
+/// The auth scheme is case-insensitive (RFC 9110): `bearer` and `BEARER` carry the token too.
+#[test]
+fn the_bearer_scheme_is_case_insensitive() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = "hostile-token-0123456789abcdef";
+    let options = HttpOptions { token: Some(token.into()), ..HttpOptions::default() };
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), options);
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let auth = format!("{scheme} {token}");
+        let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[("Authorization", auth.as_str())], "");
+        assert_eq!(r.status, 200, "{scheme}: {}", r.body);
+    }
+    for wrong in [format!("Basic {token}"), format!("Bearer{token}"), format!("bearer x{token}")] {
+        let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[("Authorization", wrong.as_str())], "");
+        assert_eq!(r.status, 401, "{wrong}: {}", r.body);
+    }
+}
+
+/// Every response, a page, a download or an error, tells the browser not to sniff its type, not
+/// to frame it and to load nothing it names: an export of stored markup cannot run as a page.
+#[test]
+fn every_response_carries_the_security_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), HttpOptions::default());
+    let post =
+        |path: &str, body: &str| raw(&s.base, "POST", path, &[("Content-Type", "application/json")], body);
+    post(
+        "/v1/messages",
+        r#"{"user_id":"ana","messages":[{"role":"user","content":"<script>alert(1)</script>","ts":"2026-01-01"}]}"#,
+    );
+    let replies = [
+        ("docs", raw(&s.base, "GET", "/docs", &[], "")),
+        ("openapi", raw(&s.base, "GET", "/openapi.json", &[], "")),
+        ("health", raw(&s.base, "GET", "/health", &[], "")),
+        ("export", raw(&s.base, "GET", "/v1/export?user_id=ana&format=markdown", &[], "")),
+        ("export text", raw(&s.base, "GET", "/v1/export?user_id=ana&format=text", &[], "")),
+        ("not found", raw(&s.base, "GET", "/nowhere", &[], "")),
+        ("bad body", post("/v1/messages", "{")),
+        ("ui", raw(&s.base, "GET", "/ui", &[], "")),
+    ];
+    for (name, r) in &replies {
+        assert_eq!(r.header("x-content-type-options"), Some("nosniff"), "{name}");
+        let csp = r.header("content-security-policy").unwrap_or_else(|| panic!("{name}: no CSP"));
+        assert!(
+            csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'"),
+            "{name}: {csp}"
+        );
+        assert!(!csp.contains("script-src 'unsafe"), "{name}: {csp}");
+    }
+    assert!(replies[3].1.body.contains("<script>"), "the export is verbatim; the headers make it inert");
+}
