@@ -181,11 +181,23 @@ impl From<mnemon::Error> for ApiError {
                 ..ApiError::new(Code::PinMismatch, message)
             },
             E::UnsupportedSchema { .. } => ApiError::new(Code::PinMismatch, message),
-            E::NotAStore { .. } => ApiError::input("store", message),
+            // Never a path in a response: the file the client named is its own reference.
+            E::NotAStore { reason, .. } => {
+                ApiError::input("store", format!("the store named is not a mnemon store: {reason}"))
+            }
             E::Import { .. } => ApiError::input("dump", message),
             E::Busy => ApiError { retry_after: Some(1), ..ApiError::new(Code::Busy, message) },
-            E::StoreFull { .. } => ApiError::new(Code::StoreFull, message),
-            E::ModelUnavailable { .. } => ApiError::new(Code::ModelUnavailable, message),
+            E::StoreFull { reason, .. } => {
+                ApiError::new(Code::StoreFull, format!("the store is full: {reason}"))
+            }
+            E::ModelUnavailable { .. } => {
+                let id = correlation_id();
+                tracing::error!(error = %message, id = %id, "a model is unusable");
+                ApiError::new(
+                    Code::ModelUnavailable,
+                    format!("a model the server needs is unusable (log id {id})"),
+                )
+            }
             // Work given up: in a server, because its caller stopped waiting.
             E::Cancelled => {
                 metrics::counter!("mnemon_abandoned_total", "stage" => "running").increment(1);

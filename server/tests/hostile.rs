@@ -123,3 +123,51 @@ fn every_response_carries_the_security_headers() {
     }
     assert!(replies[3].1.body.contains("<script>"), "the export is verbatim; the headers make it inert");
 }
+
+/// Errors never carry a path, SQL or a token: a file that is not a store, references outside the
+/// data directory, bad bodies and bad fields, each scanned for the data directory's path, the
+/// server's token and SQL words.
+#[test]
+fn no_error_body_carries_a_path_sql_or_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notastore.db"), b"this is not a database, only text").unwrap();
+    let token = "hostile-token-0123456789abcdef";
+    let options = HttpOptions { token: Some(token.into()), ..HttpOptions::default() };
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), options);
+    let auth = format!("Bearer {token}");
+    let call = |method: &str, path: &str, body: &str| {
+        let headers = [("Authorization", auth.as_str()), ("Content-Type", "application/json")];
+        raw(&s.base, method, path, &headers, body)
+    };
+    let replies = [
+        call("POST", "/v1/memories/list", r#"{"user_id":"ana","store":"notastore.db"}"#),
+        call("GET", "/v1/count?user_id=ana&store=notastore.db", ""),
+        call("GET", "/v1/count?user_id=ana&store=../../etc/passwd.db", ""),
+        call("GET", "/v1/count?user_id=ana&store=/etc/passwd.db", ""),
+        call(
+            "POST",
+            "/v1/messages",
+            r#"{"user_id":"ana","messages":[{"role":"user","content":"x","ts":"soon"}]}"#,
+        ),
+        call("POST", "/v1/messages", "{"),
+        call("POST", "/v1/recall", r#"{"user_id":"ana","query":"x","top_k":"all"}"#),
+        call("GET", "/v1/memories/n-0000000000000000?user_id=ana", ""),
+        raw(
+            &s.base,
+            "GET",
+            "/v1/count?user_id=ana",
+            &[("Authorization", "Bearer wrong-token-0123456789")],
+            "",
+        ),
+    ];
+    let home = dir.path().to_string_lossy().into_owned();
+    for (i, r) in replies.iter().enumerate() {
+        assert!(r.status >= 400, "{i}: {} {}", r.status, r.body);
+        assert!(r.json()["error"]["code"].is_string(), "{i}: {}", r.body);
+        let lower = r.body.to_lowercase();
+        for secret in [home.as_str(), token, "/tmp", "select ", "insert ", "sqlite_"] {
+            assert!(!lower.contains(&secret.to_lowercase()), "{i} shows {secret:?}: {}", r.body);
+        }
+    }
+    assert!(replies[0].body.contains("not a mnemon store"), "{}", replies[0].body);
+}
