@@ -541,6 +541,16 @@ fn timestamps_outside_the_configured_years_are_refused_by_field() {
     let wide = common::open_at(&t.path, std::sync::Arc::new(HashingEmbedder::default()), config).unwrap();
     wide.add(&[Message::user("x", "2026-01-01T00:00:00.123456789Z")], "u").unwrap();
     wide.add(&[Message::user("A letter from 1850.", "1850-06-01T00:00:00")], "u").unwrap();
+    let note =
+        wide.remember(&[mnemon::notes::NewNote::new("Tea, not coffee.", "2026-01-02")], "u").unwrap().notes
+            [0]
+        .key
+        .clone();
+    let change = mnemon::notes::NoteUpdate { content: Some("Coffee now.".into()), ..Default::default() };
+    refused(
+        wide.update(&note, &change, &mnemon::Timestamp::parse("9999-01-01").unwrap(), "u").map(drop),
+        "ts",
+    );
     let bad = mnemon::config::Config { years: 0..=2200, ..Default::default() };
     assert!(matches!(bad.validate(), Err(Error::InvalidConfig { field: "years", .. })));
 }

@@ -29,6 +29,7 @@ pub(crate) fn update(
     scope: Scope<'_>,
 ) -> Result<Note> {
     scope.check()?;
+    ts.check_years(&engine.config.years, "ts")?;
     if change.is_empty() {
         return Err(Error::input("update", "changes no field"));
     }
