@@ -165,5 +165,6 @@ where
         stores: flags::ServerArgs,
     }
     let flags = Flags::try_parse_from(args)?;
-    flags.stores.service(0)
+    // In the caller's own process, as `mcp`: its writes may create the stores it names.
+    flags.stores.service(0, true)
 }

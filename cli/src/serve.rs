@@ -15,7 +15,7 @@ use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs};
 impl ServerArgs {
     /// The service over these stores; each store file opens `readers` read connections at once
     /// (as many as the server serves requests at once).
-    pub(crate) fn service(&self, readers: usize) -> Result<Arc<Service>> {
+    pub(crate) fn service(&self, readers: usize, create_stores: bool) -> Result<Arc<Service>> {
         // Concurrent requests' texts embed in one batch (same vectors), timed for the metrics.
         let models =
             ModelArgs { embed_batch: Some(self.models.embed_batch.unwrap_or(32)), ..self.models.clone() };
@@ -32,9 +32,12 @@ impl ServerArgs {
                 context_budget: Some(4000),
                 max_readers: self.max_readers,
                 min_readers: readers.min(self.max_readers),
+                max_store_bytes: self.max_store_mib.map(|m| m << 20),
                 ..Config::default()
             },
             memory_budget: Some(mnemon::config::MemoryBudget::new(self.memory_mib << 20)),
+            create_stores,
+            max_stores: self.max_stores,
         };
         Ok(Arc::new(Service::new(settings).map_err(|e| anyhow::Error::new(crate::OpenError(e)))?))
     }
@@ -45,7 +48,7 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
         None => Principal::Admin,
         Some(user) => Principal::user(user, args.agent.as_deref()).map_err(|e| anyhow!("--user: {e}"))?,
     };
-    let mcp = Mcp::new(args.stores.service(0)?)
+    let mcp = Mcp::new(args.stores.service(0, true)?)
         .for_principal(principal)
         .with_destructive_tools(args.stores.allow_destructive_tools);
     mnemon_server::run_stdio(mcp).map_err(|e| anyhow!("mcp: {e}"))
@@ -73,6 +76,6 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
     };
-    let service = args.stores.service(args.max_in_flight)?;
+    let service = args.stores.service(args.max_in_flight, args.stores.create_stores)?;
     mnemon_server::run_http(service, options).map_err(|e| anyhow!(e.to_string()))
 }

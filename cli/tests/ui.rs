@@ -79,6 +79,8 @@ fn every_view_of_the_page_works_in_a_real_browser_and_stored_text_stays_text() {
         token_file.as_os_str(),
         "--extractor".as_ref(),
         script.as_os_str(),
+        // The page's store picker needs a second store, which a write makes.
+        "--create-stores".as_ref(),
     ]);
     let shots = std::env::var_os("MNEMON_UI_SCREENSHOTS")
         .map(PathBuf::from)
@@ -99,5 +101,44 @@ fn every_view_of_the_page_works_in_a_real_browser_and_stored_text_stays_text() {
         String::from_utf8_lossy(&out.stderr)
     );
     eprintln!("{stdout}screenshots in {}", shots.display());
+    drop(server);
+}
+
+/// A page on another origin tries every request a page can make without the user's help (an
+/// image, a script, a stylesheet, `no-cors` fetches, a form) against a local server without a
+/// token, each naming a new store: none creates a file in the data directory.
+#[test]
+fn no_request_from_a_web_page_creates_a_store() {
+    let browser = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let server =
+        Serving::start(["--embedder".as_ref(), "hashing".as_ref(), "--data".as_ref(), data.as_os_str()]);
+    let files = || {
+        let mut names: Vec<String> = std::fs::read_dir(&data)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with("-wal") && !n.ends_with("-shm"))
+            .collect();
+        names.sort();
+        names
+    };
+    let before = files();
+    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hostile_page.py");
+    let out = Command::new(python())
+        .arg(page)
+        .arg(format!("http://{}", server.addr))
+        .arg(&browser)
+        .output()
+        .expect("run the hostile page");
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("page done"),
+        "the page did not run\nstdout:\n{}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(files(), before, "a web page created files in the data directory");
+    assert_eq!(before, ["global.db"]);
     drop(server);
 }

@@ -16,7 +16,7 @@ pub enum Code {
     InvalidInput,
     /// The token budget is unusable (400).
     Budget,
-    /// No such record in this scope, or no such route (404).
+    /// No such record in this scope, no such route, or no such store (404).
     NotFound,
     /// The store was built under another configuration (409).
     PinMismatch,
@@ -26,8 +26,9 @@ pub enum Code {
     RateLimited,
     /// A bearer token is required and was missing or wrong (401).
     Unauthorized,
-    /// The store reference names a place outside the server's data directory and roots, or the
-    /// request's `Host` or `Origin` is not one the server answers (403).
+    /// The store reference names a place outside the server's data directory and roots, or a
+    /// new store on a server that creates none for requests, or the request's `Host` or `Origin`
+    /// is not one the server answers (403).
     Forbidden,
     /// The request body is larger than the server accepts (413).
     PayloadTooLarge,
@@ -44,8 +45,8 @@ pub enum Code {
     Overloaded,
     /// The store reached its size limit or the disk is full; nothing was written (507).
     StoreFull,
-    /// A model file the engine needs is missing or unreadable; the message names the file and
-    /// the command that fetches it (503).
+    /// A model file the engine needs is missing or unreadable; the server's log holds the file
+    /// and the command that fetches it, under the id the message gives (503).
     ModelUnavailable,
     /// Anything else: the server's log has the details (500).
     Internal,

@@ -171,3 +171,86 @@ fn no_error_body_carries_a_path_sql_or_a_token() {
     }
     assert!(replies[0].body.contains("not a mnemon store"), "{}", replies[0].body);
 }
+
+/// The store files in a data directory, by name (SQLite's `-wal` and `-shm` left out).
+fn store_files(data: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(data)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with("-wal") && !n.ends_with("-shm"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// A read never creates a store, and by default neither does a write to a store that does not
+/// exist: 70 GETs naming new stores made 70 files (and 300 MiB of RSS) before.
+#[test]
+fn no_read_and_no_unasked_write_creates_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = mnemon_server::Settings {
+        create_stores: false,
+        ..settings(dir.path(), Vec::new(), Config::default())
+    };
+    let s = start(closed, HttpOptions::default());
+    let json = [("Content-Type", "application/json")];
+    for i in 0..10 {
+        let r = raw(&s.base, "GET", &format!("/v1/count?user_id=ana&store=pwned{i}.db"), &[], "");
+        assert_eq!((r.status, r.code().as_str()), (404, "not_found"), "{}", r.body);
+    }
+    let r =
+        raw(&s.base, "POST", "/v1/memories/search", &json, r#"{"user_id":"ana","query":"x","store":"s.db"}"#);
+    assert_eq!(r.status, 404, "{}", r.body);
+    let r =
+        raw(&s.base, "POST", "/v1/memories", &json, r#"{"user_id":"ana","memories":["x"],"store":"new.db"}"#);
+    assert_eq!(
+        (r.status, r.code().as_str(), r.json()["error"]["field"].as_str()),
+        (403, "forbidden", Some("store")),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("--create-stores"), "{}", r.body);
+    // The default store takes writes; reaching the global one too reads nothing more.
+    let r = raw(&s.base, "POST", "/v1/memories", &json, r#"{"user_id":"ana","memories":["Ana likes tea."]}"#);
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert_eq!(store_files(dir.path()), ["global.db"]);
+}
+
+/// With `--create-stores`, a write makes a store while the data directory holds fewer than
+/// `--max-stores`; past it, `store_full` naming `store`. A copy that fails (its key is not
+/// there) leaves no target behind: before, `x.db` stayed after a 404.
+#[test]
+fn creating_stores_is_bounded_and_a_failed_copy_makes_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = mnemon_server::Settings {
+        create_stores: true,
+        max_stores: Some(2),
+        ..settings(dir.path(), Vec::new(), Config::default())
+    };
+    let s = start(open, HttpOptions::default());
+    let json = [("Content-Type", "application/json")];
+    let r = raw(
+        &s.base,
+        "POST",
+        "/v1/memories/copy",
+        &json,
+        r#"{"user_id":"ana","keys":["n-0000000000000000"],"to":"x.db"}"#,
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(store_files(dir.path()), ["global.db"], "the failed copy made no target");
+    let save = |store: &str| {
+        let body = format!(r#"{{"user_id":"ana","memories":["Ana likes tea."],"store":"{store}"}}"#);
+        raw(&s.base, "POST", "/v1/memories", &json, &body)
+    };
+    assert_eq!(save("a.db").status, 200);
+    let r = save("b.db");
+    assert_eq!(
+        (r.status, r.code().as_str(), r.json()["error"]["field"].as_str()),
+        (507, "store_full", Some("store")),
+        "{}",
+        r.body
+    );
+    assert_eq!(save("a.db").status, 200, "an existing store still takes writes");
+    assert_eq!(store_files(dir.path()), ["a.db", "global.db"]);
+}

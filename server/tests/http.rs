@@ -290,8 +290,14 @@ fn each_bad_request_gets_its_code_and_changes_nothing() {
         let r = s.call("GET", "/v1/count?user_id=bo&store=link.db", None);
         assert_eq!((r.status, code(&r)), (403, "forbidden"), "{}", r.body);
     }
-    // A project inside a root is fine.
-    let r = s.call("GET", &format!("/v1/count?user_id=bo&store={}", root.join("project").display()), None);
+    // A project inside a root is fine; a read finds no store there until a write makes one.
+    let project = root.join("project").display().to_string();
+    let r = s.call("GET", &format!("/v1/count?user_id=bo&store={project}"), None);
+    assert_eq!((r.status, code(&r)), (404, "not_found"), "{}", r.body);
+    let r =
+        s.call("POST", "/v1/memories", Some(json!({"user_id": "bo", "memories": ["p"], "store": project})));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = s.call("GET", &format!("/v1/count?user_id=bo&store={project}"), None);
     assert_eq!(r.status, 200, "{}", r.body);
 
     // Nothing above changed the store, and the server keeps serving.

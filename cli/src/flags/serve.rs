@@ -29,6 +29,19 @@ pub struct ServerArgs {
     /// the least recently used views are dropped (and loaded again when next read).
     #[arg(long, default_value_t = 2048)]
     pub memory_mib: usize,
+    /// Let a write create a store that does not exist yet (a new file in the data directory, a
+    /// project's store). Off by default for `serve`: a request creates nothing but its records,
+    /// and a read never creates anything. `mcp` (stdio, the user's own process) always may.
+    #[arg(long)]
+    pub create_stores: bool,
+    /// The most store files the data directory (with `projects/`) may hold; a write that would
+    /// create another is refused (`store_full`, naming `store`).
+    #[arg(long, value_name = "N")]
+    pub max_stores: Option<usize>,
+    /// The most MiB one store file may grow to; a write past it is refused (`store_full`) and
+    /// changes nothing.
+    #[arg(long, value_name = "MIB")]
+    pub max_store_mib: Option<u64>,
     /// Offer the destructive MCP tools `forget_user` and `move_memories` (off by default, so
     /// that a model steered by a prompt injection cannot wipe a user or empty a store).
     #[arg(long)]

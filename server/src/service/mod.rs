@@ -48,6 +48,13 @@ pub struct Settings {
     /// Memory the in-memory views of every store the server opens share (none: each store's
     /// own `view_cache_bytes` only).
     pub memory_budget: Option<mnemon::config::MemoryBudget>,
+    /// Whether a write may create a store that does not exist yet (`--create-stores`). Reads
+    /// never create one; without this, neither do writes: only the default store is made, at
+    /// start.
+    pub create_stores: bool,
+    /// The most store files the data directory (with its `projects/`) may hold before a write
+    /// that would create another is refused (`--max-stores`; none: no bound).
+    pub max_stores: Option<usize>,
 }
 
 /// The operations, over the stores they reach.
@@ -59,6 +66,8 @@ pub struct Service {
     extractor: Option<Arc<dyn Extractor>>,
     config: Config,
     memory_budget: Option<mnemon::config::MemoryBudget>,
+    create_stores: bool,
+    max_stores: Option<usize>,
     open: Mutex<OpenStores>,
     /// Idempotency keys of recent writes.
     keys: crate::idempotency::Keys,
@@ -119,7 +128,7 @@ impl Service {
                 },
             })
             .collect();
-        let memory = self.memory(req.store.as_deref())?;
+        let memory = self.memory_to_write(req.store.as_deref())?;
         let report = memory.remember(&notes, Self::scope(&req.target()))?;
         Ok(Saved { memories: report.notes })
     }
@@ -188,7 +197,7 @@ impl Service {
                 ..Message::new(role, m.content.clone(), m.ts.clone().unwrap_or_else(|| ts.clone()))
             });
         }
-        let memory = self.memory(req.store.as_deref())?;
+        let memory = self.memory_to_write(req.store.as_deref())?;
         let scope = Self::scope(&req.target());
         let report = memory.add(&messages, scope)?;
         Ok(Added {
@@ -208,7 +217,8 @@ impl Service {
         Ok(match reach {
             ReachIn::Local => (self.memory(store)?, None),
             ReachIn::Global => (global()?, None),
-            ReachIn::All => (self.memory(store)?, Some(global()?)),
+            // A global store nobody wrote to yet holds nothing to add.
+            ReachIn::All => (self.memory(store)?, global().ok()),
         })
     }
 
@@ -292,9 +302,14 @@ impl Service {
         remove: bool,
     ) -> Result<mnemon::notes::TransferReport, ApiError> {
         let from = self.memory(req.store.as_deref())?;
-        let to = self.memory(Some(&req.to)).map_err(|e| ApiError { field: Some("to".into()), ..e })?;
         let keys: Vec<&str> = req.keys.iter().map(String::as_str).collect();
         let scope = Self::scope(&req.target());
+        // A copy that would fail makes no target: every key must be there first.
+        for key in &keys {
+            from.get(key, scope)?;
+        }
+        let to =
+            self.memory_to_write(Some(&req.to)).map_err(|e| ApiError { field: Some("to".into()), ..e })?;
         Ok(if remove { from.move_to(&keys, &to, scope)? } else { from.copy_to(&keys, &to, scope)? })
     }
 

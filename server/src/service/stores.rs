@@ -27,10 +27,13 @@ impl Service {
             extractor: settings.extractor,
             config: settings.config,
             memory_budget: settings.memory_budget,
+            create_stores: settings.create_stores,
+            max_stores: settings.max_stores,
             open: Mutex::default(),
             keys: crate::idempotency::Keys::default(),
         };
-        service.memory(None)?;
+        // The one store the server makes without a request: its default.
+        service.memory_at(service.default.clone())?;
         Ok(service)
     }
 
@@ -84,9 +87,70 @@ impl Service {
         Ok(mnemon::stores::resolve_in(Some(&named.to_string_lossy()), &self.data)?)
     }
 
-    /// The store a reference names, opened on first use.
+    /// The store a reference names, opened on first use, for a read: a store that does not
+    /// exist is `not_found` (a read never creates one).
     pub fn memory(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
-        self.memory_at(self.path_of(reference)?)
+        let path = self.path_of(reference)?;
+        if !self.is_open(&path) && !exists(&path) {
+            return Err(ApiError {
+                field: Some("store".into()),
+                ..ApiError::new(
+                    Code::NotFound,
+                    "no such store (a write creates one where the server allows it)",
+                )
+            });
+        }
+        self.memory_at(path)
+    }
+
+    /// The store a reference names, for a write: one that does not exist yet is created only
+    /// if the server creates stores (`--create-stores`) and the data directory holds fewer than
+    /// `--max-stores`.
+    pub fn memory_to_write(&self, reference: Option<&str>) -> Result<Arc<Memory>, ApiError> {
+        let path = self.path_of(reference)?;
+        if !self.is_open(&path) && !exists(&path) {
+            if !self.create_stores {
+                return Err(forbidden(
+                    "does not exist, and this server creates no store for a request (start it with --create-stores)",
+                ));
+            }
+            if let Some(max) = self.max_stores {
+                let held = self.store_files().len();
+                if held >= max {
+                    return Err(ApiError {
+                        field: Some("store".into()),
+                        ..ApiError::new(
+                            Code::StoreFull,
+                            format!("the data directory holds {held} stores, the most this server allows (--max-stores)"),
+                        )
+                    });
+                }
+            }
+        }
+        self.memory_at(path)
+    }
+
+    fn is_open(&self, path: &Path) -> bool {
+        self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner).stores.contains_key(path)
+    }
+
+    /// The store files in the data directory and its `projects/` folder.
+    fn store_files(&self) -> Vec<PathBuf> {
+        let mut all = Vec::new();
+        for dir in [self.data.clone(), self.data.join("projects")] {
+            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let store_file = path
+                    .extension()
+                    .and_then(|e| e.to_str())
+                    .is_some_and(|e| matches!(e, "db" | "sqlite" | "sqlite3"));
+                if store_file && path.is_file() {
+                    all.push(path);
+                }
+            }
+        }
+        all
     }
 
     /// The store at a checked path, opened on first use.
@@ -149,21 +213,10 @@ impl Service {
     /// Every store the server knows, in name order: its default and global stores, the store
     /// files in its data directory and its `projects/` folder, and every store open now.
     pub(super) fn known_stores(&self) -> Result<Vec<PathBuf>, ApiError> {
-        let mut all = vec![self.default.clone(), mnemon::stores::global_store(&self.data)];
-        for dir in [self.data.clone(), self.data.join("projects")] {
-            let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let store_file = path
-                    .extension()
-                    .and_then(|e| e.to_str())
-                    .is_some_and(|e| matches!(e, "db" | "sqlite" | "sqlite3"));
-                if store_file && path.is_file() {
-                    all.push(path);
-                }
-            }
-        }
+        let mut all = vec![self.default.clone()];
+        all.extend(self.store_files());
         all.extend(self.open_stores().into_iter().map(|(p, _)| p));
+        all.retain(|p| exists(p));
         let mut seen = std::collections::HashSet::new();
         all.retain(|p| seen.insert(p.canonicalize().unwrap_or_else(|_| p.clone())));
         all.sort_by_key(|p| self.name_of(p));
@@ -178,6 +231,12 @@ impl Service {
             Err(_) => mnemon::stores::redact(&path.to_string_lossy()),
         }
     }
+}
+
+/// Whether a store is there to open: a file on disk (a database URL always is).
+fn exists(path: &Path) -> bool {
+    let s = path.to_string_lossy();
+    s.starts_with("postgres://") || s.starts_with("postgresql://") || path.is_file()
 }
 
 fn forbidden(reason: &str) -> ApiError {

@@ -37,6 +37,9 @@ pub fn settings(data: &Path, roots: Vec<std::path::PathBuf>, config: Config) -> 
         extractor: None,
         config,
         memory_budget: None,
+        // Most tests write to stores they name; `hostile.rs` tests the server that does not.
+        create_stores: true,
+        max_stores: None,
     }
 }
 
