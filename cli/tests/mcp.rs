@@ -74,3 +74,68 @@ fn the_python_sdk_drives_mcp_over_streamable_http() {
     client(&["http", &format!("http://{addr}/mcp"), token]);
     drop(server);
 }
+
+/// Raw lines on `mnemon mcp`'s stdin: every line that is not JSON (garbage, truncated, binary,
+/// invalid UTF-8, 100,000 levels of nesting) gets a -32700 reply with `id: null`, a 20 MB line
+/// gets -32600, a tool call whose arguments are not an object gets -32602 with its id, and the
+/// server reads on: a request after them all is answered. Before, none of these got a reply.
+#[test]
+fn every_bad_line_on_stdio_gets_a_json_rpc_error_and_the_server_reads_on() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["mcp", "--embedder", "hashing", "--data"])
+        .arg(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        std::io::BufReader::new(stdout).lines().map(|l| l.unwrap()).collect::<Vec<String>>()
+    });
+    let mut send = |line: &[u8]| {
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    };
+    send(br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    send(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    send(b"garbage");
+    send(br#"{"jsonrpc":"2.0","id":5,"#);
+    send(b"\x00\x01\x02\xff\xfe");
+    send(b"{\"jsonrpc\":\"2.0\",\"id\":12,\"method\":\"tools/list\",\"x\":\"\xff\"}");
+    let deep = format!(
+        r#"{{"jsonrpc":"2.0","id":14,"method":"tools/list","params":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    send(deep.as_bytes());
+    send(&vec![b'x'; 20 << 20]);
+    send(br#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"count_memories","arguments":"notanobject"}}"#);
+    send(br#"{"jsonrpc":"2.0","id":30,"method":"tools/list"}"#);
+    drop(stdin);
+    let lines = reader.join().unwrap();
+    let _ = child.wait();
+    let replies: Vec<serde_json::Value> = lines.iter().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let errors: Vec<(serde_json::Value, i64)> =
+        replies.iter().filter_map(|r| Some((r["id"].clone(), r["error"]["code"].as_i64()?))).collect();
+    let null = serde_json::Value::Null;
+    assert_eq!(
+        errors,
+        [
+            (null.clone(), -32700),
+            (null.clone(), -32700),
+            (null.clone(), -32700),
+            (null.clone(), -32700),
+            (null.clone(), -32700),
+            (null, -32600),
+            (serde_json::json!(20), -32602),
+        ],
+        "{lines:?}"
+    );
+    let listed = replies.iter().find(|r| r["id"] == 30).expect("the last request is answered");
+    assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
+}

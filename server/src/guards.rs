@@ -90,7 +90,22 @@ fn known_method(m: &axum::http::Method) -> &'static str {
 pub(crate) async fn buffered(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
     match axum::body::to_bytes(body, state.body_limit).await {
-        Ok(bytes) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        Ok(bytes) => {
+            // A JSON-RPC message rmcp would skip without a reply, or misread, is answered here.
+            if parts.method == axum::http::Method::POST && parts.uri.path().starts_with("/mcp") {
+                if let Some((code, reply)) = crate::jsonrpc::precheck(&bytes) {
+                    // A parse error is the request's fault (400); wrong params are the method's
+                    // answer, as rmcp gives its errors (200).
+                    let status = if code == crate::jsonrpc::INVALID_PARAMS {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::BAD_REQUEST
+                    };
+                    return (status, [(header::CONTENT_TYPE, "application/json")], reply).into_response();
+                }
+            }
+            next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+        }
         Err(e) => {
             if e.into_inner().downcast_ref::<http_body_util::LengthLimitError>().is_some() {
                 too_large(state.body_limit).into_response()

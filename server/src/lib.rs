@@ -14,6 +14,7 @@ pub mod error;
 mod guards;
 pub mod http;
 pub mod idempotency;
+mod jsonrpc;
 pub mod mcp;
 pub mod operations;
 pub mod principal;

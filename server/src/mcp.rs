@@ -166,9 +166,18 @@ impl ServerHandler for Mcp {
 }
 
 /// Serves MCP on stdin/stdout until the client closes it. Logs must go to stderr.
+/// Each line is checked before rmcp reads it ([`crate::jsonrpc`]): what is not JSON, or too
+/// long, is answered here, so every request gets a reply.
 pub async fn serve_stdio(mcp: Mcp) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     use rmcp::ServiceExt;
-    let running = mcp.serve(rmcp::transport::stdio()).await?;
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 16);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 16);
+    let (replies, replied) = tokio::sync::mpsc::unbounded_channel();
+    let reader = tokio::spawn(crate::jsonrpc::filter_lines(tokio::io::stdin(), to_rmcp, replies));
+    let writer = tokio::spawn(crate::jsonrpc::merge_lines(from_rmcp, replied, tokio::io::stdout()));
+    let running = mcp.serve((rmcp_in, rmcp_out)).await?;
     running.waiting().await?;
+    reader.await??;
+    writer.await??;
     Ok(())
 }

@@ -254,3 +254,56 @@ fn creating_stores_is_bounded_and_a_failed_copy_makes_none() {
     assert_eq!(save("a.db").status, 200, "an existing store still takes writes");
     assert_eq!(store_files(dir.path()), ["a.db", "global.db"]);
 }
+
+/// JSON-RPC over HTTP: a body that is not JSON (text, invalid UTF-8, 100,000 levels of nesting)
+/// is a 400 with the parse error (-32700, `id: null`), not 415; a tool call whose arguments are
+/// not an object is -32602 with its id, not "method not found".
+#[test]
+fn mcp_over_http_answers_json_rpc_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), HttpOptions::default());
+    let headers = [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let bodies: [&[u8]; 3] = [b"not json", b"{\"jsonrpc\":\"2.0\",\"id\":1,\"x\":\"\xff\"}", deep.as_bytes()];
+    for body in bodies {
+        let r = raw_bytes(&s.base, "/mcp", &headers, body);
+        let reply = r.json();
+        assert_eq!(
+            (r.status, reply["id"].clone(), reply["error"]["code"].as_i64()),
+            (400, serde_json::Value::Null, Some(-32700)),
+            "{}",
+            r.body
+        );
+    }
+    let call = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count_memories","arguments":"notanobject"}}"#;
+    let r = raw_bytes(&s.base, "/mcp", &headers, call);
+    assert_eq!(
+        (r.json()["id"].as_i64(), r.json()["error"]["code"].as_i64()),
+        (Some(9), Some(-32602)),
+        "{}",
+        r.body
+    );
+}
+
+/// [`raw`] with a body of any bytes.
+fn raw_bytes(base: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::common::Raw {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    crate::common::Raw { status, headers: Vec::new(), body: body.to_owned() }
+}
