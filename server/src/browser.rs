@@ -132,9 +132,41 @@ fn forbidden(message: String) -> Response {
 }
 
 /// The three checks, and CORS for allowed origins.
+/// Why a request's `Host` is refused before anything else (RFC 9112, 3.2): HTTP/1.1 without
+/// one, more than one, or an absolute-form target whose authority is another than `Host` (which
+/// would let one check the name and another route the request).
+fn strict_host(request: &Request) -> Option<&'static str> {
+    if request.version() != axum::http::Version::HTTP_11 && request.version() != axum::http::Version::HTTP_10
+    {
+        return None;
+    }
+    let mut hosts = request.headers().get_all(header::HOST).iter();
+    let host = match (hosts.next(), hosts.next()) {
+        (_, Some(_)) => return Some("more than one Host header"),
+        (None, _) if request.version() == axum::http::Version::HTTP_11 => {
+            return Some("an HTTP/1.1 request needs a Host header");
+        }
+        (None, _) => None,
+        (Some(h), None) => Some(h),
+    };
+    match (request.uri().authority(), host) {
+        (Some(target), Some(host))
+            if !target.as_str().eq_ignore_ascii_case(host.to_str().unwrap_or("").trim()) =>
+        {
+            Some("the request target names another host than the Host header")
+        }
+        (Some(_), None) => Some("an absolute-form target needs a Host header that names the same host"),
+        _ => None,
+    }
+}
+
 pub(crate) async fn guard(State(policy): State<Arc<Policy>>, request: Request, next: Next) -> Response {
     let policy = &*policy;
     let headers = request.headers();
+    if let Some(refused) = strict_host(&request) {
+        return ApiError { field: Some("Host".into()), ..ApiError::new(Code::InvalidInput, refused) }
+            .into_response();
+    }
     let host = header(headers, header::HOST).map(str::to_owned);
     if let Some(h) = &host {
         if !policy.host_allowed(h) {

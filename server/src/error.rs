@@ -32,6 +32,10 @@ pub enum Code {
     Forbidden,
     /// The request body is larger than the server accepts (413).
     PayloadTooLarge,
+    /// The request target is longer than the server reads (414).
+    UriTooLong,
+    /// The request's headers are more or larger than the server reads (431).
+    HeadersTooLarge,
     /// A request body not sent as `application/json` (415).
     UnsupportedMediaType,
     /// The route exists but not with this method (405).
@@ -64,6 +68,8 @@ impl Code {
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
             Code::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Code::UriTooLong => StatusCode::URI_TOO_LONG,
+            Code::HeadersTooLarge => StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             Code::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Code::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
@@ -86,6 +92,8 @@ impl Code {
             Code::Unauthorized => "unauthorized",
             Code::Forbidden => "forbidden",
             Code::PayloadTooLarge => "payload_too_large",
+            Code::UriTooLong => "uri_too_long",
+            Code::HeadersTooLarge => "headers_too_large",
             Code::UnsupportedMediaType => "unsupported_media_type",
             Code::MethodNotAllowed => "method_not_allowed",
             Code::NotAcceptable => "not_acceptable",

@@ -12,6 +12,14 @@ use crate::error::{ApiError, Code};
 use crate::principal::Principal;
 use crate::state::AppState;
 
+/// The longest request target (path and query) read; hyper's own limit (64 KiB) answers with
+/// an empty body, this one in the one error shape.
+const MAX_TARGET: usize = 16 << 10;
+/// The most headers, and header bytes, a request may carry (below hyper's own 100 and ~400 KB,
+/// for the same reason).
+const MAX_HEADERS: usize = 64;
+const MAX_HEADER_BYTES: usize = 32 << 10;
+
 /// Metrics of every request, and the body limit checked before a body is read.
 pub(crate) async fn outer(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let started = crate::stopwatch();
@@ -28,7 +36,15 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    let response = if declared.is_some_and(|n| n > state.body_limit) {
+    let target = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    let header_bytes: usize = request.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
+    let response = if target > MAX_TARGET {
+        ApiError::new(Code::UriTooLong, format!("the request target is over {MAX_TARGET} bytes"))
+            .into_response()
+    } else if request.headers().len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+        let message = format!("at most {MAX_HEADERS} headers of {MAX_HEADER_BYTES} bytes in all");
+        ApiError::new(Code::HeadersTooLarge, message).into_response()
+    } else if declared.is_some_and(|n| n > state.body_limit) {
         too_large(state.body_limit).into_response()
     } else {
         let response = next.run(request).await;

@@ -307,3 +307,51 @@ fn raw_bytes(base: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> c
     let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     crate::common::Raw { status, headers: Vec::new(), body: body.to_owned() }
 }
+
+/// Exactly these bytes on a fresh connection, and the response.
+fn wire(base: &str, request: &str) -> crate::common::Raw {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = Vec::new();
+    let _ = stream.read_to_end(&mut response);
+    let text = String::from_utf8_lossy(&response).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    crate::common::Raw { status, headers: Vec::new(), body: body.to_owned() }
+}
+
+/// Strict HTTP: no `Host` on HTTP/1.1, two of them, or an absolute-form target naming another
+/// host than `Host` is a 400 naming `Host` (each answered 200 before); a target or headers past
+/// the server's limits get 414 and 431 in the one error shape.
+#[test]
+fn hosts_must_be_one_and_the_same_and_limits_answer_in_the_error_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), HttpOptions::default());
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let get = "/v1/count?user_id=ana";
+    let refused = [
+        format!("GET {get} HTTP/1.1\r\nConnection: close\r\n\r\n"),
+        format!("GET {get} HTTP/1.1\r\nHost: {addr}\r\nHost: evil.example\r\nConnection: close\r\n\r\n"),
+        format!("GET http://evil.example{get} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
+    ];
+    for request in &refused {
+        let r = wire(&s.base, request);
+        assert_eq!(
+            (r.status, r.json()["error"]["field"].as_str()),
+            (400, Some("Host")),
+            "{request:?}: {}",
+            r.body
+        );
+    }
+    let fine = format!("GET http://{addr}{get} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let r = wire(&s.base, &fine);
+    assert_eq!(r.status, 200, "{}", r.body);
+    let long = format!("/v1/count?user_id=ana&pad={}", "x".repeat(20_000));
+    let r = raw(&s.base, "GET", &long, &[], "");
+    assert_eq!((r.status, r.code().as_str()), (414, "uri_too_long"), "{}", r.body);
+    let many: Vec<(String, String)> = (0..80).map(|i| (format!("X-Pad-{i}"), "y".to_owned())).collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect();
+    let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &many, "");
+    assert_eq!((r.status, r.code().as_str()), (431, "headers_too_large"), "{}", r.body);
+}
