@@ -75,6 +75,9 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         queue_wait: Duration::from_millis(args.queue_wait_ms),
         allowed_hosts: args.allowed_hosts.clone(),
         cors_origins: args.cors_origins.clone(),
+        header_timeout: Duration::from_secs(args.header_timeout.max(1)),
+        body_timeout: Duration::from_secs(args.body_timeout.max(1)),
+        max_connections_per_client: args.max_connections_per_client,
     };
     let service = args.stores.service(args.max_in_flight, args.stores.create_stores)?;
     mnemon_server::run_http(service, options).map_err(|e| anyhow!(e.to_string()))

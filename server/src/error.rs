@@ -45,6 +45,9 @@ pub enum Code {
     NotAcceptable,
     /// The request took longer than the server's request timeout (503).
     Timeout,
+    /// The request's body took longer than the server waits for one (408); the connection is
+    /// closed.
+    RequestTimeout,
     /// The server is at its limit of requests in flight; retry after `Retry-After` seconds (503).
     Overloaded,
     /// The store reached its size limit or the disk is full; nothing was written (507).
@@ -64,6 +67,7 @@ impl Code {
             Code::NotFound => StatusCode::NOT_FOUND,
             Code::PinMismatch => StatusCode::CONFLICT,
             Code::Busy | Code::Timeout | Code::Overloaded => StatusCode::SERVICE_UNAVAILABLE,
+            Code::RequestTimeout => StatusCode::REQUEST_TIMEOUT,
             Code::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Code::Unauthorized => StatusCode::UNAUTHORIZED,
             Code::Forbidden => StatusCode::FORBIDDEN,
@@ -98,6 +102,7 @@ impl Code {
             Code::MethodNotAllowed => "method_not_allowed",
             Code::NotAcceptable => "not_acceptable",
             Code::Timeout => "timeout",
+            Code::RequestTimeout => "request_timeout",
             Code::Overloaded => "overloaded",
             Code::StoreFull => "store_full",
             Code::ModelUnavailable => "model_unavailable",

@@ -105,7 +105,17 @@ fn known_method(m: &axum::http::Method) -> &'static str {
 /// behind it reads more.
 pub(crate) async fn buffered(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let (parts, body) = request.into_parts();
-    match axum::body::to_bytes(body, state.body_limit).await {
+    let Ok(read) =
+        tokio::time::timeout(state.body_timeout, axum::body::to_bytes(body, state.body_limit)).await
+    else {
+        metrics::counter!("mnemon_slow_bodies_total").increment(1);
+        let message =
+            format!("the request body took longer than {} s to arrive", state.body_timeout.as_secs_f32());
+        let mut r = ApiError::new(Code::RequestTimeout, message).into_response();
+        r.headers_mut().insert(header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+        return r;
+    };
+    match read {
         Ok(bytes) => {
             // A JSON-RPC message rmcp would skip without a reply, or misread, is answered here.
             if parts.method == axum::http::Method::POST && parts.uri.path().starts_with("/mcp") {

@@ -2,6 +2,7 @@
 //! `/metrics`, `/openapi.json`, `/docs` and the web page at `/ui`, behind authentication, a body
 //! limit, per-token rate limits and request timeouts.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::num::NonZeroU32;
 use std::sync::{Arc, OnceLock};
@@ -64,6 +65,15 @@ pub struct HttpOptions {
     /// Whether MCP offers the destructive tools `forget_user` and `move_memories` (the HTTP
     /// API's routes for them are there either way).
     pub destructive_tools: bool,
+    /// Longest a client may take to send a request's headers, and longest a connection may sit
+    /// idle between requests (default 10 s): past it the connection is closed.
+    pub header_timeout: Duration,
+    /// Longest a client may take to send a request's body (default 10 s), read before the
+    /// request takes an in-flight place: past it, `408 request_timeout` and the connection closes.
+    pub body_timeout: Duration,
+    /// Most connections open at once from one client address (default 256); one more is closed
+    /// as soon as it is accepted.
+    pub max_connections_per_client: usize,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -79,6 +89,9 @@ impl std::fmt::Debug for HttpOptions {
             .field("queue_wait", &self.queue_wait)
             .field("allowed_hosts", &self.allowed_hosts)
             .field("cors_origins", &self.cors_origins)
+            .field("header_timeout", &self.header_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_connections_per_client", &self.max_connections_per_client)
             .field("destructive_tools", &self.destructive_tools)
             .finish()
     }
@@ -98,6 +111,9 @@ impl Default for HttpOptions {
             allowed_hosts: Vec::new(),
             cors_origins: Vec::new(),
             destructive_tools: false,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_connections_per_client: 256,
         }
     }
 }
@@ -185,6 +201,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         ),
         limiter,
         body_limit: options.body_limit,
+        body_timeout: options.body_timeout,
         timeout: options.timeout,
         in_flight: Arc::new(tokio::sync::Semaphore::new(options.max_in_flight)),
         queue_wait: options.queue_wait,
@@ -229,9 +246,11 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .nest("/v1", v1)
         .nest_service("/mcp", mcp_service)
         .route("/metrics", get(metrics))
-        // The MCP service reads bodies itself: buffer them within the limit first (after auth).
-        .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
+        // After auth, each body is read whole (within its size and time limits) before the
+        // request takes an in-flight place: a slow body holds no place (the MCP service reads
+        // bodies itself, so it gets them buffered too).
         .layer(middleware::from_fn_with_state(state.clone(), guards::admit))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
         .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
     Ok(Router::new()
         .merge(protected)
@@ -259,7 +278,7 @@ pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), St
         "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs, web page at /ui)",
         listener.local_addr()?
     );
-    run(listener, app, async {
+    run(listener, app, Connections::of(&options), async {
         let _ = tokio::signal::ctrl_c().await;
     })
     .await
@@ -273,17 +292,120 @@ pub async fn serve_on(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    run(listener, router(service, options)?, shutdown).await
+    run(listener, router(service, options)?, Connections::of(options), shutdown).await
 }
 
+/// How connections are held: [`HttpOptions::header_timeout`] and
+/// [`HttpOptions::max_connections_per_client`].
+#[derive(Clone, Copy)]
+struct Connections {
+    header_timeout: Duration,
+    per_client: usize,
+}
+
+impl Connections {
+    fn of(options: &HttpOptions) -> Connections {
+        Connections {
+            header_timeout: options.header_timeout,
+            per_client: options.max_connections_per_client.max(1),
+        }
+    }
+}
+
+/// One client address's open connections; the count goes down when the slot is dropped.
+struct Slot {
+    counts: Arc<std::sync::Mutex<HashMap<std::net::IpAddr, usize>>>,
+    ip: std::net::IpAddr,
+}
+
+impl Slot {
+    fn take(
+        counts: &Arc<std::sync::Mutex<HashMap<std::net::IpAddr, usize>>>,
+        ip: std::net::IpAddr,
+        most: usize,
+    ) -> Option<Slot> {
+        let mut all = counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = all.entry(ip).or_default();
+        if *n >= most {
+            return None;
+        }
+        *n += 1;
+        Some(Slot { counts: Arc::clone(counts), ip })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut all = self.counts.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(n) = all.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                all.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Accepts connections until `shutdown`, then lets those open finish their requests. Each is
+/// served by hyper's HTTP/1 with a header-read timeout that also bounds the idle time between
+/// requests (axum's own loop sets none), at most `per_client` at once per client address.
 async fn run(
     listener: tokio::net::TcpListener,
     app: Router,
+    connections: Connections,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), StartError> {
-    axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower::ServiceExt as _;
+    let counts = Arc::new(std::sync::Mutex::new(HashMap::new()));
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let (open, all_closed) = tokio::sync::watch::channel(());
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let (stream, addr) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(pair) => pair,
+                // Out of descriptors, or a connection reset before it was taken: wait, go on.
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Some(slot) = Slot::take(&counts, addr.ip(), connections.per_client) else {
+            drop(stream);
+            continue;
+        };
+        let service =
+            app.clone().map_request(move |mut request: axum::http::Request<hyper::body::Incoming>| {
+                request.extensions_mut().insert(axum::extract::ConnectInfo(addr));
+                request.map(axum::body::Body::new)
+            });
+        let service = hyper_util::service::TowerToHyperService::new(service);
+        let mut stopping = stopping.clone();
+        let all_closed = all_closed.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let _open = all_closed;
+            let mut http = hyper::server::conn::http1::Builder::new();
+            http.timer(TokioTimer::new()).header_read_timeout(connections.header_timeout);
+            let conn = http.serve_connection(TokioIo::new(stream), service).with_upgrades();
+            let mut conn = std::pin::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                // The only change ever sent is the stop.
+                _ = stopping.changed() => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        });
+    }
+    let _ = stop.send(true);
+    drop(all_closed);
+    open.closed().await;
     Ok(())
 }
 

@@ -19,6 +19,8 @@ pub(crate) struct AppState {
     pub(crate) tokens: Arc<Vec<([u8; 32], Principal)>>,
     pub(crate) limiter: Option<Arc<DefaultKeyedRateLimiter<String>>>,
     pub(crate) body_limit: usize,
+    /// Longest a request's body may take to arrive (it is read before admission).
+    pub(crate) body_timeout: Duration,
     pub(crate) timeout: Duration,
     /// Permits for requests in flight, and how long one may be waited for.
     pub(crate) in_flight: Arc<tokio::sync::Semaphore>,

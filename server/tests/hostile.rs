@@ -355,3 +355,92 @@ fn hosts_must_be_one_and_the_same_and_limits_answer_in_the_error_shape() {
     let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &many, "");
     assert_eq!((r.status, r.code().as_str()), (431, "headers_too_large"), "{}", r.body);
 }
+
+/// Slow bodies no longer take the in-flight places: the body is read (under its own deadline)
+/// before admission. With 2 places and 6 clients each sending a body one byte at a time, every
+/// other request is answered 200 (before: 503 `overloaded` for 40 s), and each slow client gets
+/// `408 request_timeout` once its deadline passes.
+#[test]
+fn slow_bodies_take_no_place_and_get_408() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let options = HttpOptions {
+        max_in_flight: 2,
+        body_timeout: std::time::Duration::from_secs(2),
+        ..HttpOptions::default()
+    };
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), options);
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let slow: Vec<std::thread::JoinHandle<String>> = (0..6)
+        .map(|_| {
+            let addr = addr.clone();
+            std::thread::spawn(move || {
+                let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+                let head = format!(
+                    "POST /v1/memories/list HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 2017\r\n\r\n"
+                );
+                stream.write_all(head.as_bytes()).unwrap();
+                for _ in 0..8 {
+                    if stream.write_all(b" ").is_err() {
+                        break;
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(400));
+                }
+                let mut response = String::new();
+                let _ = stream.read_to_string(&mut response);
+                response
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for _ in 0..10 {
+        let r = raw(
+            &s.base,
+            "POST",
+            "/v1/memories/list",
+            &[("Content-Type", "application/json")],
+            r#"{"user_id":"ana"}"#,
+        );
+        assert_eq!(r.status, 200, "a well-behaved request beside slow bodies: {}", r.body);
+    }
+    for t in slow {
+        let response = t.join().unwrap();
+        assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+        assert!(response.contains("request_timeout"), "{response}");
+    }
+}
+
+/// A client that sends its headers a byte at a time, or opens a connection and says nothing, is
+/// closed once the header timeout passes (before: held forever); one address may hold at most
+/// `max_connections_per_client` connections, and a well-behaved client is served meanwhile.
+#[test]
+fn slowloris_is_closed_and_connections_per_client_are_capped() {
+    use std::io::{Read, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let options = HttpOptions {
+        header_timeout: std::time::Duration::from_secs(1),
+        max_connections_per_client: 8,
+        ..HttpOptions::default()
+    };
+    let s = start(settings(dir.path(), Vec::new(), Config::default()), options);
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut idle: Vec<std::net::TcpStream> =
+        (0..8).map(|_| std::net::TcpStream::connect(&addr).unwrap()).collect();
+    idle[0].write_all(b"GET /v1/count?user_id=ana HTTP/1.1\r\nHo").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The ninth from the same address is closed at once.
+    let mut ninth = std::net::TcpStream::connect(&addr).unwrap();
+    ninth.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; 64];
+    assert_eq!(ninth.read(&mut buf).unwrap_or(0), 0, "past the cap a connection is closed");
+    // Past the header timeout every idle and half-sent connection is closed...
+    let started = std::time::Instant::now();
+    for c in &mut idle {
+        c.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+        assert_eq!(c.read(&mut buf).unwrap_or(0), 0);
+    }
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}", started.elapsed());
+    // ...which frees the address's places.
+    let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[], "");
+    assert_eq!(r.status, 200, "{}", r.body);
+}

@@ -94,6 +94,17 @@ pub struct ServeArgs {
     /// How long a request past --max-in-flight waits for a place, milliseconds.
     #[arg(long, default_value_t = 20)]
     pub queue_wait_ms: u64,
+    /// Longest a client may take to send a request's headers, and a connection may sit idle
+    /// between requests, seconds; past it the connection is closed.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Longest a client may take to send a request's body, seconds; the body is read before the
+    /// request takes an in-flight place, and past this it is answered `408 request_timeout`.
+    #[arg(long, default_value_t = 10)]
+    pub body_timeout: u64,
+    /// Most connections open at once from one client address; one more is closed at once.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections_per_client: usize,
     /// Another name clients may reach the server by, `name` or `name:port` (repeatable).
     /// Loopback names and IP addresses always pass; any other `Host` is refused, so that a web
     /// page cannot reach the server through a name it re-points at this machine.
