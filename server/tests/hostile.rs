@@ -215,6 +215,32 @@ fn no_read_and_no_unasked_write_creates_a_store() {
     let r = raw(&s.base, "POST", "/v1/memories", &json, r#"{"user_id":"ana","memories":["Ana likes tea."]}"#);
     assert_eq!(r.status, 200, "{}", r.body);
     assert_eq!(store_files(dir.path()), ["global.db"]);
+
+    // A server whose default is another store: reading its global store too creates none.
+    let other = tempfile::tempdir().unwrap();
+    let settings = mnemon_server::Settings {
+        create_stores: false,
+        store: Some(other.path().join("work.db")),
+        ..settings(other.path(), Vec::new(), Config::default())
+    };
+    let s = start(settings, HttpOptions::default());
+    let r = raw(
+        &s.base,
+        "POST",
+        "/v1/memories/search",
+        &json,
+        r#"{"user_id":"ana","query":"tea","reach":"all"}"#,
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    let r = raw(
+        &s.base,
+        "POST",
+        "/v1/memories/search",
+        &json,
+        r#"{"user_id":"ana","query":"tea","reach":"global"}"#,
+    );
+    assert_eq!(r.status, 404, "{}", r.body);
+    assert_eq!(store_files(other.path()), ["work.db"]);
 }
 
 /// With `--create-stores`, a write makes a store while the data directory holds fewer than

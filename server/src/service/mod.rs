@@ -217,8 +217,15 @@ impl Service {
         Ok(match reach {
             ReachIn::Local => (self.memory(store)?, None),
             ReachIn::Global => (global()?, None),
-            // A global store nobody wrote to yet holds nothing to add.
-            ReachIn::All => (self.memory(store)?, global().ok()),
+            // A global store nobody wrote to yet holds nothing to add; any other failure is one.
+            ReachIn::All => {
+                let global = match global() {
+                    Ok(g) => Some(g),
+                    Err(e) if e.code == Code::NotFound => None,
+                    Err(e) => return Err(e),
+                };
+                (self.memory(store)?, global)
+            }
         })
     }
 
