@@ -458,15 +458,24 @@ fn slowloris_is_closed_and_connections_per_client_are_capped() {
     let mut ninth = std::net::TcpStream::connect(&addr).unwrap();
     ninth.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
     let mut buf = [0u8; 64];
-    assert_eq!(ninth.read(&mut buf).unwrap_or(0), 0, "past the cap a connection is closed");
-    // Past the header timeout every idle and half-sent connection is closed...
-    let started = std::time::Instant::now();
+    assert!(closed(ninth.read(&mut buf)), "past the cap a connection is closed");
+    // Past the header timeout every idle and half-sent connection is closed (a read that waits
+    // 10 s instead, ten times the timeout, fails the test)...
     for c in &mut idle {
         c.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
-        assert_eq!(c.read(&mut buf).unwrap_or(0), 0);
+        assert!(closed(c.read(&mut buf)));
     }
-    assert!(started.elapsed() < std::time::Duration::from_secs(8), "{:?}", started.elapsed());
     // ...which frees the address's places.
     let r = raw(&s.base, "GET", "/v1/count?user_id=ana", &[], "");
     assert_eq!(r.status, 200, "{}", r.body);
+}
+
+/// Whether a read ended because the server closed the connection (not because the read timed out).
+fn closed(read: std::io::Result<usize>) -> bool {
+    match read {
+        Ok(n) => n == 0,
+        Err(e) => {
+            matches!(e.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::ConnectionAborted)
+        }
+    }
 }
