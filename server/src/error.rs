@@ -52,8 +52,8 @@ pub enum Code {
     Overloaded,
     /// The store reached its size limit or the disk is full; nothing was written (507).
     StoreFull,
-    /// A model file the engine needs is missing or unreadable; the server's log holds the file
-    /// and the command that fetches it, under the id the message gives (503).
+    /// A model file the engine needs is missing or unreadable; the message says what is wrong
+    /// and the command that fetches it, the server's log the file (503).
     ModelUnavailable,
     /// Anything else: the server's log has the details (500).
     Internal,
@@ -204,12 +204,13 @@ impl From<mnemon::Error> for ApiError {
             E::StoreFull { reason, .. } => {
                 ApiError::new(Code::StoreFull, format!("the store is full: {reason}"))
             }
-            E::ModelUnavailable { .. } => {
-                let id = correlation_id();
-                tracing::error!(error = %message, id = %id, "a model is unusable");
+            // The command that fixes it; the file and what is wrong with it (a runtime's message
+            // may hold a path) only in the log.
+            E::ModelUnavailable { path, reason, fix } => {
+                tracing::error!(file = %path.display(), %reason, "a model is unusable");
                 ApiError::new(
                     Code::ModelUnavailable,
-                    format!("a model the server needs is unusable (log id {id})"),
+                    format!("a model file is missing or unusable (the server's log says which); fix: {fix}"),
                 )
             }
             // Work given up: in a server, because its caller stopped waiting.
