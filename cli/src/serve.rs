@@ -33,6 +33,7 @@ impl ServerArgs {
                 max_readers: self.max_readers,
                 min_readers: readers.min(self.max_readers),
                 max_store_bytes: self.max_store_mib.map(|m| m << 20),
+                years: self.years.clone().unwrap_or(mnemon::config::YEARS),
                 ..Config::default()
             },
             memory_budget: Some(mnemon::config::MemoryBudget::new(self.memory_mib << 20)),

@@ -105,3 +105,41 @@ fn a_refused_start_never_says_it_listened() {
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("token") && !stderr.contains("listening"), "{stderr}");
 }
+
+/// `--years FROM-TO` widens (or narrows) the years a server accepts: an archive's 1850 is refused
+/// by default, naming the field, and stored under `--years 1800-2200`; a bad range is refused at
+/// start.
+#[test]
+fn the_years_a_server_accepts_are_a_flag() {
+    let post = |addr: &str, ts: &str| {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let mut r = agent
+            .post(&format!("http://{addr}/v1/messages"))
+            .send_json(serde_json::json!({"user_id": "u", "messages": [{"role": "user", "content": "A letter.", "ts": ts}]}))
+            .unwrap();
+        (r.status().as_u16(), r.body_mut().read_json::<serde_json::Value>().unwrap_or_default())
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let plain =
+        Serving::start(["--embedder".as_ref(), "hashing".as_ref(), "--data".as_ref(), data.as_os_str()]);
+    let (status, body) = post(&plain.addr, "1850-06-01T00:00:00");
+    assert_eq!((status, body["error"]["field"].as_str()), (400, Some("messages[0].ts")), "{body}");
+    drop(plain);
+    let wide = Serving::start([
+        "--embedder".as_ref(),
+        "hashing".as_ref(),
+        "--data".as_ref(),
+        data.as_os_str(),
+        "--years".as_ref(),
+        "1800-2200".as_ref(),
+    ]);
+    assert_eq!(post(&wide.addr, "1850-06-01T00:00:00").0, 200);
+    drop(wide);
+    let out = Command::new(env!("CARGO_BIN_EXE_mnemon"))
+        .args(["serve", "--embedder", "hashing", "--years", "2200-1900", "--data"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--years"));
+}

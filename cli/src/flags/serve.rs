@@ -42,6 +42,10 @@ pub struct ServerArgs {
     /// changes nothing.
     #[arg(long, value_name = "MIB")]
     pub max_store_mib: Option<u64>,
+    /// The years a timestamp may name, `FROM-TO` (a message's or memory's `ts`, a question's
+    /// `date` and `as_of`); any other is refused naming its field. Default 1900-2200.
+    #[arg(long, value_name = "FROM-TO", value_parser = parse_years)]
+    pub years: Option<std::ops::RangeInclusive<i32>>,
     /// Offer the destructive MCP tools `forget_user` and `move_memories` (off by default, so
     /// that a model steered by a prompt injection cannot wipe a user or empty a store).
     #[arg(long)]
@@ -115,4 +119,15 @@ pub struct ServeArgs {
     /// headers are sent.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub cors_origins: Vec<String>,
+}
+
+/// `FROM-TO`, two years within 1..=9999, FROM at most TO.
+fn parse_years(s: &str) -> Result<std::ops::RangeInclusive<i32>, String> {
+    let (from, to) = s.split_once('-').ok_or("expected FROM-TO, e.g. 1800-2200")?;
+    let year = |y: &str| y.trim().parse::<i32>().map_err(|_| format!("{y:?} is not a year"));
+    let (from, to) = (year(from)?, year(to)?);
+    if !(1..=9999).contains(&from) || !(1..=9999).contains(&to) || from > to {
+        return Err("two years within 1-9999, the first at most the second".into());
+    }
+    Ok(from..=to)
 }
