@@ -9,6 +9,7 @@
 
 pub mod api;
 pub mod browser;
+mod conn;
 pub mod embedding;
 pub mod error;
 mod guards;

@@ -311,34 +311,27 @@ fn mcp_over_http_answers_json_rpc_errors() {
     );
 }
 
-/// [`raw`] with a body of any bytes.
+/// [`raw`] with a body of any bytes (a POST).
 fn raw_bytes(base: &str, path: &str, headers: &[(&str, &str)], body: &[u8]) -> crate::common::Raw {
-    use std::io::{Read, Write};
     let addr = base.trim_start_matches("http://");
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    let mut head = format!(
+    let mut request = format!(
         "POST {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
     for (n, v) in headers {
-        head.push_str(&format!("{n}: {v}\r\n"));
+        request.push_str(&format!("{n}: {v}\r\n"));
     }
-    head.push_str("\r\n");
-    stream.write_all(head.as_bytes()).unwrap();
-    stream.write_all(body).unwrap();
-    let mut response = Vec::new();
-    let _ = stream.read_to_end(&mut response);
-    let text = String::from_utf8_lossy(&response).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    crate::common::Raw { status, headers: Vec::new(), body: body.to_owned() }
+    request.push_str("\r\n");
+    let mut bytes = request.into_bytes();
+    bytes.extend_from_slice(body);
+    wire(base, &bytes)
 }
 
 /// Exactly these bytes on a fresh connection, and the response.
-fn wire(base: &str, request: &str) -> crate::common::Raw {
+fn wire(base: &str, request: &[u8]) -> crate::common::Raw {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(base.trim_start_matches("http://")).unwrap();
-    stream.write_all(request.as_bytes()).unwrap();
+    stream.write_all(request).unwrap();
     let mut response = Vec::new();
     let _ = stream.read_to_end(&mut response);
     let text = String::from_utf8_lossy(&response).into_owned();
@@ -362,7 +355,7 @@ fn hosts_must_be_one_and_the_same_and_limits_answer_in_the_error_shape() {
         format!("GET http://evil.example{get} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"),
     ];
     for request in &refused {
-        let r = wire(&s.base, request);
+        let r = wire(&s.base, request.as_bytes());
         assert_eq!(
             (r.status, r.json()["error"]["field"].as_str()),
             (400, Some("Host")),
@@ -371,7 +364,7 @@ fn hosts_must_be_one_and_the_same_and_limits_answer_in_the_error_shape() {
         );
     }
     let fine = format!("GET http://{addr}{get} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
-    let r = wire(&s.base, &fine);
+    let r = wire(&s.base, fine.as_bytes());
     assert_eq!(r.status, 200, "{}", r.body);
     let long = format!("/v1/count?user_id=ana&pad={}", "x".repeat(20_000));
     let r = raw(&s.base, "GET", &long, &[], "");
