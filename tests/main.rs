@@ -6,6 +6,7 @@ mod common;
 mod browse;
 mod concurrency;
 mod conflicts;
+mod contexts;
 mod crash;
 mod endings;
 mod extract;
