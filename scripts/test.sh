@@ -48,7 +48,7 @@ for line in sys.stdin:
         print(m["executable"])
 ')
 [ -x "$integration" ] || { echo "test.sh: the workspace built no integration binary" >&2; exit 1; }
-MNEMON_TEST_PG_URL=$MNEMON_PG_URL "$integration" notes:: read_path:: write_path:: facts:: parts:: \
+MNEMON_TEST_PG_URL=$MNEMON_PG_URL "$integration" notes:: read_path:: contexts:: write_path:: facts:: parts:: \
   framing:: concurrency:: forget:: processes:: browse:: --skip parts::older_files::
 phase "the Python package"
 # The Python package, built as a wheel and tested as installed.
