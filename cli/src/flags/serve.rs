@@ -121,13 +121,13 @@ pub struct ServeArgs {
     pub cors_origins: Vec<String>,
 }
 
-/// `FROM-TO`, two years within 1..=9999, FROM at most TO.
+/// `FROM-TO`, a range `Config::validate` accepts.
 fn parse_years(s: &str) -> Result<std::ops::RangeInclusive<i32>, String> {
     let (from, to) = s.split_once('-').ok_or("expected FROM-TO, e.g. 1800-2200")?;
     let year = |y: &str| y.trim().parse::<i32>().map_err(|_| format!("{y:?} is not a year"));
-    let (from, to) = (year(from)?, year(to)?);
-    if !(1..=9999).contains(&from) || !(1..=9999).contains(&to) || from > to {
-        return Err("two years within 1-9999, the first at most the second".into());
-    }
-    Ok(from..=to)
+    let years = year(from)?..=year(to)?;
+    mnemon::config::Config { years: years.clone(), ..Default::default() }
+        .validate()
+        .map_err(|e| e.to_string())?;
+    Ok(years)
 }
