@@ -130,7 +130,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Eval(command) => eval::run(command)?,
         Command::Notes(command) => notes::run(command)?,
         Command::Mcp(args) => serve::mcp(&args)?,
-        Command::Serve(args) => serve::serve(&args)?,
+        Command::Serve(args) => serve::serve(&args, false)?,
+        Command::Proxy(args) => serve::serve(&args, true)?,
         Command::Loadtest(args) => loadtest::run(&args)?,
     }
     Ok(ExitCode::SUCCESS)

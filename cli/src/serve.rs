@@ -3,14 +3,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context as _, Result};
+use anyhow::{anyhow, bail, Context as _, Result};
 use mnemon::config::Config;
 use mnemon_server::embedding::{Batched, Metered};
 use mnemon_server::mcp::Mcp;
 use mnemon_server::principal::parse_token_file;
+use mnemon_server::proxy::Upstream;
 use mnemon_server::{HttpOptions, Principal, Service, Settings};
 
-use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs};
+use crate::flags::{McpArgs, ModelArgs, ServeArgs, ServerArgs, UpstreamArgs};
 
 impl ServerArgs {
     /// The service over these stores; each store file opens `readers` read connections at once
@@ -55,7 +56,38 @@ pub fn mcp(args: &McpArgs) -> Result<()> {
     mnemon_server::run_stdio(mcp).map_err(|e| anyhow!("mcp: {e}"))
 }
 
-pub fn serve(args: &ServeArgs) -> Result<()> {
+impl UpstreamArgs {
+    /// The proxy's upstream, if one is named; `at_root`: also at `/v1/chat/completions`.
+    fn upstream(&self, at_root: bool) -> Result<Option<Upstream>> {
+        let Some(url) = &self.upstream else {
+            if at_root {
+                bail!("mnemon proxy needs --upstream URL (an OpenAI-compatible API, e.g. https://api.openai.com/v1)");
+            }
+            return Ok(None);
+        };
+        let key = match &self.upstream_key_env {
+            None => None,
+            Some(name) => Some(
+                std::env::var(name)
+                    .ok()
+                    .filter(|k| !k.trim().is_empty())
+                    .ok_or_else(|| anyhow!("--upstream-key-env: ${name} is not set"))?
+                    .trim()
+                    .to_owned(),
+            ),
+        };
+        Ok(Some(Upstream {
+            key,
+            budget: self.proxy_budget,
+            timeout: Duration::from_secs(self.upstream_timeout.max(1)),
+            at_root,
+            ..Upstream::new(url.clone())
+        }))
+    }
+}
+
+/// `mnemon serve`, and `mnemon proxy` (`proxy`: the chat routes at `/v1` too).
+pub fn serve(args: &ServeArgs, proxy: bool) -> Result<()> {
     let (token, grants) = match &args.token_file {
         Some(path) => {
             let text =
@@ -79,6 +111,7 @@ pub fn serve(args: &ServeArgs) -> Result<()> {
         header_timeout: Duration::from_secs(args.header_timeout.max(1)),
         body_timeout: Duration::from_secs(args.body_timeout.max(1)),
         max_connections_per_client: args.max_connections_per_client,
+        upstream: args.upstream.upstream(proxy)?,
     };
     let service = args.stores.service(args.max_in_flight, args.stores.create_stores)?;
     mnemon_server::run_http(service, options).map_err(|e| anyhow!(e.to_string()))

@@ -4,5 +4,6 @@ mod common;
 
 mod cli;
 mod mcp;
+mod proxy;
 mod serve;
 mod ui;

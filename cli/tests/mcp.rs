@@ -12,30 +12,8 @@ use crate::common;
 
 const MCP_SDK: &str = "mcp==2.3.0";
 
-/// The venv's Python, made once per machine under the cache folder (`MNEMON_TEST_VENV`
-/// overrides the place).
 fn python() -> PathBuf {
-    let venv = std::env::var_os("MNEMON_TEST_VENV").map(PathBuf::from).unwrap_or_else(|| {
-        let cache = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
-        cache.join("mnemon").join(format!("venv-{}", MCP_SDK.replace("==", "-")))
-    });
-    let python = venv.join("bin").join("python");
-    let ready = venv.join(".installed");
-    // The tests of this file run on threads: one makes the venv, the others wait.
-    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _making = MAKING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !ready.exists() {
-        let run = |cmd: &mut Command| {
-            let out = cmd.output().expect("run python3");
-            assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-        };
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python).args(["-m", "pip", "install", "--quiet", MCP_SDK]));
-        std::fs::write(&ready, MCP_SDK).unwrap();
-    }
-    python
+    common::venv(MCP_SDK)
 }
 
 fn client(args: &[&str]) {

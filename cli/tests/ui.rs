@@ -13,30 +13,8 @@ use crate::common;
 
 const PLAYWRIGHT: &str = "playwright==1.65.2";
 
-/// The venv's Python, made once per machine under the cache folder.
 fn python() -> PathBuf {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
-    let venv = cache.join("mnemon").join(format!("venv-{}", PLAYWRIGHT.replace("==", "-")));
-    let python = venv.join("bin").join("python");
-    if !venv.join(".installed").exists() {
-        let run = |cmd: &mut Command| {
-            let out = cmd.output().expect("run python3");
-            assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
-        };
-        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
-        run(Command::new(&python).args([
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            PLAYWRIGHT,
-        ]));
-        std::fs::write(venv.join(".installed"), PLAYWRIGHT).unwrap();
-    }
-    python
+    common::venv(PLAYWRIGHT)
 }
 
 /// Debian's Chromium (`scripts/system-deps.sh` installs it), or the one `MNEMON_CHROMIUM` names.

@@ -55,6 +55,9 @@ pub enum Code {
     /// A model file the engine needs is missing or unreadable; the message says what is wrong
     /// and the command that fetches it, the server's log the file (503).
     ModelUnavailable,
+    /// The OpenAI-compatible proxy could not reach its upstream, or the upstream's answer broke
+    /// off or could not be read (502). Nothing was stored.
+    Upstream,
     /// Anything else: the server's log has the details (500).
     Internal,
 }
@@ -79,6 +82,7 @@ impl Code {
             Code::NotAcceptable => StatusCode::NOT_ACCEPTABLE,
             Code::StoreFull => StatusCode::INSUFFICIENT_STORAGE,
             Code::ModelUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Code::Upstream => StatusCode::BAD_GATEWAY,
             Code::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -106,6 +110,7 @@ impl Code {
             Code::Overloaded => "overloaded",
             Code::StoreFull => "store_full",
             Code::ModelUnavailable => "model_unavailable",
+            Code::Upstream => "upstream",
             Code::Internal => "internal",
         }
     }

@@ -151,8 +151,9 @@ async fn in_our_shape(response: Response) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/json"));
+    let upstream = response.extensions().get::<crate::proxy::Upstreamed>().is_some();
     let code = match status {
-        _ if json || !status.is_client_error() => return response,
+        _ if json || upstream || !status.is_client_error() => return response,
         StatusCode::BAD_REQUEST => Code::InvalidInput,
         StatusCode::FORBIDDEN => Code::Forbidden,
         StatusCode::NOT_FOUND => Code::NotFound,

@@ -74,6 +74,10 @@ pub struct HttpOptions {
     /// Most connections open at once from one client address (default 256); one more is closed
     /// as soon as it is accepted.
     pub max_connections_per_client: usize,
+    /// The OpenAI-compatible proxy's upstream: with one, `/openai/v1/chat/completions` and
+    /// `/openai/v1/models` (and, with `at_root`, `/v1/chat/completions` and `/v1/models`) answer
+    /// chat requests with memory (see [`crate::proxy`]).
+    pub upstream: Option<crate::proxy::Upstream>,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -93,6 +97,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("body_timeout", &self.body_timeout)
             .field("max_connections_per_client", &self.max_connections_per_client)
             .field("destructive_tools", &self.destructive_tools)
+            .field("upstream", &self.upstream)
             .finish()
     }
 }
@@ -114,6 +119,7 @@ impl Default for HttpOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             max_connections_per_client: 256,
+            upstream: None,
         }
     }
 }
@@ -191,6 +197,12 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
     }
     let browser = crate::browser::Policy::new(&options.allowed_hosts, &options.cors_origins)
         .map_err(StartError::Option)?;
+    let proxy = match &options.upstream {
+        None => None,
+        Some(u) => {
+            Some(Arc::new(crate::proxy::Proxy::new(u, !grants.is_empty()).map_err(StartError::Option)?))
+        }
+    };
     let state = AppState {
         service: Arc::clone(&service),
         tokens: Arc::new(
@@ -207,6 +219,7 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         queue_wait: options.queue_wait,
         metrics: metrics_handle(),
         browser: Arc::new(browser),
+        proxy,
     };
 
     let mut mcp_config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
@@ -252,8 +265,21 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         .layer(middleware::from_fn_with_state(state.clone(), guards::admit))
         .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
         .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
+    // The proxy's routes wait on the upstream (its own timeouts bound them), so they take no
+    // in-flight place: slow completions cannot shed the API's requests.
+    let mut chat = Router::new();
+    if let Some(upstream) = &options.upstream {
+        chat = chat.nest("/openai/v1", crate::proxy::routes());
+        if upstream.at_root {
+            chat = chat.nest("/v1", crate::proxy::routes());
+        }
+    }
+    let chat = chat
+        .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
     Ok(Router::new()
         .merge(protected)
+        .merge(chat)
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
         .route("/docs", get(docs))
@@ -274,8 +300,13 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
 pub async fn serve(service: Arc<Service>, options: HttpOptions) -> Result<(), StartError> {
     let app = router(service, &options)?;
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
+    let chat = match &options.upstream {
+        None => "",
+        Some(u) if u.at_root => ", OpenAI-compatible chat with memory at /v1/chat/completions",
+        Some(_) => ", OpenAI-compatible chat with memory at /openai/v1/chat/completions",
+    };
     eprintln!(
-        "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs, web page at /ui)",
+        "mnemon: listening on http://{} (REST under /v1, MCP at /mcp, docs at /docs, web page at /ui{chat})",
         listener.local_addr()?
     );
     crate::conn::run(listener, app, Connections::of(&options), async {
@@ -296,7 +327,7 @@ pub async fn serve_on(
 }
 
 /// A JSON body, or the error that names what is wrong with it.
-fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
+pub(crate) fn json_body(body: Result<Bytes, BytesRejection>) -> Result<Value, ApiError> {
     let bytes = body.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::new(Code::PayloadTooLarge, e.body_text())

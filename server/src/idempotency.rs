@@ -26,6 +26,8 @@ struct Attempt {
     fingerprint: [u8; 32],
     ts: String,
     at: Instant,
+    /// Whether an attempt's result was stored (the proxy's rounds: see [`Keys::settle`]).
+    settled: bool,
 }
 
 impl Keys {
@@ -57,8 +59,31 @@ impl Keys {
                 }
             }
         }
-        held.insert(key.to_owned(), Attempt { fingerprint, ts: now.clone(), at });
+        held.insert(key.to_owned(), Attempt { fingerprint, ts: now.clone(), at, settled: false });
         Ok(now)
+    }
+
+    /// Marks `key`'s result as stored: `true` for the first attempt to settle it (it stores),
+    /// `false` for a retry whose key was settled already, or that is no longer held. Used where
+    /// retries of one request may produce different results (an upstream model's answers), so
+    /// that the engine's duplicate checks cannot tell them apart.
+    pub fn settle(&self, key: &str) -> bool {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match held.get_mut(key) {
+            Some(a) if !a.settled => {
+                a.settled = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Undoes [`Keys::settle`] when the store it allowed failed, so that a retry stores.
+    pub fn unsettle(&self, key: &str) {
+        let mut held = self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(a) = held.get_mut(key) {
+            a.settled = false;
+        }
     }
 }
 
@@ -86,6 +111,18 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("idempotency_key"));
         assert_eq!(keys.stamp(Some("other"), b, "t4".into()).unwrap(), "t4");
         assert!(keys.stamp(Some(""), a, "t".into()).is_err());
+    }
+
+    #[test]
+    fn a_key_settles_once_and_again_after_an_unsettle() {
+        let keys = Keys::default();
+        let f = fingerprint("chat", &"one");
+        assert!(!keys.settle("k"), "a key never stamped is not held");
+        keys.stamp(Some("k"), f, "t1".into()).unwrap();
+        assert!(keys.settle("k"));
+        assert!(!keys.settle("k"), "a retry does not store again");
+        keys.unsettle("k");
+        assert!(keys.settle("k"), "a failed store lets the retry store");
     }
 
     #[test]

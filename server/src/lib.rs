@@ -19,6 +19,7 @@ mod jsonrpc;
 pub mod mcp;
 pub mod operations;
 pub mod principal;
+pub mod proxy;
 pub mod service;
 mod state;
 pub mod ui;

@@ -27,4 +27,6 @@ pub(crate) struct AppState {
     pub(crate) queue_wait: Duration,
     pub(crate) metrics: PrometheusHandle,
     pub(crate) browser: Arc<crate::browser::Policy>,
+    /// The OpenAI-compatible proxy, when the server has an upstream.
+    pub(crate) proxy: Option<Arc<crate::proxy::Proxy>>,
 }

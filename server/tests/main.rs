@@ -9,3 +9,4 @@ mod hostile;
 mod http;
 mod load;
 mod principals;
+mod proxy;

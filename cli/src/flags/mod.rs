@@ -32,7 +32,7 @@ use clap::{Parser, Subcommand};
 pub use common::*;
 pub use eval::{BenchmarkArg, EvalCommand, QaArgs};
 pub use notes::{NotesCommand, TransferArgs};
-pub use serve::{McpArgs, ServeArgs, ServerArgs};
+pub use serve::{McpArgs, ServeArgs, ServerArgs, UpstreamArgs};
 pub use tools::{BenchArgs, ExtractArgs, LoadtestArgs};
 
 #[derive(Parser)]
@@ -249,6 +249,11 @@ pub enum Command {
     /// Serve the HTTP API under /v1, MCP (streamable HTTP) at /mcp, /health, /metrics,
     /// /openapi.json, /docs and the web page at /ui.
     Serve(ServeArgs),
+    /// An OpenAI-compatible chat endpoint with memory: point an app's OpenAI base URL at
+    /// http://127.0.0.1:7424/v1. Each chat request gets what the user's memory recalls for its
+    /// last message as a system message, goes on to --upstream, and its round is stored once
+    /// the answer is complete. Takes every `serve` option and serves all that `serve` does.
+    Proxy(ServeArgs),
     /// Load a running server with concurrent clients (searches and writes) and print RPS and
     /// latency percentiles.
     Loadtest(LoadtestArgs),

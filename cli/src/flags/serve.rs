@@ -119,6 +119,29 @@ pub struct ServeArgs {
     /// headers are sent.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     pub cors_origins: Vec<String>,
+    #[command(flatten)]
+    pub upstream: UpstreamArgs,
+}
+
+/// The OpenAI-compatible proxy's upstream.
+#[derive(clap::Args)]
+pub struct UpstreamArgs {
+    /// An OpenAI-compatible API to forward chat requests to, with memory: its base URL up to the
+    /// version (`https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`). Then
+    /// /openai/v1/chat/completions and /openai/v1/models answer (`mnemon proxy`: /v1/… too).
+    #[arg(long, value_name = "URL")]
+    pub upstream: Option<String>,
+    /// The environment variable holding the upstream's API key, sent as its bearer token.
+    /// Without it, a caller's own `Authorization` goes upstream when the server has no tokens.
+    #[arg(long, value_name = "NAME", requires = "upstream")]
+    pub upstream_key_env: Option<String>,
+    /// Token budget of the memory block the proxy adds to each chat request.
+    #[arg(long, value_name = "TOKENS", default_value_t = 2000)]
+    pub proxy_budget: usize,
+    /// Longest the upstream may take to accept a connection or to send the next part of an
+    /// answer, seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub upstream_timeout: u64,
 }
 
 /// `FROM-TO`, a range `Config::validate` accepts.

@@ -1,6 +1,7 @@
 //! A `mnemon serve` process for the binary's tests.
 
 use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -48,4 +49,34 @@ impl Drop for Serving {
 pub fn one_model_at_a_time() -> std::sync::MutexGuard<'static, ()> {
     static RUNNING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     RUNNING.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The Python of a venv holding `requirement` (`name==version`), made once per machine under the
+/// cache folder (`venv-name-version`); tests on other threads wait while one makes it.
+pub fn venv(requirement: &str) -> PathBuf {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache"));
+    let venv = cache.join("mnemon").join(format!("venv-{}", requirement.replace("==", "-")));
+    let python = venv.join("bin").join("python");
+    let ready = venv.join(".installed");
+    static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _making = MAKING.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !ready.exists() {
+        let run = |cmd: &mut Command| {
+            let out = cmd.output().expect("run python3");
+            assert!(out.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&out.stderr));
+        };
+        run(Command::new("python3").args(["-m", "venv"]).arg(&venv));
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            requirement,
+        ]));
+        std::fs::write(&ready, requirement).unwrap();
+    }
+    python
 }

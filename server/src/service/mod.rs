@@ -81,7 +81,7 @@ struct OpenStores {
     opening: HashMap<PathBuf, Arc<Mutex<()>>>,
 }
 
-fn now() -> String {
+pub(crate) fn now() -> String {
     // The server, unlike the library, may read the clock: it stands in for a caller that gave no
     // timestamp.
     #[allow(clippy::disallowed_methods)]
@@ -93,6 +93,11 @@ impl Service {
     /// The scope a request reaches: its user (`default` when it names none) and agent.
     pub fn scope<'a>(target: &Target<'a>) -> Scope<'a> {
         Scope::user(target.user.unwrap_or(DEFAULT_USER)).with_agent(target.agent)
+    }
+
+    /// The idempotency keys of recent writes.
+    pub(crate) fn keys(&self) -> &crate::idempotency::Keys {
+        &self.keys
     }
 
     /// The default timestamp of a write: now, or the first attempt's for a retry with its key.
