@@ -67,6 +67,7 @@
 
 #![deny(missing_docs)]
 
+pub mod chats;
 pub mod config;
 #[doc(hidden)]
 mod deprecated;

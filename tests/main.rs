@@ -4,6 +4,7 @@
 mod common;
 
 mod browse;
+mod chats;
 mod concurrency;
 mod conflicts;
 mod contexts;
