@@ -274,6 +274,7 @@ fn checked_ts(raw: Option<String>, before: Option<&str>) -> std::result::Result<
     match raw {
         Some(ts) => match crate::model::time::Timestamp::parse(&ts) {
             Ok(_) => Ok(ts),
+            Err(Error::InvalidInput { reason, .. }) => Err(reason),
             Err(e) => Err(e.to_string()),
         },
         None => before.map(str::to_owned).ok_or_else(|| "has no time, nor has anything before it".to_owned()),

@@ -9,6 +9,7 @@ mod eval;
 mod extract;
 mod flags;
 mod fuzz;
+mod import_chats;
 mod ingest;
 mod input;
 mod loadtest;
@@ -56,6 +57,9 @@ fn run(command: Command) -> Result<ExitCode> {
     match command {
         Command::Ingest { store, user, format, max_users, models, file } => {
             ingest::run(&store.path()?, user, format, max_users, &models, &file)?
+        }
+        Command::ImportChats { store, user, format, dry_run, models, file } => {
+            import_chats::run(&store.path()?, &user, format, dry_run, &models, &file)?
         }
         Command::Context { query, budget, angles, profile, whole_rounds, json } => {
             store::context(&query, budget, &angles, profile, whole_rounds, json)?

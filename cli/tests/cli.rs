@@ -805,3 +805,104 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+fn chats_fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/chats").join(name)
+}
+
+/// `import-chats` of each hand-written export: a JSON summary, each skipped entry named on
+/// stderr, nothing new on a second run; `--dry-run` stores nothing and prints JSONL that
+/// imports to the same memory.
+#[test]
+fn import_chats_stores_each_export_once_and_a_dry_run_prints_what_it_would_store() {
+    let dir = tempfile::tempdir().unwrap();
+    for (format, name, rounds, skipped) in
+        [("chatgpt", "chatgpt.json", 3, 2), ("claude", "claude.json", 4, 3), ("jsonl", "chats.jsonl", 2, 3)]
+    {
+        let db = dir.path().join(format!("{format}.db"));
+        let file = chats_fixture(name);
+        let args =
+            ["import-chats", "--store", s(&db), "--user", "ana", "--format", format, "--embedder", "hashing"];
+        let first = mnemon(&[&args[..], &[s(&file)]].concat());
+        assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+        let summary: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+        assert_eq!(summary["rounds_stored"], rounds, "{name}: {summary}");
+        assert_eq!(summary["skipped"], skipped, "{name}: {summary}");
+        let stderr = String::from_utf8_lossy(&first.stderr);
+        assert_eq!(stderr.matches("skipped ").count(), skipped, "{name}: {stderr}");
+        let again: serde_json::Value = serde_json::from_str(&ok(&[&args[..], &[s(&file)]].concat())).unwrap();
+        assert_eq!(
+            (again["rounds_stored"].as_u64(), again["rounds_duplicate"].as_u64()),
+            (Some(0), Some(rounds))
+        );
+
+        // The dry run's JSONL, imported into another store, gives the same memory.
+        let dry = dir.path().join(format!("{format}-dry.db"));
+        let printed = ok(&[
+            "import-chats",
+            "--store",
+            s(&dry),
+            "--user",
+            "ana",
+            "--format",
+            format,
+            "--dry-run",
+            s(&file),
+        ]);
+        assert!(!dry.exists(), "a dry run creates no store");
+        let jsonl = dir.path().join(format!("{format}.jsonl"));
+        std::fs::write(&jsonl, printed).unwrap();
+        ok(&[
+            "import-chats",
+            "--store",
+            s(&dry),
+            "--user",
+            "ana",
+            "--format",
+            "jsonl",
+            "--embedder",
+            "hashing",
+            s(&jsonl),
+        ]);
+        let export = |db: &Path| ok(&["export", "--store", s(db), "--user", "ana"]);
+        assert_eq!(export(&db), export(&dry), "{name}");
+    }
+    let bad = fails(&["import-chats", "--user", "ana", "--format", "myspace", "x.json"]);
+    assert!(bad.contains("expected chatgpt, claude or jsonl"), "{bad}");
+}
+
+/// With an extractor, the rounds are queued for the background worker and the command waits
+/// for the queue: every round's facts are there when it returns.
+#[test]
+fn import_chats_with_an_extractor_extracts_every_round_before_it_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("facts.json");
+    std::fs::write(
+        &script,
+        r#"{"I started learning the cello in September.": [{"content": "The user is learning the cello.",
+            "raw": "user: I started learning the cello", "when": null, "subject": "user", "predicate": "plays",
+            "object": "the cello", "salience": 1.0}],
+            "My teacher is called Agnes.": [{"content": "The user's cello teacher is Agnes.",
+            "raw": "user: My teacher is called Agnes", "when": null, "subject": "user", "predicate": "has teacher",
+            "object": "Agnes", "salience": 1.0}]}"#,
+    )
+    .unwrap();
+    let db = dir.path().join("m.db");
+    let file = chats_fixture("chats.jsonl");
+    let out = ok(&[
+        "import-chats",
+        "--store",
+        s(&db),
+        "--user",
+        "ana",
+        "--format",
+        "jsonl",
+        "--embedder",
+        "hashing",
+        "--extractor",
+        s(&script),
+        s(&file),
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(summary["facts"], 2, "{summary}");
+}

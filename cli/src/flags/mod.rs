@@ -60,6 +60,27 @@ pub enum Command {
         models: ModelArgs,
         file: PathBuf,
     },
+    /// Import a user's chat history: ChatGPT's or Claude's `conversations.json` (from the app's
+    /// data export) or mnemon's JSONL. Each conversation is stored as a session with its real
+    /// times; only what the user saw is kept (the branch shown, user and assistant text,
+    /// attachments by name). Run again, it stores only what it had not. Unreadable entries are
+    /// skipped and named on stderr; a JSON summary goes to stdout.
+    ImportChats {
+        #[command(flatten)]
+        store: StoreArg,
+        /// Whose history it is.
+        #[arg(long)]
+        user: String,
+        /// The file's format: `chatgpt`, `claude` or `jsonl`.
+        #[arg(long, value_parser = parse_chat_format)]
+        format: mnemon::chats::ChatFormat,
+        /// Store nothing: print the messages that would be stored, as mnemon's JSONL.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        models: ModelArgs,
+        file: PathBuf,
+    },
     /// Print the context block for a question: rounds and notes, in one budget.
     Context {
         #[command(flatten)]
@@ -257,4 +278,9 @@ pub enum Command {
     /// Load a running server with concurrent clients (searches and writes) and print RPS and
     /// latency percentiles.
     Loadtest(LoadtestArgs),
+}
+
+/// `chatgpt`, `claude` or `jsonl`.
+fn parse_chat_format(s: &str) -> Result<mnemon::chats::ChatFormat, String> {
+    mnemon::chats::ChatFormat::parse(s).ok_or_else(|| format!("{s:?}: expected chatgpt, claude or jsonl"))
 }
