@@ -112,6 +112,7 @@ pub fn serve(args: &ServeArgs, proxy: bool) -> Result<()> {
         body_timeout: Duration::from_secs(args.body_timeout.max(1)),
         max_connections_per_client: args.max_connections_per_client,
         upstream: args.upstream.upstream(proxy)?,
+        import_limit: args.import_limit_mib << 20,
     };
     let service = args.stores.service(args.max_in_flight, args.stores.create_stores)?;
     mnemon_server::run_http(service, options).map_err(|e| anyhow!(e.to_string()))

@@ -161,6 +161,30 @@ impl Engine {
         .map_err(raised)
     }
 
+    /// Imports a chat history file (`chatgpt`, `claude` or `jsonl`) into the scope, one
+    /// conversation per session and transaction; the report as JSON.
+    #[pyo3(signature = (path, format, user=None, agent=None, store=None))]
+    fn import_chats(
+        &self,
+        py: Python<'_>,
+        path: std::path::PathBuf,
+        format: &str,
+        user: Option<&str>,
+        agent: Option<&str>,
+        store: Option<&str>,
+    ) -> PyResult<String> {
+        py.detach(|| {
+            let args =
+                serde_json::json!({"format": format, "user_id": user, "agent_id": agent, "store": store});
+            let req: mnemon_server::api::ImportChats = mnemon_server::error::parse(args)?;
+            let file = std::fs::File::open(&path)
+                .map_err(|e| ApiError::input("path", format!("cannot be read: {e}")))?;
+            let report = self.service.import_chats(&req, std::io::BufReader::new(file))?;
+            serde_json::to_string(&report).map_err(ApiError::internal)
+        })
+        .map_err(raised)
+    }
+
     /// Waits until the store's extraction queue is empty.
     #[pyo3(signature = (store=None))]
     fn flush(&self, py: Python<'_>, store: Option<&str>) -> PyResult<()> {

@@ -339,6 +339,23 @@ def test_a_dump_imports_into_another_store(tmp_path):
         other.import_(dump)  # the user has records there now
 
 
+CHATS = __import__("pathlib").Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "chats"
+
+
+@pytest.mark.parametrize("fmt,name,rounds", [("chatgpt", "chatgpt.json", 3), ("claude", "claude.json", 4)])
+def test_a_chat_history_imports_once(tmp_path, fmt, name, rounds):
+    m = open_memory(tmp_path)
+    first = m.import_chats(CHATS / name, fmt, user_id="ana")
+    assert (first["rounds_stored"], first["rounds_duplicate"]) == (rounds, 0)
+    assert all(set(s) == {"entry", "reason"} for s in first["skipped"]) and first["skipped"]
+    again = m.import_chats(CHATS / name, fmt, user_id="ana")
+    assert (again["rounds_stored"], again["rounds_duplicate"]) == (0, rounds)
+    assert len(m.rounds(user_id="ana")) == rounds
+    with pytest.raises(mnemon.InvalidInput) as e:
+        m.import_chats(CHATS / name, "myspace", user_id="ana")
+    assert e.value.field == "format"
+
+
 def test_async_memory_runs_calls_as_coroutines(tmp_path):
     async def main():
         async with mnemon.AsyncMemory.open(tmp_path / "a.db", embedder="hashing") as m:

@@ -11,7 +11,8 @@
 //! - **Origin.** A request that carries an `Origin` (every cross-origin request from a browser
 //!   does, and so does a same-origin one that writes) must come from the server's own origin or
 //!   one the operator allows (`--cors-origin`); `null` never passes.
-//! - **Content type.** A request with a body must say `application/json`, which a page can only
+//! - **Content type.** A request with a body must say `application/json` (a chat history to
+//!   import may also say `application/jsonl` or `application/x-ndjson`), which a page can only
 //!   send after a preflight (that the server answers only for allowed origins).
 //!
 //! CORS headers go out only for allowed origins.
@@ -123,7 +124,9 @@ fn has_body(headers: &HeaderMap) -> bool {
 fn is_json(content_type: Option<&str>) -> bool {
     content_type.is_some_and(|t| {
         let essence = t.split(';').next().unwrap_or("").trim();
-        essence.eq_ignore_ascii_case("application/json")
+        ["application/json", "application/jsonl", "application/x-ndjson"]
+            .iter()
+            .any(|json| essence.eq_ignore_ascii_case(json))
     })
 }
 
@@ -282,6 +285,7 @@ mod tests {
     fn only_json_bodies_pass() {
         assert!(is_json(Some("application/json")));
         assert!(is_json(Some("Application/JSON; charset=utf-8")));
+        assert!(is_json(Some("application/x-ndjson")));
         assert!(!is_json(Some("text/plain")));
         assert!(!is_json(Some("application/x-www-form-urlencoded")));
         assert!(!is_json(Some("multipart/form-data; boundary=x")));

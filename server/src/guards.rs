@@ -37,6 +37,9 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
     let target = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    // An import streams a file under its own limit; every other body is read whole under this.
+    let limit =
+        if request.uri().path() == crate::import::PATH { state.import_limit } else { state.body_limit };
     let header_bytes: usize = request.headers().iter().map(|(n, v)| n.as_str().len() + v.len() + 4).sum();
     let response = if target > MAX_TARGET {
         ApiError::new(Code::UriTooLong, format!("the request target is over {MAX_TARGET} bytes"))
@@ -44,8 +47,8 @@ pub(crate) async fn outer(State(state): State<AppState>, request: Request, next:
     } else if request.headers().len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
         let message = format!("at most {MAX_HEADERS} headers of {MAX_HEADER_BYTES} bytes in all");
         ApiError::new(Code::HeadersTooLarge, message).into_response()
-    } else if declared.is_some_and(|n| n > state.body_limit) {
-        too_large(state.body_limit).into_response()
+    } else if declared.is_some_and(|n| n > limit) {
+        too_large(limit).into_response()
     } else {
         let response = next.run(request).await;
         // A body without a length that grows past the limit is cut by a layer that answers 413 in

@@ -78,6 +78,9 @@ pub struct HttpOptions {
     /// `/openai/v1/models` (and, with `at_root`, `/v1/chat/completions` and `/v1/models`) answer
     /// chat requests with memory (see [`crate::proxy`]).
     pub upstream: Option<crate::proxy::Upstream>,
+    /// Largest chat history `POST /v1/import/chats` takes, bytes (default 512 MiB): read as it
+    /// arrives, never held whole.
+    pub import_limit: usize,
 }
 
 impl std::fmt::Debug for HttpOptions {
@@ -98,6 +101,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("max_connections_per_client", &self.max_connections_per_client)
             .field("destructive_tools", &self.destructive_tools)
             .field("upstream", &self.upstream)
+            .field("import_limit", &self.import_limit)
             .finish()
     }
 }
@@ -120,6 +124,7 @@ impl Default for HttpOptions {
             body_timeout: Duration::from_secs(10),
             max_connections_per_client: 256,
             upstream: None,
+            import_limit: 512 << 20,
         }
     }
 }
@@ -220,6 +225,8 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
         metrics: metrics_handle(),
         browser: Arc::new(browser),
         proxy,
+        imports: Arc::new(tokio::sync::Semaphore::new(crate::import::IMPORTS_AT_ONCE)),
+        import_limit: options.import_limit,
     };
 
     let mut mcp_config = rmcp::transport::streamable_http_server::StreamableHttpServerConfig::default();
@@ -277,9 +284,14 @@ pub fn router(service: Arc<Service>, options: &HttpOptions) -> Result<Router, St
     let chat = chat
         .layer(middleware::from_fn_with_state(state.clone(), guards::buffered))
         .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
+    // An import reads its body as it arrives, under its own limits (see `crate::import`).
+    let import = Router::new()
+        .route(crate::import::PATH, axum::routing::post(crate::import::import_chats))
+        .layer(middleware::from_fn_with_state(state.clone(), guards::guard));
     Ok(Router::new()
         .merge(protected)
         .merge(chat)
+        .merge(import)
         .route("/health", get(health))
         .route("/openapi.json", get(openapi))
         .route("/docs", get(docs))
@@ -359,7 +371,7 @@ fn idempotent(headers: &axum::http::HeaderMap, mut value: Value) -> Result<Value
 }
 
 /// The query string as a JSON object of strings.
-fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>, ApiError> {
+pub(crate) fn query_object(query: Option<String>) -> Result<serde_json::Map<String, Value>, ApiError> {
     let pairs: Vec<(String, String)> = serde_urlencoded::from_str(query.as_deref().unwrap_or(""))
         .map_err(|e| ApiError::input("query", e.to_string()))?;
     Ok(pairs.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
@@ -539,6 +551,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     // The operations' routes first, then the server's own.
     let mut doc = crate::operations::OperationsDoc::openapi();
     doc.info = server.info.clone();
+    doc.merge(crate::import::ImportDoc::openapi());
     doc.merge(server);
     doc
 }

@@ -15,6 +15,7 @@ pub mod error;
 mod guards;
 pub mod http;
 pub mod idempotency;
+pub mod import;
 mod jsonrpc;
 pub mod mcp;
 pub mod operations;

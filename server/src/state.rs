@@ -27,6 +27,9 @@ pub(crate) struct AppState {
     pub(crate) queue_wait: Duration,
     pub(crate) metrics: PrometheusHandle,
     pub(crate) browser: Arc<crate::browser::Policy>,
+    /// Places for imports running at once, and the largest file one may send.
+    pub(crate) imports: Arc<tokio::sync::Semaphore>,
+    pub(crate) import_limit: usize,
     /// The OpenAI-compatible proxy, when the server has an upstream.
     pub(crate) proxy: Option<Arc<crate::proxy::Proxy>>,
 }

@@ -7,6 +7,7 @@ mod browser;
 mod forget;
 mod hostile;
 mod http;
+mod import;
 mod load;
 mod principals;
 mod proxy;

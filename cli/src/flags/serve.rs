@@ -84,6 +84,10 @@ pub struct ServeArgs {
     /// Largest request body, bytes.
     #[arg(long, default_value_t = 4 << 20)]
     pub body_limit: usize,
+    /// Largest chat history POST /v1/import/chats takes, MiB (read as it arrives, never held
+    /// whole).
+    #[arg(long, value_name = "MIB", default_value_t = 512)]
+    pub import_limit_mib: usize,
     /// Requests per second per token (per client address without a token), burst twice that.
     #[arg(long)]
     pub rate_limit: Option<u32>,

@@ -856,6 +856,17 @@ class Memory:
         """Loads a JSONL dump (`mnemon export --format jsonl`) into the store."""
         return json.loads(self._native("import_dump", dump, None))
 
+    def import_chats(
+        self, path: PathLike, format: str, *, user_id: Optional[str] = None, agent_id: Optional[str] = None
+    ) -> Dict[str, Any]:
+        """Imports a user's chat history: ChatGPT's or Claude's `conversations.json` (their data
+        exports) or mnemon's JSONL (`format`: `chatgpt`, `claude`, `jsonl`). Each conversation
+        is stored as a session with its real times, only what the user saw in the app (the
+        branch shown, user and assistant text, attachments by name); unreadable entries are
+        skipped and named. Run again, nothing new is stored. Returns `{"tally": {...},
+        "rounds_stored", "rounds_duplicate", "skipped": [{"entry", "reason"}]}`."""
+        return json.loads(self._native("import_chats", os.fspath(path), format, user_id, agent_id, None))
+
     def forget_user(self, user_id: str) -> Dict[str, Any]:
         """Removes a user's every record and decision from the store."""
         return self._engine.call("forget_user", user_id=user_id)
@@ -1094,6 +1105,7 @@ class AsyncMemory:
     list = _to_thread(Memory.list)
     export = _to_thread(Memory.export)
     import_ = _to_thread(Memory.import_)
+    import_chats = _to_thread(Memory.import_chats)
     forget_user = _to_thread(Memory.forget_user)
     facts = _to_thread(Memory.facts)
     profile = _to_thread(Memory.profile)

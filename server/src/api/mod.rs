@@ -254,6 +254,39 @@ request! {
     }
 }
 
+/// The format of a chat history to import.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatFormatIn {
+    /// ChatGPT's `conversations.json` (its data export): the branch each conversation shows.
+    Chatgpt,
+    /// Claude's `conversations.json` (its data export).
+    Claude,
+    /// mnemon's JSONL, one message per line.
+    Jsonl,
+}
+
+impl From<ChatFormatIn> for mnemon::chats::ChatFormat {
+    fn from(f: ChatFormatIn) -> Self {
+        match f {
+            ChatFormatIn::Chatgpt => mnemon::chats::ChatFormat::ChatGpt,
+            ChatFormatIn::Claude => mnemon::chats::ChatFormat::Claude,
+            ChatFormatIn::Jsonl => mnemon::chats::ChatFormat::Jsonl,
+        }
+    }
+}
+
+request! {
+    /// Import a user's chat history (the file is the request's body): each conversation stored
+    /// as a session with its real times, only what the user saw in the app; unreadable entries
+    /// skipped and named. Conversation by conversation, not one transaction: run again, it
+    /// stores only what it had not.
+    ImportChats {
+        /// The file's format.
+        format: ChatFormatIn,
+    }
+}
+
 /// Which memories a search or listing keeps; every condition must hold.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema, ToSchema)]
 #[serde(deny_unknown_fields)]

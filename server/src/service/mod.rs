@@ -212,6 +212,17 @@ impl Service {
         })
     }
 
+    /// `import_chats`: the history read from `input`, one conversation per transaction.
+    pub fn import_chats(
+        &self,
+        req: &ImportChats,
+        input: impl std::io::Read,
+    ) -> Result<mnemon::chats::Imported, ApiError> {
+        let memory = self.memory_to_write(req.store.as_deref())?;
+        let scope = Self::scope(&req.target());
+        Ok(mnemon::chats::import(&memory, req.format.into(), input, scope, |_, _| {})?)
+    }
+
     /// The project's store and the global one, as `reach` asks.
     fn reach(
         &self,
