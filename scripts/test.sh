@@ -50,6 +50,8 @@ for line in sys.stdin:
 [ -x "$integration" ] || { echo "test.sh: the workspace built no integration binary" >&2; exit 1; }
 MNEMON_TEST_PG_URL=$MNEMON_PG_URL "$integration" notes:: read_path:: contexts:: write_path:: facts:: parts:: \
   framing:: concurrency:: forget:: processes:: browse:: chats:: --skip parts::older_files::
+phase "the TypeScript client"
+scripts/ts-test.sh
 phase "the Python package"
 # The Python package, built as a wheel and tested as installed.
 scripts/python-test.sh

@@ -177,3 +177,6 @@ struct GuideExamples;
 #[cfg(doctest)]
 #[doc = include_str!("../docs/POSTGRES.md")]
 struct PostgresExamples;
+#[cfg(doctest)]
+#[doc = include_str!("../docs/IMPORT.md")]
+struct ImportExamples;

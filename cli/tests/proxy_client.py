@@ -11,6 +11,8 @@ the user comes from the `user` field or X-Mnemon-User.
 """
 
 import json
+import os
+import re
 import socket
 import subprocess
 import sys
@@ -253,6 +255,19 @@ try:
     check([m.id for m in under_serve.models.list()] == ["tiny-1"], "the same routes answer under /openai/v1")
     raw = client.chat.completions.with_raw_response.create(model="tiny-1", messages=[{"role": "user", "content": "hi"}])
     check(raw.headers.get("x-upstream") == "test-double", "the upstream's headers come back")
+
+    # The examples of docs/PROXY.md, as written, against this proxy.
+    doc = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "PROXY.md")).read()
+    blocks = re.findall(r"```(python|sh)\n(.*?)```", doc, re.S)
+    python_example = [b for lang, b in blocks if lang == "python"][0].replace("http://127.0.0.1:7424", base)
+    printed = subprocess.run([sys.executable, "-c", python_example], capture_output=True, text=True, check=True).stdout
+    check(printed.strip().startswith("Answer ") and printed.strip().endswith("to: What is my dog called?")
+          and "Toby" in received[-1]["body"]["messages"][0]["content"], "the Python example of docs/PROXY.md runs")
+    shell = [b for lang, b in blocks if lang == "sh" and "curl" in b][0]
+    curl = shell[shell.index("curl"):].replace("http://127.0.0.1:7424", base)
+    streamed = subprocess.run(["bash", "-c", curl], capture_output=True, text=True, check=True).stdout
+    check(streamed.rstrip().endswith("data: [DONE]") and "Any" in streamed, "the curl example of docs/PROXY.md runs")
+    check(asked("alice", "Any dog news?") == 1, "the curl example's round is stored")
 finally:
     proxy.kill()
     upstream.shutdown()

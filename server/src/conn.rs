@@ -94,6 +94,10 @@ pub(crate) async fn run(
             drop(stream);
             continue;
         };
+        // A response written in parts (a streamed answer, an event at a time) goes out as each
+        // part is written, not held by Nagle's algorithm until the client acknowledges the last
+        // (up to its delayed-ACK timer, 40 ms on Linux).
+        let _ = stream.set_nodelay(true);
         let service =
             app.clone().map_request(move |mut request: axum::http::Request<hyper::body::Incoming>| {
                 request.extensions_mut().insert(axum::extract::ConnectInfo(addr));
