@@ -195,3 +195,69 @@ fn a_conversation_the_store_refuses_is_skipped_and_named_and_the_rest_are_stored
     assert_eq!(done.skipped[0].entry, "conversation \"Far\" (claude:far)");
     assert_eq!((done.tally.conversations, done.tally.skipped), (1, 1));
 }
+
+/// The hashing embedder, counting the documents it embeds.
+struct Counting(mnemon::embed::HashingEmbedder, std::sync::atomic::AtomicUsize);
+
+impl mnemon::embed::Embedder for Counting {
+    fn pins(&self) -> mnemon::embed::EmbedderPins {
+        self.0.pins()
+    }
+    fn embed_documents(&self, texts: &[&str]) -> mnemon::Result<Vec<Vec<f32>>> {
+        self.1.fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+        self.0.embed_documents(texts)
+    }
+}
+
+/// A second import embeds nothing (a replayed round is found by its key before its vector is
+/// made), and a call that mixes replays with new rounds embeds the new ones only; the store ends
+/// as it would had every round been embedded.
+#[test]
+fn a_replay_is_not_embedded_again() {
+    use std::sync::atomic::Ordering;
+    let store = common::temp_store();
+    let embedder =
+        std::sync::Arc::new(Counting(mnemon::embed::HashingEmbedder::default(), Default::default()));
+    let memory =
+        mnemon::Memory::builder(&store.path).embedder(std::sync::Arc::clone(&embedder)).open().unwrap();
+    let open = || std::fs::File::open(fixture("claude.json")).unwrap();
+    chats::import(&memory, ChatFormat::Claude, open(), "ana", |_, _| {}).unwrap();
+    let first = embedder.1.load(Ordering::Relaxed);
+    assert!(first >= 4, "{first}");
+    let again = chats::import(&memory, ChatFormat::Claude, open(), "ana", |_, _| {}).unwrap();
+    assert_eq!(again.rounds_duplicate, 4);
+    assert_eq!(embedder.1.load(Ordering::Relaxed), first, "a replay embeds nothing");
+
+    // Old and new rounds in one call: only the new one is embedded, and the store is the one
+    // an embedder-for-everything run makes.
+    let (mut conversations, _, _) = read_all(ChatFormat::Jsonl, "chats.jsonl");
+    let mut messages = conversations.remove(0).messages;
+    memory.add(&messages, "bo").unwrap();
+    let before = embedder.1.load(Ordering::Relaxed);
+    messages.push(mnemon::Message::user("I bought a new bow.", "2025-10-02T20:00:00").in_session("cello"));
+    let report = memory.add(&messages, "bo").unwrap();
+    assert_eq!((report.stored.len(), report.duplicates.len()), (1, 1));
+    let embedded = embedder.1.load(Ordering::Relaxed) - before;
+    drop(memory);
+    let other = common::temp_store();
+    let plain = common::hashing(&other.path);
+    plain.add(&messages[..2], "bo").unwrap();
+    let alone = {
+        let t = common::temp_store();
+        let counting =
+            std::sync::Arc::new(Counting(mnemon::embed::HashingEmbedder::default(), Default::default()));
+        let m = mnemon::Memory::builder(&t.path).embedder(std::sync::Arc::clone(&counting)).open().unwrap();
+        m.add(&messages[2..], "bo").unwrap();
+        counting.1.load(Ordering::Relaxed)
+    };
+    assert_eq!(embedded, alone, "only the new round (and its parts) is embedded");
+    plain.add(&messages, "bo").unwrap();
+    let ours = mnemon::Memory::builder(&store.path)
+        .embedder(mnemon::embed::HashingEmbedder::default())
+        .open()
+        .unwrap();
+    assert_eq!(
+        ours.export(mnemon::export::ExportFormat::Jsonl, "bo").unwrap(),
+        plain.export(mnemon::export::ExportFormat::Jsonl, "bo").unwrap()
+    );
+}

@@ -459,6 +459,9 @@ async fn relay(
                 if !ready.is_empty() && tx.send(Ok(ready)).await.is_err() {
                     return; // the caller went away: nothing is stored
                 }
+                if events.done {
+                    break; // the answer's end: nothing after it is waited for
+                }
             }
             Ok(None) => break,
             Err(e) => {

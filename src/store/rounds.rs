@@ -82,6 +82,17 @@ impl Store {
         Ok(out)
     }
 
+    /// Which of `keys` name rounds of the user already stored (a key is made of the round's
+    /// time, session, text and agent, so a stored key is this very round).
+    pub(crate) fn stored_round_keys(&self, user: i64, keys: &[&str]) -> Result<Vec<String>> {
+        let sql = format!(
+            "SELECT round_key FROM rounds WHERE user_id = ?1 AND {}",
+            among(self.db().dialect(), "round_key", 2)
+        );
+        let keys: Vec<Option<&str>> = keys.iter().copied().map(Some).collect();
+        self.db().rows(&sql, &[Param::Int(user), Param::Texts(&keys)], |r| r.get(0))
+    }
+
     /// The round with this key, if the view sees it.
     pub(crate) fn round_by_key(&self, view: View<'_>, key: &str) -> Result<Option<RoundRow>> {
         let sql = format!(

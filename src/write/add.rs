@@ -33,21 +33,44 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
     // Keys are taken over the role text; the named text is embedded and indexed for words.
     let texts: Vec<String> = rounds.iter().map(|r| r.text()).collect();
     let index_texts: Vec<String> = rounds.iter().map(|r| r.index_text()).collect();
-    let (vectors, part_vectors) = embed_rounds(embedder.as_ref(), engine.pins.dim()?, &rounds, &index_texts)?;
+    let keys: Vec<String> =
+        rounds.iter().zip(&texts).map(|(r, t)| round_key(&r.ts, &r.session, t, agent)).collect();
+    // A round stored already (a replay: an import or a retry run again) is found by its text
+    // below, without its vector: only the others are embedded.
+    let replays = stored_keys(engine, scope, &keys)?;
+    let dim = engine.pins.dim()?;
+    let fresh: Vec<bool> = keys.iter().map(|k| !replays.contains(k)).collect();
+    let (mut vectors, mut part_vectors) = embed_some(embedder.as_ref(), dim, &rounds, &index_texts, &fresh)?;
 
     let mut store = engine.lock_store();
     let tx = store.begin_for(&[scope.user])?;
     let (user, version) = write::user_for_write(&tx, scope.user)?;
     let mut seen = Seen::load(&tx, user, agent, &rounds)?;
+    // A replay deleted since it was looked up is a new round after all: embedded now.
+    let lost: Vec<bool> = rounds
+        .iter()
+        .zip(&texts)
+        .zip(&fresh)
+        .map(|((r, t), f)| !f && !seen.exact.contains_key(&(r.session.clone(), normalized_key(t))))
+        .collect();
+    if lost.contains(&true) {
+        let (v, p) = embed_some(embedder.as_ref(), dim, &rounds, &index_texts, &lost)?;
+        for (i, (v, p)) in v.into_iter().zip(p).enumerate() {
+            if lost[i] {
+                vectors[i] = v;
+                part_vectors[i] = p;
+            }
+        }
+    }
     // What the call writes, decided first and written after in one go (PostgreSQL writes them
     // all in one statement).
     let mut writes: Vec<write::AddWrite<'_>> = Vec::new();
     let mut added: Vec<Added<'_>> = Vec::new();
     let mut latest: Option<&Timestamp> = None;
-    for ((((round, text), index_text), vector), parts) in
-        rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors)
+    for (((((round, text), index_text), vector), parts), key) in
+        rounds.iter().zip(&texts).zip(&index_texts).zip(&vectors).zip(&part_vectors).zip(&keys)
     {
-        let key = round_key(&round.ts, &round.session, text, agent);
+        let key = key.clone();
         let at = round.ts.sortable();
         let probe = (round.session.clone(), normalized_key(text));
         if let Some((of, cosine)) = seen.duplicate_of(&probe, vector, engine.config.dedup_cosine) {
@@ -125,6 +148,39 @@ pub(crate) fn add(engine: &Engine, messages: &[Message], scope: Scope<'_>) -> Re
         "add committed"
     );
     Ok((report, user))
+}
+
+/// Which of `keys` the scope's user has stored already (none for a user not yet in the store).
+fn stored_keys(
+    engine: &Engine,
+    scope: Scope<'_>,
+    keys: &[String],
+) -> Result<std::collections::HashSet<String>> {
+    let refs: Vec<&str> = keys.iter().map(String::as_str).collect();
+    let found = engine.reading(scope, |store, view| store.stored_round_keys(view.user, &refs))?;
+    Ok(found.into_iter().collect())
+}
+
+/// [`embed_rounds`] of the rounds `which` marks; the others get no vectors (empty ones).
+fn embed_some(
+    embedder: &dyn Embedder,
+    dim: usize,
+    rounds: &[NewRound],
+    index_texts: &[String],
+    which: &[bool],
+) -> Result<RoundVectors> {
+    let picked: Vec<usize> = (0..rounds.len()).filter(|&i| which[i]).collect();
+    let some: Vec<NewRound> = picked.iter().map(|&i| rounds[i].clone()).collect();
+    let texts: Vec<String> = picked.iter().map(|&i| index_texts[i].clone()).collect();
+    let (v, p) =
+        if some.is_empty() { (Vec::new(), Vec::new()) } else { embed_rounds(embedder, dim, &some, &texts)? };
+    let mut vectors = vec![Vec::new(); rounds.len()];
+    let mut parts = vec![Vec::new(); rounds.len()];
+    for ((i, v), p) in picked.into_iter().zip(v).zip(p) {
+        vectors[i] = v;
+        parts[i] = p;
+    }
+    Ok((vectors, parts))
 }
 
 /// The vectors of a call's rounds, and per round those of its part records.
