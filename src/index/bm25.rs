@@ -56,6 +56,16 @@ pub(crate) struct Bm25 {
     /// `forward[starts[d]..starts[d + 1]]`, its last ending the vector. For feedback.
     forward: Vec<u32>,
     starts: Vec<u32>,
+    /// Per document, its length normalization `K1 · (1 − B + B · len / avg)`, computed by the
+    /// first query after the last push (every push moves the average), the same expression the
+    /// scoring would evaluate per posting, so every score is bit for bit what it was.
+    norms: std::sync::OnceLock<Vec<f32>>,
+}
+
+thread_local! {
+    /// A zeroed score buffer kept between queries on this thread: a user of 10^5 rounds would
+    /// otherwise allocate and fault in 400 KB for every query.
+    static SPARE: std::cell::RefCell<Vec<f32>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Bm25 {
@@ -100,6 +110,15 @@ impl Bm25 {
         self.ids.push(id);
         self.lens.push(len);
         self.total_len += u64::from(len);
+        self.norms = std::sync::OnceLock::new();
+    }
+
+    /// Every document's length normalization (see [`Bm25::norms`]).
+    fn norms(&self) -> &[f32] {
+        self.norms.get_or_init(|| {
+            let avg = self.total_len.max(1) as f32 / self.ids.len().max(1) as f32;
+            self.lens.iter().map(|&len| K1 * (1.0 - B + B * len as f32 / avg)).collect()
+        })
     }
 
     /// Rounds matching any term of `query`, best first by BM25 (ties to the lower id), at most
@@ -119,8 +138,9 @@ impl Bm25 {
     /// [`add`](Bm25::add) to.
     pub(crate) fn scores(&self, query: &str, mask: Option<&[bool]>) -> Scores {
         let asked = self.query_terms(query);
-        let mut scores =
-            Scores { values: vec![0f32; self.ids.len()], touched: Vec::new(), asked: Vec::new() };
+        let mut values = SPARE.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        values.resize(self.ids.len(), 0.0);
+        let mut scores = Scores { values, asked: Vec::new() };
         let wanted: Vec<(usize, f32)> = asked.iter().map(|&t| (t, 1.0)).collect();
         self.add(&mut scores, &wanted, mask);
         scores.asked = asked;
@@ -191,8 +211,8 @@ impl Bm25 {
         if n == 0 {
             return;
         }
-        let avg = self.total_len.max(1) as f32 / n as f32;
-        let Scores { values, touched, .. } = scores;
+        let norms = self.norms();
+        let values = &mut scores.values;
         for &(term, weight) in wanted {
             let postings = &self.postings[term];
             let idf = self.idf(term) * weight;
@@ -201,23 +221,51 @@ impl Bm25 {
                 if mask.is_some_and(|m| !m[d]) {
                     continue;
                 }
-                if values[d] == 0.0 {
-                    touched.push(d);
-                }
                 let tf = tf as f32;
-                let norm = K1 * (1.0 - B + B * self.lens[d] as f32 / avg);
-                values[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                values[d] += idf * tf * (K1 + 1.0) / (tf + norms[d]);
             }
         }
     }
 }
 
-/// Documents' BM25 scores for one query (by document index), the documents some term touched,
-/// in the order first touched, and the query's own terms.
+/// Documents' BM25 scores for one query (by document index; a document no term touched scores
+/// 0, every share being positive), and the query's own terms.
 pub(crate) struct Scores {
     values: Vec<f32>,
-    touched: Vec<usize>,
     asked: Vec<usize>,
+}
+
+/// A scored document in ranking order: a higher score first, then the lower id.
+#[derive(Clone, Copy, PartialEq)]
+struct Hit(f32, i64);
+
+impl Eq for Hit {}
+
+impl PartialOrd for Hit {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Hit {
+    /// Greater is better.
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0).then(other.1.cmp(&self.1))
+    }
+}
+
+impl Drop for Scores {
+    /// The buffer goes back to the thread's spare, zeroed.
+    fn drop(&mut self) {
+        let mut values = std::mem::take(&mut self.values);
+        values.fill(0.0);
+        SPARE.with(|s| {
+            let mut spare = s.borrow_mut();
+            if values.capacity() > spare.capacity() {
+                *spare = values;
+            }
+        });
+    }
 }
 
 impl Scores {
@@ -227,15 +275,32 @@ impl Scores {
         if depth == 0 {
             return Vec::new();
         }
-        let mut hits: Vec<(i64, f32)> =
-            self.touched.iter().map(|&d| (index.ids[d], self.values[d])).collect();
-        let order = |a: &(i64, f32), b: &(i64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-        if hits.len() > depth {
-            hits.select_nth_unstable_by(depth - 1, order);
-            hits.truncate(depth);
+        // One pass keeping the best `depth` in a heap whose top is the worst kept: the same
+        // documents, in the same order, as sorting every scored one.
+        let mut kept: std::collections::BinaryHeap<std::cmp::Reverse<Hit>> =
+            std::collections::BinaryHeap::with_capacity(depth + 1);
+        // The worst kept score once `depth` are kept: a lower one cannot enter (scores are
+        // positive and finite, so `<` is exact).
+        let mut floor = f32::NEG_INFINITY;
+        for (&score, &id) in self.values.iter().zip(&index.ids) {
+            if score == 0.0 || score < floor {
+                continue;
+            }
+            let hit = Hit(score, id);
+            if kept.len() < depth {
+                kept.push(std::cmp::Reverse(hit));
+            } else if let Some(mut worst) = kept.peek_mut()
+                && hit > worst.0
+            {
+                *worst = std::cmp::Reverse(hit);
+            }
+            if kept.len() == depth {
+                floor = kept.peek().map_or(floor, |w| w.0.0);
+            }
         }
-        hits.sort_by(order);
-        hits
+        let mut hits: Vec<Hit> = kept.into_iter().map(|r| r.0).collect();
+        hits.sort_unstable_by(|a, b| b.cmp(a));
+        hits.into_iter().map(|h| (h.1, h.0)).collect()
     }
 }
 
@@ -297,6 +362,31 @@ mod tests {
         let mut scores = index.scores("my sister", None);
         index.add(&mut scores, &[], None);
         assert_eq!(scores.top(&index, 5), index.top("my sister", 5));
+    }
+
+    #[test]
+    fn the_kept_best_are_the_best_of_a_full_sort_ties_included() {
+        // Rounds whose texts repeat a few words: many equal scores, at every depth's edge.
+        let mut index = Bm25::default();
+        for id in 0..400i64 {
+            let text = format!("w{} w{} w{} filler", id % 7, id % 11, (id * 13) % 5);
+            index.push(1_000 + id * 3, &text);
+        }
+        for query in ["w1 w2", "w3 filler", "w0 w4 w6", "filler"] {
+            let scores = index.scores(query, None);
+            let mut all: Vec<(i64, f32)> = scores
+                .values
+                .iter()
+                .zip(&index.ids)
+                .filter(|(s, _)| **s > 0.0)
+                .map(|(s, id)| (*id, *s))
+                .collect();
+            all.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            for depth in [1, 2, 7, 10, 57, 100, 399, 400, 1_000] {
+                let expected: Vec<(i64, f32)> = all.iter().copied().take(depth).collect();
+                assert_eq!(scores.top(&index, depth), expected, "{query} at {depth}");
+            }
+        }
     }
 
     #[test]
