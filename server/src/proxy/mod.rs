@@ -329,12 +329,7 @@ async fn chat(
     // The round's timestamp: the request's date, else now (a retry with the same key gets the
     // first attempt's).
     let key = header_text(&headers, "idempotency-key")?;
-    let fingerprint = {
-        let mut h = blake3::Hasher::new();
-        h.update(format!("chat_completions\0{who:?}\0").as_bytes());
-        h.update(serde_json::to_string(&messages).unwrap_or_default().as_bytes());
-        *h.finalize().as_bytes()
-    };
+    let fingerprint = crate::idempotency::fingerprint("chat_completions", &(&who, &*messages));
     let stamped = state.service.keys().stamp(key.as_deref(), fingerprint, crate::service::now())?;
     let ts = who.date.clone().unwrap_or(stamped);
 
