@@ -210,6 +210,26 @@ mod tests {
     }
 
     #[test]
+    fn a_write_statement_is_not_prepared_again_when_its_values_change() {
+        use mnemon_backend::Param;
+        let dir = tempfile::tempdir().unwrap();
+        let m = Memory::builder(dir.path().join("s.db")).embedder(HashingEmbedder::default()).open().unwrap();
+        m.remember(&[crate::model::note::NewNote::new("Ana likes tea.", "2026-01-02")], "ana").unwrap();
+        let store = m.shared.engine.lock_store();
+        // The lookup every new note runs (is it a duplicate?), for several agents and texts.
+        let sql = "SELECT note_key FROM notes WHERE user_id = ?1 AND norm_key = ?3 AND condensed_into IS NULL \
+                   AND (agent IS NULL OR agent = ?2) ORDER BY id LIMIT 1";
+        let runs: Vec<Vec<Param<'_>>> =
+            [(None, "ana likes tea"), (Some("a"), "x"), (None, "y"), (Some("b"), "z")]
+                .into_iter()
+                .map(|(agent, norm)| vec![Param::Int(1), Param::from(agent), Param::from(norm)])
+                .collect();
+        assert_eq!(store.reprepares(sql, &runs), 0);
+        // And a write's savepoint keeps its pages in memory (2: MEMORY), not in a spilled file.
+        assert_eq!(store.pragma_i64("temp_store"), 2);
+    }
+
+    #[test]
     fn vectors_read_chunk_by_chunk_equal_those_read_one_by_one() {
         let dir = tempfile::tempdir().unwrap();
         let m = Memory::builder(dir.path().join("s.db")).embedder(HashingEmbedder::default()).open().unwrap();

@@ -87,11 +87,16 @@ impl Store {
             _ => recognize(&conn, path)?,
         }
         // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
+        // temp_store=MEMORY: a savepoint's copies of the pages it changes (every write keeps
+        // one) stay in memory; by default they spill to a temporary file past 64 KiB.
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
-             PRAGMA secure_delete=ON; PRAGMA cache_size=-{};",
+             PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-{};",
             config.cache_kib
         ))?;
+        // As on read connections: a cached statement is reused as is, never prepared again
+        // because its bound values changed (every write re-prepared its duplicate lookup).
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
         if let Some(bytes) = config.max_store_bytes {
             let page: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
             let pages = bytes / page.max(512).unsigned_abs();
@@ -287,5 +292,11 @@ impl Store {
             while rows.next().expect("step").is_some() {}
         }
         stmt.get_status(rusqlite::StatementStatus::RePrepare) as u64
+    }
+
+    /// The value of `PRAGMA name` on this connection.
+    pub(crate) fn pragma_i64(&self, name: &str) -> i64 {
+        let conn = self.file("test").expect("a file store");
+        conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get(0)).expect("pragma")
     }
 }

@@ -147,8 +147,11 @@ pub(super) fn touch_set(ts: usize, unix: usize) -> String {
 pub(crate) mod write {
     use super::*;
 
-    /// The user's row id, creating the user if needed.
+    /// The user's row id, creating the user if needed (one statement for a known user).
     pub(crate) fn ensure_user(conn: &dyn Db, name: &str) -> Result<i64> {
+        if let Some(id) = conn.opt("SELECT id FROM users WHERE name = ?1", p![name])? {
+            return Ok(id);
+        }
         conn.execute("INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING", p![name])?;
         conn.one("SELECT id FROM users WHERE name = ?1", p![name])
     }
@@ -162,9 +165,16 @@ pub(crate) mod write {
     }
 
     /// The user's row id and write counter, creating the user if needed: one statement in
-    /// PostgreSQL (a round trip there), the two of [`ensure_user`] and one more in a file.
+    /// PostgreSQL (a round trip there), and in a file one for a known user, those of
+    /// [`ensure_user`] and one more for a new one.
     pub(crate) fn user_for_write(conn: &dyn Db, name: &str) -> Result<(i64, i64)> {
         if conn.dialect() == Dialect::Sqlite {
+            let known = conn.row("SELECT id, version FROM users WHERE name = ?1", p![name], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?;
+            if let Some(known) = known {
+                return Ok(known);
+            }
             let id = ensure_user(conn, name)?;
             return Ok((id, user_version(conn, id)?));
         }
