@@ -1,9 +1,10 @@
-//! Remembering notes, with group commit: callers that arrive while the write connection is busy
-//! queue their (validated, embedded) notes, and whoever takes the connection next writes every
-//! queued call in one transaction, each inside its own savepoint. A call's outcome is exactly
-//! what it would be alone after the calls before it in the queue; only the commits are shared.
+//! Remembering notes, with group commit: callers that arrive while a batch is being written
+//! queue their (validated, embedded) notes and sleep; when that batch is settled, one of them
+//! writes every queued call in one transaction, each inside its own savepoint. A call's outcome
+//! is exactly what it would be alone after the calls before it in the queue; only the commits
+//! are shared.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use super::note::{free_key, new_row};
 use super::types::{MAX_NOTES_PER_CALL, RememberReport, Remembered};
@@ -49,12 +50,45 @@ struct Growth {
 /// Calls to `remember` waiting for the write connection (group commit).
 #[derive(Default)]
 pub(crate) struct Commits {
-    pending: Mutex<Vec<Arc<Pending>>>,
+    queue: Mutex<Queue>,
+    /// Told whenever a batch is settled: its callers return, and one of the calls queued since
+    /// writes the next batch.
+    settled: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    pending: Vec<Arc<Pending>>,
+    /// Whether some call is writing a batch (it takes the write connection after the queue).
+    writing: bool,
+}
+
+/// A batch being written. Dropped, it lets the next batch begin and wakes every waiting call;
+/// dropped by a panic, it first settles every call the writer left unsettled with an error.
+struct Writing<'a> {
+    commits: &'a Commits,
+    batch: Vec<Arc<Pending>>,
+}
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            for pending in &self.batch {
+                let mut outcome = pending.outcome.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                if outcome.is_none() {
+                    let failed = std::io::Error::other("the write that carried this call failed");
+                    *outcome = Some(Err(Error::from(failed)));
+                }
+            }
+        }
+        self.commits.lock().writing = false;
+        self.commits.settled.notify_all();
+    }
 }
 
 impl Commits {
-    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Pending>>> {
-        self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Stores `notes` in `scope` in one transaction (shared with the calls queued beside it).
@@ -89,19 +123,25 @@ impl Commits {
             vectors,
             outcome: Mutex::new(None),
         });
-        self.lock().push(Arc::clone(&mine));
-        let store = engine.lock_store();
-        if let Some(outcome) = mine.take() {
-            return outcome;
+        let mut queue = self.lock();
+        queue.pending.push(Arc::clone(&mine));
+        // Waiting calls sleep on the queue, not on the write connection: a settled batch wakes
+        // its callers at once rather than handing the connection from one to the next.
+        loop {
+            if let Some(outcome) = mine.take() {
+                return outcome;
+            }
+            if !queue.writing {
+                queue.writing = true;
+                let writing = Writing { commits: self, batch: std::mem::take(&mut queue.pending) };
+                drop(queue);
+                write_batch(engine, engine.lock_store(), &writing.batch);
+                drop(writing);
+                queue = self.lock();
+                continue;
+            }
+            queue = self.settled.wait(queue).unwrap_or_else(std::sync::PoisonError::into_inner);
         }
-        // Only a holder of the write connection takes the queue, and it settles every call it
-        // took before letting go; a call taken but unsettled means that holder panicked.
-        let batch = std::mem::take(&mut *self.lock());
-        if !batch.iter().any(|p| Arc::ptr_eq(p, &mine)) {
-            return Err(Error::from(std::io::Error::other("the write that carried this call failed")));
-        }
-        write_batch(engine, store, &batch);
-        mine.take().unwrap_or_else(|| Err(Error::from(std::io::Error::other("the call was not written"))))
     }
 }
 
@@ -164,8 +204,7 @@ fn settle_all(batch: &[Arc<Pending>], e: &Error) {
 fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)> {
     let scope = Scope { user: &pending.user, agent: pending.agent.as_deref() };
     let agent = scope.agent;
-    let user = write::ensure_user(tx, scope.user)?;
-    let version = write::user_version(tx, user)?;
+    let (user, version) = write::user_for_write(tx, scope.user)?;
     let mut report = RememberReport::default();
     let mut added = Vec::new();
     let mut latest: Option<&Timestamp> = None;
