@@ -165,18 +165,19 @@ pub(crate) mod write {
     }
 
     /// The user's row id and write counter, creating the user if needed: one statement in
-    /// PostgreSQL (a round trip there), and in a file one for a known user, those of
-    /// [`ensure_user`] and one more for a new one.
+    /// PostgreSQL (a round trip there), and in a file one for a known user, three for a new one.
     pub(crate) fn user_for_write(conn: &dyn Db, name: &str) -> Result<(i64, i64)> {
         if conn.dialect() == Dialect::Sqlite {
-            let known = conn.row("SELECT id, version FROM users WHERE name = ?1", p![name], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?;
-            if let Some(known) = known {
+            let known = || {
+                conn.row("SELECT id, version FROM users WHERE name = ?1", p![name], |r| {
+                    Ok((r.get(0)?, r.get(1)?))
+                })
+            };
+            if let Some(known) = known()? {
                 return Ok(known);
             }
-            let id = ensure_user(conn, name)?;
-            return Ok((id, user_version(conn, id)?));
+            conn.execute("INSERT INTO users(name) VALUES (?1) ON CONFLICT(name) DO NOTHING", p![name])?;
+            return known()?.ok_or_else(|| Error::Database(format!("user {name:?} neither made nor found")));
         }
         // The insert's row for a new user; the snapshot's row (taken before the insert) for
         // one that was there.
