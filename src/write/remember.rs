@@ -13,7 +13,6 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
 use crate::model::note::{Checked, NewNote, embed_text, note_key};
-use crate::model::round::normalized_key;
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
 use crate::store::{NoteMeta, NoteRow, Store, Tx, write};
@@ -23,6 +22,9 @@ struct Pending {
     user: String,
     agent: Option<String>,
     notes: Vec<(Checked, Timestamp)>,
+    /// Each note's row but its key (which only the write connection can choose): built before
+    /// the call queues, so the writer does not count tokens or copy fields while others wait.
+    rows: Vec<NoteRow>,
     vectors: Vec<Vec<f32>>,
     /// Set, under the write connection, by whoever wrote the call.
     outcome: Mutex<Option<Result<RememberReport>>>,
@@ -116,10 +118,12 @@ impl Commits {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
 
+        let rows = checked.iter().map(|(c, ts)| new_row("", scope.agent, c, ts)).collect();
         let mine = Arc::new(Pending {
             user: scope.user.to_owned(),
             agent: scope.agent.map(str::to_owned),
             notes: checked,
+            rows,
             vectors,
             outcome: Mutex::new(None),
         });
@@ -135,7 +139,7 @@ impl Commits {
                 queue.writing = true;
                 let writing = Writing { commits: self, batch: std::mem::take(&mut queue.pending) };
                 drop(queue);
-                write_batch(engine, engine.lock_store(), &writing.batch);
+                write_batch(engine, &mut engine.lock_store(), &writing.batch);
                 drop(writing);
                 queue = self.lock();
                 continue;
@@ -145,40 +149,26 @@ impl Commits {
     }
 }
 
-/// Writes `batch` in one transaction, a savepoint per call, settling every call: its report once
-/// the transaction commits, else its error (its own, or the commit's).
-fn write_batch(engine: &Engine, mut store: MutexGuard<'_, Store>, batch: &[Arc<Pending>]) {
+/// Writes `batch` in one transaction, settling every call: its report once the transaction
+/// commits, else its error (its own, or the commit's).
+///
+/// The calls are first written one after another with nothing between them; only when one of
+/// them fails is the transaction rolled back and the batch written again with each call inside
+/// its own savepoint, so that the failed call's statements are undone alone. Both ways give
+/// each call the outcome it would have alone; the first spares every batch the savepoints'
+/// costs (the statement journal's page copies, FTS5 flushing its pending terms at each one).
+fn write_batch(engine: &Engine, store: &mut Store, batch: &[Arc<Pending>]) {
     let users: Vec<&str> = batch.iter().map(|p| p.user.as_str()).collect();
-    let tx = match store.begin_for(&users) {
-        Ok(tx) => tx,
+    let written = match write_all(store, &users, batch, false) {
+        Ok(None) => write_all(store, &users, batch, true),
+        other => other,
+    };
+    let (reports, growth) = match written {
+        Ok(Some(w)) => w,
+        Ok(None) => unreachable!("a batch written with savepoints has no call to isolate"),
         Err(e) => return settle_all(batch, &e),
     };
-    let mut reports = Vec::with_capacity(batch.len());
-    let mut growth = Vec::with_capacity(batch.len());
-    for pending in batch {
-        // Cached statements: every write runs these, so none is parsed more than once.
-        let run = |sql: &str| crate::store::db::Db::execute(&tx, sql, &[]);
-        let written = run("SAVEPOINT remember").and_then(|_| {
-            let written = write_call(&tx, pending);
-            if written.is_err() {
-                run("ROLLBACK TO remember")?;
-            }
-            run("RELEASE remember").map(|_| written)
-        });
-        match written {
-            Ok(Ok((report, grown))) => {
-                reports.push(Ok(report));
-                growth.push((pending, grown));
-            }
-            Ok(Err(e)) => reports.push(Err(e)),
-            // The savepoint could not be set or undone: the transaction's state is unknown.
-            Err(e) => return settle_all(batch, &e),
-        }
-    }
-    if let Err(e) = tx.commit() {
-        return settle_all(batch, &e);
-    }
-    // Grown before the connection is let go: the views follow the writes in order.
+    // Grown while the connection is held: the views follow the writes in order.
     for (pending, g) in growth.into_iter().filter(|(_, g)| g.changed) {
         engine.ledgers.advance(g.user, g.version);
         engine.views.grow(g.user, g.version, pending.agent.as_deref(), |view| {
@@ -190,7 +180,53 @@ fn write_batch(engine: &Engine, mut store: MutexGuard<'_, Store>, batch: &[Arc<P
     for (pending, report) in batch.iter().zip(reports) {
         pending.settle(report);
     }
-    drop(store);
+}
+
+/// What a committed batch leaves: each call's report, and what the written calls grew.
+type Written<'b> = (Vec<Result<RememberReport>>, Vec<(&'b Arc<Pending>, Growth)>);
+
+/// Writes and commits `batch` in one transaction. Without `savepoints`, a failing call rolls the
+/// whole transaction back and gives `Ok(None)`: the batch is to be written again with them.
+/// `Err` is a failure of the transaction itself (begin, savepoint, commit): every call's error.
+fn write_all<'b>(
+    store: &mut Store,
+    users: &[&str],
+    batch: &'b [Arc<Pending>],
+    savepoints: bool,
+) -> Result<Option<Written<'b>>> {
+    let tx = store.begin_for(users)?;
+    let mut reports = Vec::with_capacity(batch.len());
+    let mut growth = Vec::with_capacity(batch.len());
+    for pending in batch {
+        if !savepoints {
+            match write_call(&tx, pending) {
+                Ok((report, grown)) => {
+                    reports.push(Ok(report));
+                    growth.push((pending, grown));
+                }
+                // Dropped uncommitted, the transaction rolls back.
+                Err(_) => return Ok(None),
+            }
+            continue;
+        }
+        // Cached statements: every write runs these, so none is parsed more than once.
+        let run = |sql: &str| crate::store::db::Db::execute(&tx, sql, &[]);
+        run("SAVEPOINT remember")?;
+        let written = write_call(&tx, pending);
+        if written.is_err() {
+            run("ROLLBACK TO remember")?;
+        }
+        run("RELEASE remember")?;
+        match written {
+            Ok((report, grown)) => {
+                reports.push(Ok(report));
+                growth.push((pending, grown));
+            }
+            Err(e) => reports.push(Err(e)),
+        }
+    }
+    tx.commit()?;
+    Ok(Some((reports, growth)))
 }
 
 /// Settles every call of a batch that failed as a whole with (a copy of) `e`.
@@ -211,9 +247,8 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
     // Whether the call changes the store (a call of replays alone leaves it byte-identical).
     let mut changed = false;
     for (i, (c, ts)) in pending.notes.iter().enumerate() {
-        let norm_key = normalized_key(&c.content);
         let at = ts.sortable();
-        if let Some(of) = write::duplicate_note(tx, user, agent, &norm_key)? {
+        if let Some(of) = write::duplicate_note(tx, user, agent, &pending.rows[i].norm_key)? {
             let key = note_key(scope.user, agent, ts, &c.content, 0);
             // A replay (this very note again: its key is the stored one's) decides nothing new.
             if key != of {
@@ -233,15 +268,15 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
             continue;
         }
         let key = free_key(tx, user, scope, ts, &c.content)?;
-        let mut row: NoteRow = new_row(&key, agent, c, ts);
+        let mut row = NoteRow { key, ..pending.rows[i].clone() };
         row.id = write::insert_note(tx, user, &row, &pending.vectors[i])?;
         let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
-        write::log(tx, user, agent, &at, DecisionKind::NoteStored, &key, None, &detail)?;
+        write::log(tx, user, agent, &at, DecisionKind::NoteStored, &row.key, None, &detail)?;
         added.push((NoteMeta::of(&row), i));
         if latest.is_none_or(|l| ts > l) {
             latest = Some(ts);
         }
-        report.notes.push(Remembered { key, stored: true });
+        report.notes.push(Remembered { key: row.key, stored: true });
     }
     let changed = changed || !added.is_empty();
     if changed {
