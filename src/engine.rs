@@ -20,7 +20,7 @@ use crate::index::view::Question;
 use crate::index::views::{MemoryBudget, Views};
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
-use crate::store::{Pins, Place, Store, View};
+use crate::store::{Checkpoints, Pins, Place, Store, View};
 
 /// One open store and what its paths share.
 pub(crate) struct Engine {
@@ -44,6 +44,45 @@ pub(crate) struct Engine {
     pub(crate) views: Views,
     /// The active facts new facts are settled against, by user row id and agent.
     pub(crate) ledgers: Ledgers,
+    /// A file's checkpoints, made beside the write connection (none for a database server).
+    pub(crate) checkpoints: Option<Checkpoints>,
+}
+
+/// The write connection, held. Let go, it starts copying the file's log back into the file if
+/// that is due (see [`Checkpoints`]).
+pub(crate) struct StoreGuard<'a> {
+    guard: Option<MutexGuard<'a, Store>>,
+    engine: &'a Engine,
+}
+
+impl StoreGuard<'_> {
+    /// Lets the write connection go without checkpointing: for a caller that has others to
+    /// wake first, and then calls [`Engine::checkpoint`].
+    pub(crate) fn unlock(mut self) {
+        self.guard = None;
+    }
+}
+
+impl std::ops::Deref for StoreGuard<'_> {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        self.guard.as_deref().expect("the write connection is held until the guard goes")
+    }
+}
+
+impl std::ops::DerefMut for StoreGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Store {
+        self.guard.as_deref_mut().expect("the write connection is held until the guard goes")
+    }
+}
+
+impl Drop for StoreGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(guard) = self.guard.take() {
+            drop(guard);
+            self.engine.checkpoint();
+        }
+    }
 }
 
 /// The read connections of a store: idle ones are reused, so that a busy server does not open
@@ -111,12 +150,14 @@ pub(crate) fn logical_now(store: &Store, user: i64) -> Result<String> {
 impl Engine {
     /// The engine of an open store.
     pub(crate) fn new(
-        store: Store,
+        mut store: Store,
         embedder: Option<Arc<dyn Embedder>>,
         config: Config,
         budget: Option<MemoryBudget>,
     ) -> Engine {
+        let checkpoints = Checkpoints::hook(&mut store, config.busy_timeout_ms);
         Engine {
+            checkpoints,
             readers: Mutex::default(),
             returned: Condvar::new(),
             path: store.path.clone(),
@@ -149,8 +190,17 @@ impl Engine {
     // that rolls back on drop), and the views are checked against the store's write counter, so
     // a poisoned lock is safe to take over.
     /// The write connection.
-    pub(crate) fn lock_store(&self) -> MutexGuard<'_, Store> {
-        self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    pub(crate) fn lock_store(&self) -> StoreGuard<'_> {
+        let guard = self.store.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        StoreGuard { guard: Some(guard), engine: self }
+    }
+
+    /// Starts copying the file's log back into the file, on a thread of its own, if that is
+    /// due and no copy is running (see [`Checkpoints`]). Called without the write connection.
+    pub(crate) fn checkpoint(&self) {
+        if let Some(c) = &self.checkpoints {
+            c.start_if_due();
+        }
     }
 
     /// `e`, told which store it happened in ([`Error::in_store`]).

@@ -11,6 +11,7 @@
 
 mod as_of;
 mod browse;
+mod checkpoint;
 pub(crate) mod db;
 mod extractors;
 mod facts;
@@ -28,6 +29,7 @@ mod users;
 
 pub(crate) use as_of::AsOf;
 pub(crate) use browse::Tally;
+pub(crate) use checkpoint::Checkpoints;
 pub(crate) use extractors::ExtractorRow;
 pub(crate) use facts::{ActiveFact, FactRow};
 pub(crate) use maintenance::backup;

@@ -139,8 +139,12 @@ impl Commits {
                 queue.writing = true;
                 let writing = Writing { commits: self, batch: std::mem::take(&mut queue.pending) };
                 drop(queue);
-                write_batch(engine, &mut engine.lock_store(), &writing.batch);
+                let mut store = engine.lock_store();
+                write_batch(engine, &mut store, &writing.batch);
+                store.unlock();
                 drop(writing);
+                // After the batch's callers are woken and the next batch may begin.
+                engine.checkpoint();
                 queue = self.lock();
                 continue;
             }
