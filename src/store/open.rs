@@ -246,10 +246,13 @@ pub(super) fn has_table(db: &dyn Db, name: &str) -> Result<bool> {
 /// only notice at the first read of a missing page, maybe deep inside a later call. Only a file
 /// without a write-ahead log is checked: while a log holds frames (another connection is open,
 /// or a crash interrupted a checkpoint, which the log then completes) the file may legitimately
-/// be shorter than its first page says.
+/// be shorter than its first page says. The log is looked for beside the file a link leads to,
+/// where SQLite keeps it: a checkpoint may be copying it into the file right now (one runs beside
+/// the writes of any handle open on it).
 fn check_length(path: &Path) -> Result<()> {
     use std::io::Read;
-    let mut wal = path.as_os_str().to_owned();
+    let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+    let mut wal = real.as_os_str().to_owned();
     wal.push("-wal");
     if std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0) {
         return Ok(());
