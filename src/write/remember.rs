@@ -1,8 +1,7 @@
 //! Remembering notes, with group commit: callers that arrive while a batch is being written
 //! queue their (validated, embedded) notes and sleep; when that batch is settled, one of them
-//! writes every queued call in one transaction, each inside its own savepoint. A call's outcome
-//! is exactly what it would be alone after the calls before it in the queue; only the commits
-//! are shared.
+//! writes every queued call in one transaction. A call's outcome is exactly what it would be
+//! alone after the calls before it in the queue; only the commits are shared.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
