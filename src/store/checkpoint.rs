@@ -5,10 +5,12 @@
 //! the pages are copied and both files are synced, and every write queued behind it waits. Here
 //! a commit only notes the log's length; once it is [`EVERY`] pages past the last copy, the call
 //! that lets the write connection go starts a thread that copies it, on a connection of its
-//! own, while writers go on appending (and no caller waits for the copy). A copy beside the writer cannot catch up with a log that keeps
-//! growing, and only a fully copied log is started again from its beginning; so a commit that
-//! finds the log [`LIMIT`] pages long copies it itself, as SQLite would (little is left to copy
-//! by then), and the next write starts it again. The log stays bounded whoever writes.
+//! own, while writers go on appending (and no caller waits for the copy). A copy beside the
+//! writer cannot catch up with a log that keeps growing, and only a fully copied log is started
+//! again from its beginning; so a commit that finds the log [`LIMIT`] pages long waits for the
+//! copy running beside (if any) and copies the rest itself, as SQLite would (little is left by
+//! then), and the next write starts the log again. The log stays bounded whoever writes, and
+//! however far the copies fall behind.
 //!
 //! Nothing about durability changes: a commit is in the log before its call returns, whether or
 //! not its pages have been copied yet, and SQLite's checkpoint is safe to interrupt anywhere.
@@ -42,14 +44,15 @@ struct Shared {
     path: PathBuf,
     busy_timeout_ms: u32,
     /// The log's length in pages after the last commit (the write connection's hook sets it).
-    log: Arc<AtomicI32>,
+    log: AtomicI32,
     /// The log's length the next copy is counted from: the pages the last copy made here had
     /// copied, or the log's length when it last could copy no more (a reader still needed the
     /// rest, or it failed), so that a stalled copy is tried again only [`EVERY`] pages later.
     mark: AtomicI32,
     /// Whether a thread is making checkpoints.
     running: AtomicBool,
-    /// The connection checkpoints are made on, opened at the first one.
+    /// The connection checkpoints are made on, opened at the first one; held while one runs
+    /// (a commit that copies the log at its limit waits for it).
     conn: Mutex<Option<Connection>>,
 }
 
@@ -61,14 +64,24 @@ impl Checkpoints {
         let Conn::File(writer) = &mut store.conn else {
             return None;
         };
-        let log = Arc::new(AtomicI32::new(0));
-        let noted = Arc::clone(&log);
+        let shared = Arc::new(Shared {
+            path: store.path.clone(),
+            busy_timeout_ms,
+            log: AtomicI32::new(0),
+            mark: AtomicI32::new(0),
+            running: AtomicBool::new(false),
+            conn: Mutex::new(None),
+        });
+        let noted = Arc::clone(&shared);
         // SQLite's automatic checkpoint is itself such a hook: this one replaces it.
         let hooked = writer.wal_hook(Some(move |wal: &mut rusqlite::hooks::Wal, pages: std::ffi::c_int| {
-            noted.store(pages, Ordering::Relaxed);
+            noted.log.store(pages, Ordering::Relaxed);
             if pages >= LIMIT {
-                // As SQLite's own hook: a checkpoint that fails or finds another one running
-                // leaves the log for the next commit; the commit itself has happened.
+                // After the copy running beside (SQLite would not wait for it: a writer that
+                // outran it would find it running at every commit, and the log would grow on).
+                let _turn = noted.conn.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                // As SQLite's own hook: a checkpoint that fails leaves the log for the next
+                // commit; the commit itself has happened.
                 let _ = wal.checkpoint_v2(CheckpointMode::PASSIVE);
             }
             Ok(())
@@ -77,15 +90,7 @@ impl Checkpoints {
             tracing::warn!(error = %e, "commits keep SQLite's own checkpoints: the log hook could not be set");
             return None;
         }
-        let shared = Shared {
-            path: store.path.clone(),
-            busy_timeout_ms,
-            log,
-            mark: AtomicI32::new(0),
-            running: AtomicBool::new(false),
-            conn: Mutex::new(None),
-        };
-        Some(Checkpoints { shared: Arc::new(shared), thread: Mutex::new(None) })
+        Some(Checkpoints { shared, thread: Mutex::new(None) })
     }
 
     /// Starts copying the log into the file on a thread of its own, if that is due and none is
