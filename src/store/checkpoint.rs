@@ -174,7 +174,7 @@ impl Shared {
                 None
             }
             Err(e) => {
-                tracing::warn!(error = %e, "a checkpoint failed; the next write tries again");
+                tracing::warn!(error = %e, "a checkpoint failed; it is tried again 1,000 pages later");
                 None
             }
         }

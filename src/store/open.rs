@@ -87,8 +87,8 @@ impl Store {
             _ => recognize(&conn, path)?,
         }
         // secure_delete: a deleted record's bytes are overwritten, not left in free pages.
-        // temp_store=MEMORY: a savepoint's copies of the pages it changes (every write keeps
-        // one) stay in memory; by default they spill to a temporary file past 64 KiB.
+        // temp_store=MEMORY: a savepoint's or statement's copies of the pages it changes stay
+        // in memory; by default they spill to a temporary file past 64 KiB.
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
              PRAGMA secure_delete=ON; PRAGMA temp_store=MEMORY; PRAGMA cache_size=-{};",

@@ -11,7 +11,7 @@ use crate::embed;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::model::decision::DecisionKind;
-use crate::model::note::{Checked, NewNote, embed_text, note_key};
+use crate::model::note::{NewNote, embed_text, note_key};
 use crate::model::scope::Scope;
 use crate::model::time::Timestamp;
 use crate::store::{NoteMeta, NoteRow, Store, Tx, write};
@@ -20,10 +20,9 @@ use crate::store::{NoteMeta, NoteRow, Store, Tx, write};
 struct Pending {
     user: String,
     agent: Option<String>,
-    notes: Vec<(Checked, Timestamp)>,
-    /// Each note's row but its key (which only the write connection can choose): built before
-    /// the call queues, so the writer does not count tokens or copy fields while others wait.
-    rows: Vec<NoteRow>,
+    /// Each note's row but its key (which only the write connection can choose), and its time:
+    /// built before the call queues, so the writer does not count tokens while others wait.
+    notes: Vec<(NoteRow, Timestamp)>,
     vectors: Vec<Vec<f32>>,
     /// Set, under the write connection, by whoever wrote the call.
     outcome: Mutex<Option<Result<RememberReport>>>,
@@ -117,12 +116,10 @@ impl Commits {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let vectors = embed::documents(embedder.as_ref(), &refs, engine.pins.dim()?)?;
 
-        let rows = checked.iter().map(|(c, ts)| new_row("", scope.agent, c, ts)).collect();
         let mine = Arc::new(Pending {
             user: scope.user.to_owned(),
             agent: scope.agent.map(str::to_owned),
-            notes: checked,
-            rows,
+            notes: checked.into_iter().map(|(c, ts)| (new_row("", scope.agent, &c, &ts), ts)).collect(),
             vectors,
             outcome: Mutex::new(None),
         });
@@ -249,10 +246,10 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
     let mut latest: Option<&Timestamp> = None;
     // Whether the call changes the store (a call of replays alone leaves it byte-identical).
     let mut changed = false;
-    for (i, (c, ts)) in pending.notes.iter().enumerate() {
+    for (i, (unkeyed, ts)) in pending.notes.iter().enumerate() {
         let at = ts.sortable();
-        if let Some(of) = write::duplicate_note(tx, user, agent, &pending.rows[i].norm_key)? {
-            let key = note_key(scope.user, agent, ts, &c.content, 0);
+        if let Some(of) = write::duplicate_note(tx, user, agent, &unkeyed.norm_key)? {
+            let key = note_key(scope.user, agent, ts, &unkeyed.content, 0);
             // A replay (this very note again: its key is the stored one's) decides nothing new.
             if key != of {
                 write::log(
@@ -270,10 +267,10 @@ fn write_call(tx: &Tx<'_>, pending: &Pending) -> Result<(RememberReport, Growth)
             report.notes.push(Remembered { key: of, stored: false });
             continue;
         }
-        let key = free_key(tx, user, scope, ts, &c.content)?;
-        let mut row = NoteRow { key, ..pending.rows[i].clone() };
+        let key = free_key(tx, user, scope, ts, &unkeyed.content)?;
+        let mut row = NoteRow { key, ..unkeyed.clone() };
         row.id = write::insert_note(tx, user, &row, &pending.vectors[i])?;
-        let detail = serde_json::json!({ "kind": c.kind.as_str() }).to_string();
+        let detail = serde_json::json!({ "kind": row.kind.as_str() }).to_string();
         write::log(tx, user, agent, &at, DecisionKind::NoteStored, &row.key, None, &detail)?;
         added.push((NoteMeta::of(&row), i));
         if latest.is_none_or(|l| ts > l) {
