@@ -34,6 +34,15 @@ const FEEDBACK_MIN_DOCS: usize = 2;
 /// quarter of the user's rounds).
 const FEEDBACK_MIN_IDF: f32 = 1.0;
 
+/// One document holding a term.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Posting {
+    /// The document's index (its place in [`Bm25::ids`]).
+    doc: u32,
+    /// The kind of its (term frequency, document length) pair: an index into [`Bm25::kinds`].
+    kind: u32,
+}
+
 /// Fixed keys (no per-process randomness), hashing eight bytes at a time. The maps are private
 /// to one user's index, keyed by that user's own words, and only looked up, never iterated.
 type Fixed = foldhash::fast::FixedState;
@@ -48,18 +57,23 @@ pub(crate) struct Bm25 {
     dictionary: HashMap<String, usize, Fixed>,
     /// Folded word → term number, so that each distinct word is stemmed once.
     seen: HashMap<String, usize, Fixed>,
-    /// Per term: (document index, term frequency), in document order.
-    postings: Vec<Vec<(u32, u32)>>,
+    /// Per term: its postings, in document order.
+    postings: Vec<Vec<Posting>>,
     /// Entries over all postings, counted as they are added (so the size is known at once).
     pairs: usize,
     /// Per document, the terms it holds (each once, in first-seen order): document `d`'s are
     /// `forward[starts[d]..starts[d + 1]]`, its last ending the vector. For feedback.
     forward: Vec<u32>,
     starts: Vec<u32>,
-    /// Per document, its length normalization `K1 · (1 − B + B · len / avg)`, computed by the
-    /// first query after the last push (every push moves the average), the same expression the
-    /// scoring would evaluate per posting, so every score is bit for bit what it was.
-    norms: std::sync::OnceLock<Vec<f32>>,
+    /// The distinct (term frequency, document length) pairs of the postings, in the order first
+    /// met, and each one's kind number. A posting's share of a term's score depends on nothing
+    /// else besides the term's idf, so a query computes each kind's share once per term (few:
+    /// lengths and frequencies repeat) and a posting only looks its share up.
+    kinds: Vec<(u32, u32)>,
+    kind_of: HashMap<(u32, u32), u32, Fixed>,
+    /// Per kind, its frequency and BM25 denominator `tf + K1 · (1 − B + B · len / avg)`,
+    /// computed by the first query after the last push (every push moves the average).
+    denominators: std::sync::OnceLock<Vec<(f32, f32)>>,
 }
 
 thread_local! {
@@ -74,6 +88,7 @@ impl Bm25 {
         self.ids.len() * 16
             + self.pairs * 12
             + self.postings.len() * 24
+            + self.kinds.len() * 40
             + (self.dictionary.len() + self.seen.len()) * 64
     }
 
@@ -98,26 +113,43 @@ impl Bm25 {
             };
             // Postings are in document order: this document's entry, if any, is the last.
             let postings = &mut self.postings[term];
+            // (Until the document's length is known, `kind` counts the term's frequency.)
             match postings.last_mut() {
-                Some((d, tf)) if *d == doc => *tf += 1,
+                Some(p) if p.doc == doc => p.kind += 1,
                 _ => {
-                    postings.push((doc, 1));
+                    postings.push(Posting { doc, kind: 1 });
                     self.pairs += 1;
                     self.forward.push(term as u32);
                 }
             }
         });
+        let start = self.starts[doc as usize] as usize;
+        for &term in &self.forward[start..] {
+            let Some(p) = self.postings[term as usize].last_mut() else { continue };
+            let (tf, next) = (p.kind, self.kinds.len() as u32);
+            p.kind = *self.kind_of.entry((tf, len)).or_insert(next);
+            if p.kind == next {
+                self.kinds.push((tf, len));
+            }
+        }
         self.ids.push(id);
         self.lens.push(len);
         self.total_len += u64::from(len);
-        self.norms = std::sync::OnceLock::new();
+        self.denominators = std::sync::OnceLock::new();
     }
 
-    /// Every document's length normalization (see [`Bm25::norms`]).
-    fn norms(&self) -> &[f32] {
-        self.norms.get_or_init(|| {
+    /// Every kind's frequency and denominator (see [`Bm25::denominators`]), each the same
+    /// expression as a posting's own, so every share is bit for bit the one computed per posting.
+    fn denominators(&self) -> &[(f32, f32)] {
+        self.denominators.get_or_init(|| {
             let avg = self.total_len.max(1) as f32 / self.ids.len().max(1) as f32;
-            self.lens.iter().map(|&len| K1 * (1.0 - B + B * len as f32 / avg)).collect()
+            self.kinds
+                .iter()
+                .map(|&(tf, len)| {
+                    let tf = tf as f32;
+                    (tf, tf + K1 * (1.0 - B + B * len as f32 / avg))
+                })
+                .collect()
         })
     }
 
@@ -207,22 +239,26 @@ impl Bm25 {
     /// share times its weight), among the documents `mask` keeps, term after term in order: the
     /// question's words then feedback's sum as one query's would.
     pub(crate) fn add(&self, scores: &mut Scores, wanted: &[(usize, f32)], mask: Option<&[bool]>) {
-        let n = self.ids.len();
-        if n == 0 {
-            return;
-        }
-        let norms = self.norms();
+        let kinds = self.denominators();
         let values = &mut scores.values;
+        let mut table = Vec::new();
         for &(term, weight) in wanted {
-            let postings = &self.postings[term];
             let idf = self.idf(term) * weight;
-            for &(doc, tf) in postings {
-                let d = doc as usize;
-                if mask.is_some_and(|m| !m[d]) {
-                    continue;
+            let postings = &self.postings[term];
+            let kept = |p: &&Posting| mask.is_none_or(|m| m[p.doc as usize]);
+            // Each share is `idf · tf · (K1 + 1) / denominator`, evaluated in that order: a
+            // term with more postings than kinds computes every kind's share first.
+            if postings.len() >= kinds.len() {
+                table.clear();
+                table.extend(kinds.iter().map(|&(tf, den)| idf * tf * (K1 + 1.0) / den));
+                for p in postings.iter().filter(kept) {
+                    values[p.doc as usize] += table[p.kind as usize];
                 }
-                let tf = tf as f32;
-                values[d] += idf * tf * (K1 + 1.0) / (tf + norms[d]);
+            } else {
+                for p in postings.iter().filter(kept) {
+                    let (tf, den) = kinds[p.kind as usize];
+                    values[p.doc as usize] += idf * tf * (K1 + 1.0) / den;
+                }
             }
         }
     }
@@ -268,6 +304,39 @@ impl Drop for Scores {
     }
 }
 
+/// Scores per group of [`Scores::top`].
+const GROUP: usize = 16;
+
+/// The largest score of each group of [`GROUP`] (the last may be shorter). Scores are never
+/// NaN, so the order of comparisons cannot change the result.
+fn largest_of_groups(values: &[f32]) -> Vec<f32> {
+    let whole = values.chunks_exact(GROUP);
+    let rest = whole.remainder();
+    let mut out = Vec::with_capacity(values.len().div_ceil(GROUP));
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        for g in whole {
+            // SAFETY: SSE is part of x86_64; the sixteen loads are inside `g`.
+            out.push(unsafe {
+                let p = g.as_ptr();
+                let m = _mm_max_ps(
+                    _mm_max_ps(_mm_loadu_ps(p), _mm_loadu_ps(p.add(4))),
+                    _mm_max_ps(_mm_loadu_ps(p.add(8)), _mm_loadu_ps(p.add(12))),
+                );
+                let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+                _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)))
+            });
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    out.extend(whole.map(|g| g.iter().fold(0.0, |m: f32, &v| m.max(v))));
+    if !rest.is_empty() {
+        out.push(rest.iter().fold(0.0, |m: f32, &v| m.max(v)));
+    }
+    out
+}
+
 impl Scores {
     /// The best `depth` documents of `index` with a score, best first (ties to the lower id):
     /// `(round id, score)`.
@@ -282,20 +351,39 @@ impl Scores {
         // The worst kept score once `depth` are kept: a lower one cannot enter (scores are
         // positive and finite, so `<` is exact).
         let mut floor = f32::NEG_INFINITY;
-        for (&score, &id) in self.values.iter().zip(&index.ids) {
-            if score == 0.0 || score < floor {
+        let values = &self.values[..index.ids.len().min(self.values.len())];
+        // Each group's largest score (a vectorized pass). The `depth`-th largest of those, `t`,
+        // is reached by at least `depth` documents, so each of the best `depth` scores at least
+        // `t` and lies in a group whose largest does: only those groups are read one by one.
+        let largest = largest_of_groups(values);
+        let t = if largest.len() > depth {
+            let mut sorted = largest.clone();
+            *sorted.select_nth_unstable_by(depth - 1, |a, b| b.total_cmp(a)).1
+        } else {
+            0.0
+        };
+        for (g, &best) in largest.iter().enumerate() {
+            if best == 0.0 || best < t {
                 continue;
             }
-            let hit = Hit(score, id);
-            if kept.len() < depth {
-                kept.push(std::cmp::Reverse(hit));
-            } else if let Some(mut worst) = kept.peek_mut()
-                && hit > worst.0
+            let start = g * GROUP;
+            for (&score, &id) in
+                values[start..(start + GROUP).min(values.len())].iter().zip(&index.ids[start..])
             {
-                *worst = std::cmp::Reverse(hit);
-            }
-            if kept.len() == depth {
-                floor = kept.peek().map_or(floor, |w| w.0.0);
+                if score == 0.0 || score < floor {
+                    continue;
+                }
+                let hit = Hit(score, id);
+                if kept.len() < depth {
+                    kept.push(std::cmp::Reverse(hit));
+                } else if let Some(mut worst) = kept.peek_mut()
+                    && hit > worst.0
+                {
+                    *worst = std::cmp::Reverse(hit);
+                }
+                if kept.len() == depth {
+                    floor = kept.peek().map_or(floor, |w| w.0.0);
+                }
             }
         }
         let mut hits: Vec<Hit> = kept.into_iter().map(|r| r.0).collect();
@@ -387,6 +475,44 @@ mod tests {
                 assert_eq!(scores.top(&index, depth), expected, "{query} at {depth}");
             }
         }
+    }
+
+    #[test]
+    fn every_score_is_bit_for_bit_the_per_posting_formula() {
+        // Lengths and frequencies vary, so there are many kinds; rare words have fewer postings
+        // than kinds (scored per posting), common ones more (scored from the kinds' table).
+        let mut index = Bm25::default();
+        let mut texts = Vec::new();
+        for id in 0..300i64 {
+            let words: Vec<String> =
+                (0..(3 + id % 17)).map(|j| format!("w{}", (id * 7 + j * j) % (5 + j % 23))).collect();
+            let text = words.join(" ");
+            index.push(id, &text);
+            texts.push(text);
+        }
+        let avg = index.total_len as f32 / 300.0;
+        for query in ["w0 w1", "w3 w17 w21", "w4 w4 w9", "w20 w2"] {
+            let got = index.scores(query, None);
+            let mut expected = vec![0.0f32; 300];
+            for &term in &index.query_terms(query) {
+                let idf = index.idf(term) * 1.0;
+                for (d, text) in texts.iter().enumerate() {
+                    let mut tf = 0u32;
+                    words(text, |w| tf += u32::from(index.seen.get(w) == Some(&term)));
+                    if tf > 0 {
+                        let tf = tf as f32;
+                        let norm = K1 * (1.0 - B + B * index.lens[d] as f32 / avg);
+                        expected[d] += idf * tf * (K1 + 1.0) / (tf + norm);
+                    }
+                }
+            }
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got.values[..300]), bits(&expected), "{query}");
+        }
+        let counts: Vec<usize> = index.postings.iter().map(Vec::len).collect();
+        assert!(
+            counts.iter().any(|&c| c < index.kinds.len()) && counts.iter().any(|&c| c >= index.kinds.len())
+        );
     }
 
     #[test]

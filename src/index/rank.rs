@@ -296,6 +296,17 @@ impl Index {
         self.score_of_shaped(round, query, &Shape::plain(window, time_weight), None)
     }
 
+    /// Whether `owner` has an entry `mask` keeps: whether [`score_of_shaped`](Index::score_of_shaped)
+    /// finds it.
+    pub(crate) fn holds(&self, owner: i64, mask: Option<&[bool]>) -> bool {
+        let kept = |i: usize| mask.is_none_or(|m| m[i]);
+        if self.grouped {
+            self.entries.get(&owner).is_some_and(|es| es.iter().any(|&i| kept(i)))
+        } else {
+            self.owners.binary_search(&owner).is_ok_and(kept)
+        }
+    }
+
     /// The exact score of `owner` (its best unmasked record's), if it is in the index.
     pub(crate) fn score_of_shaped(
         &self,
@@ -355,19 +366,16 @@ impl Index {
     /// owner's approximate score, and every entry whose approximate score is within `2·bound` of
     /// that bound when it is read. The bound only rises, so every entry within `2·bound` of the
     /// final one is among those kept.
-    fn first_pass(
-        &self,
-        range: std::ops::Range<usize>,
-        pass: &Pass,
-        mask: Option<&[bool]>,
-    ) -> (Leaders, Vec<(usize, f32)>) {
+    ///
+    /// One thread's leaders and kept entries carry over from range to range, as if its ranges
+    /// were one.
+    fn first_pass(&self, range: std::ops::Range<usize>, pass: &Pass, mask: Option<&[bool]>, part: &mut Part) {
         const BLOCK: usize = 1024;
         let (q, shape) = (pass.q, pass.shape);
         let plain = mask.is_none() && shape.importance.is_none() && shape.recency.is_none();
         // The window as an inclusive day range; without one, a range no day is in.
         let (lo, hi) = shape.window.unwrap_or((i32::MAX, i32::MIN));
-        let mut leaders = Leaders::new(pass.k, !self.grouped);
-        let mut kept = Vec::new();
+        let (leaders, kept) = (&mut part.0, &mut part.1);
         let mut dots = Vec::with_capacity(BLOCK);
         let mut start = range.start;
         while start < range.end {
@@ -397,7 +405,57 @@ impl Index {
             }
             start = end;
         }
-        (leaders, kept)
+    }
+
+    /// The first pass over every entry, its ranges shared out among up to `scan_threads`
+    /// threads, while the caller's thread runs `beside` before taking ranges of its own: one
+    /// part per thread.
+    fn first_passes<R>(
+        &self,
+        pass: &Pass,
+        mask: Option<&[bool]>,
+        beside: impl FnOnce() -> R,
+    ) -> (Vec<Part>, R) {
+        let n = self.len();
+        let new_part = || (Leaders::new(pass.k, !self.grouped), Vec::new());
+        let threads = (n / PARALLEL_CHUNK).clamp(1, scan_threads());
+        if threads == 1 {
+            let done = beside();
+            let mut part = new_part();
+            self.first_pass(0..n, pass, mask, &mut part);
+            return (vec![part], done);
+        }
+        // Ranges are taken in order by whichever thread is free, so a caller busy with `beside`
+        // takes fewer. Which thread scans which range does not change the result: the second
+        // pass keeps exactly the entries within `2·bound` of the leaders of every part together.
+        let ranges = n.div_ceil(SCAN_RANGE);
+        let taken = std::sync::atomic::AtomicUsize::new(0);
+        let scan = |part: &mut Part| loop {
+            let r = taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if r >= ranges {
+                break;
+            }
+            self.first_pass(r * SCAN_RANGE..((r + 1) * SCAN_RANGE).min(n), pass, mask, part);
+        };
+        std::thread::scope(|s| {
+            let others: Vec<_> = (1..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut part = new_part();
+                        scan(&mut part);
+                        part
+                    })
+                })
+                .collect();
+            let done = beside();
+            let mut parts = vec![new_part()];
+            scan(&mut parts[0]);
+            // A scan thread only computes; were one to panic, so does the caller.
+            parts.extend(
+                others.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
+            );
+            (parts, done)
+        })
     }
 
     /// The exact top `k` owners for `query` under `shape`, among the entries `mask` keeps (all
@@ -409,9 +467,22 @@ impl Index {
         k: usize,
         mask: Option<&[bool]>,
     ) -> Vec<Scored> {
+        self.top_k_beside(query, shape, k, mask, || ()).0
+    }
+
+    /// [`top_k_shaped`](Index::top_k_shaped), running `beside` on the caller's thread while
+    /// other threads scan (before the scan, when it runs on the caller's thread alone).
+    pub(crate) fn top_k_beside<R>(
+        &self,
+        query: &[f32],
+        shape: &Shape,
+        k: usize,
+        mask: Option<&[bool]>,
+        beside: impl FnOnce() -> R,
+    ) -> (Vec<Scored>, R) {
         let n = self.len();
         if n == 0 || k == 0 {
-            return Vec::new();
+            return (Vec::new(), beside());
         }
         let kept = |i: usize| mask.is_none_or(|m| m[i]);
         let exact = |i: usize| self.exact(i, query, shape);
@@ -429,11 +500,11 @@ impl Index {
             }));
             counted(true, 0, rescored, self.dim);
             all.truncate(k);
-            return all;
+            return (all, beside());
         }
 
         // Pass 1: approximate scores from bytes, keeping each entry that may matter; a large
-        // index in contiguous parts on up to `scan_threads` threads.
+        // index in ranges shared out among up to `scan_threads` threads.
         //
         // |exact − approx| ≤ |q|·max|e_v| + |e_q|·max|v̂| for every vector (a salience ≤ 1 only
         // shrinks it; the importance factor scales it by at most its largest value; the recency
@@ -443,24 +514,7 @@ impl Index {
         let factor = shape.importance.map_or(1.0, |w| ((1.0 - w) + 2.0 * w * self.max_importance).max(1.0));
         let bound = (qnorm * self.max_error_norm + q.error_norm * self.max_norm) * factor + ROUNDING_SLACK;
         let pass = Pass { q: &q, shape, k, bound };
-        let threads = (n / PARALLEL_CHUNK).clamp(1, scan_threads());
-        let parts: Vec<(Leaders, Vec<(usize, f32)>)> = if threads == 1 {
-            vec![self.first_pass(0..n, &pass, mask)]
-        } else {
-            let per = n.div_ceil(threads);
-            std::thread::scope(|s| {
-                let pass = &pass;
-                let others: Vec<_> = (1..threads)
-                    .map(|t| s.spawn(move || self.first_pass(t * per..((t + 1) * per).min(n), pass, mask)))
-                    .collect();
-                let mut parts = vec![self.first_pass(0..per, pass, mask)];
-                // A scan thread only computes; were one to panic, so does the caller.
-                parts.extend(
-                    others.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))),
-                );
-                parts
-            })
-        };
+        let (parts, done) = self.first_passes(&pass, mask, beside);
         // The k-th best owner's approximate score is at least `kth` (the leaders of all parts,
         // an owner by its best). A true top-k owner's exact score is then at least `kth − bound`,
         // and the entry giving it has an approximate score of at least `kth − 2·bound`.
@@ -472,32 +526,56 @@ impl Index {
         }
         let threshold = leaders.kth() - 2.0 * bound;
 
-        // Pass 2: every entry that could set a top-k owner's score, rescored exactly. First the
-        // 2k entries of highest approximate score: the k-th best owner among them bounds the
-        // final k-th best exact score from below, so an entry whose approximate score plus the
-        // bound falls short of it can neither reach nor tie the top k, and is not rescored.
-        // Owners take their best entry in index order, as a full scan does.
+        // Pass 2: every entry that could set a top-k owner's score, rescored exactly, in
+        // decreasing approximate score. The k-th best owner among those rescored bounds the final
+        // k-th best exact score from below (it only rises), so once an entry's approximate score
+        // plus the bound falls short of it, that entry and every one after it can neither reach
+        // nor tie the top k, and are not rescored. Owners take their best entry in index order,
+        // as a full scan does.
         let mut pool: Vec<(usize, f32)> =
             parts.iter().flat_map(|(_, kept)| kept).filter(|(_, a)| *a >= threshold).copied().collect();
-        let first = (2 * k).min(pool.len());
-        if first > 0 && first < pool.len() {
-            pool.select_nth_unstable_by(first - 1, |a, b| b.1.total_cmp(&a.1));
-        }
-        let mut scored: Vec<(usize, Scored)> = pool[..first].iter().map(|&(i, _)| (i, exact(i))).collect();
+        pool.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut exact_leaders = Leaders::new(k, !self.grouped);
-        for (_, s) in &scored {
+        let mut scored: Vec<(usize, Scored)> = Vec::with_capacity(2 * k);
+        for (j, &(i, approx)) in pool.iter().enumerate() {
+            if approx + bound < exact_leaders.kth() {
+                break;
+            }
+            // The next row is read from memory while this one is scored.
+            if let Some(&(next, _)) = pool.get(j + 1) {
+                prefetch(&self.data[next * self.dim..(next + 1) * self.dim]);
+            }
+            let s = exact(i);
             exact_leaders.offer(s.id, s.score);
+            scored.push((i, s));
         }
-        let floor = exact_leaders.kth();
-        scored.extend(pool[first..].iter().filter(|(_, a)| *a + bound >= floor).map(|&(i, _)| (i, exact(i))));
         scored.sort_unstable_by_key(|(i, _)| *i);
         let rescored = scored.len();
         let mut candidates = Self::best_per_round(scored.into_iter().map(|(_, s)| s));
         counted(true, n, rescored, self.dim);
         candidates.truncate(k);
-        candidates
+        (candidates, done)
     }
 }
+
+/// Asks the CPU to bring `row` into its caches (a hint: nothing else changes).
+#[inline]
+fn prefetch(row: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    for line in row.chunks(16) {
+        // SAFETY: a prefetch reads nothing into the program and cannot fault; the address is
+        // inside `row`.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line.as_ptr().cast())
+        };
+    }
+}
+
+/// One scanning thread's leaders and kept entries `(entry, approximate score)`.
+type Part = (Leaders, Vec<(usize, f32)>);
+
+/// Entries a scanning thread takes at a time.
+const SCAN_RANGE: usize = 1 << 13;
 
 /// What one first pass needs besides its range.
 struct Pass<'a> {
@@ -595,7 +673,7 @@ impl Leaders {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::fuse::{List, fuse};
+    use crate::index::fuse::{List, fuse, keep};
 
     fn vectors(rows: &[[f32; 2]], days: &[i32]) -> Index {
         let v = UserVectors {
@@ -611,18 +689,21 @@ mod tests {
     fn fusion_rewards_rounds_that_both_lists_rank_high() {
         let s = |id, c| Scored { id, score: c, cosine: c, time_match: false, why: Why::default() };
         let dense = [s(1, 0.9), s(2, 0.8), s(3, 0.7)];
-        let got = fuse(&dense, &[(List::Words, vec![3, 9])], 60, 3, |id| (id == 9).then(|| s(9, 0.1)));
+        let dense_of = |id| (id == 9).then(|| s(9, 0.1));
+        let fused = fuse(&dense, &[(List::Words, vec![3, 9])], 60, |id| id == 9);
+        let got = keep(&fused, 3, &dense, dense_of);
         let ids: Vec<i64> = got.iter().map(|x| x.id).collect();
         // 3: 1/63 + 1/61; 1: 1/61; 2 (dense only) and 9 (lexical only) tie at 1/62: the lower id first.
         assert_eq!(ids, vec![3, 1, 2]);
         assert!((got[0].score - (1.0 / 63.0 + 1.0 / 61.0) as f32).abs() < 1e-7);
         assert_eq!(got[0].cosine, 0.7);
-        let ids: Vec<i64> =
-            fuse(&dense, &[(List::Words, vec![3, 9])], 60, 4, |id| (id == 9).then(|| s(9, 0.1)))
-                .iter()
-                .map(|x| x.id)
-                .collect();
+        let ids: Vec<i64> = keep(&fused, 4, &dense, dense_of).iter().map(|x| x.id).collect();
         assert_eq!(ids, vec![3, 1, 2, 9]);
+        assert_eq!(keep(&fused, 4, &dense, dense_of)[3].cosine, 0.1);
+        // An id the dense index does not hold is left out, whatever its places.
+        let ids: Vec<i64> =
+            fuse(&dense, &[(List::Words, vec![7, 3])], 60, |_| false).iter().map(|x| x.id).collect();
+        assert_eq!(ids, vec![3, 1, 2]);
     }
 
     #[test]

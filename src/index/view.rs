@@ -251,7 +251,15 @@ impl CachedView {
         };
         // Each list contributes its top 100, or as many as asked for when that is more.
         let each = fuse::FUSION_DEPTH.max(depth);
-        let dense = self.index.top_k_shaped(vector, shape, each, entries);
+        // The rounds' word scores are kept: feedback adds to them. They are computed on this
+        // thread while others scan the vectors.
+        let round_index = match among {
+            Among::Notes(_) => None,
+            _ => self.words.as_ref(),
+        };
+        let (dense, round_scores) = self
+            .index
+            .top_k_beside(vector, shape, each, entries, || round_index.map(|w| (w, w.scores(bare, None))));
         // Each owner is one document of its kind's words (a round's text, a note's).
         let lexical = |words: &Option<Bm25>, mask: Option<&[bool]>| -> Vec<i64> {
             words
@@ -260,11 +268,6 @@ impl CachedView {
                 .unwrap_or_default()
         };
         let words = |ids| (fuse::List::Words, ids);
-        // The rounds' word scores are kept: feedback adds to them.
-        let round_scores = match among {
-            Among::Notes(_) => None,
-            _ => self.words.as_ref().map(|w| (w, w.scores(bare, None))),
-        };
         let round_words = || -> Vec<i64> {
             round_scores
                 .as_ref()
@@ -284,27 +287,32 @@ impl CachedView {
                 dense.iter().filter(|s| s.time_match && note_id(s.id).is_none()).map(|s| s.id).collect(),
             ));
         }
-        let fused = |lists: &[_], top| {
-            fuse::fuse(&dense, lists, rrf, top, |id| self.index.score_of_shaped(id, vector, shape, entries))
+        let fused = |lists: &[_]| fuse::fuse(&dense, lists, rrf, |id| self.index.holds(id, entries));
+        // Only the owners kept are scored in full (their dense scores, for the explanation).
+        let keep = |fused: &[fuse::Fused]| {
+            fuse::keep(fused, depth, &dense, |id| self.index.score_of_shaped(id, vector, shape, entries))
         };
         // Feedback, a second step for rounds (notes keep their one word ranking): the question's
         // words expanded by the words the first fusion's best rounds share, ranked as one more
         // list of the same fusion.
         let Some((words, mut scores)) = round_scores else {
-            return fused(&lists, depth);
+            return keep(&fused(&lists));
         };
-        let first = fused(&lists, each);
-        let feedback: Vec<i64> =
-            first.iter().filter(|s| note_id(s.id).is_none()).take(FEEDBACK_DOCS).map(|s| s.id).collect();
+        let first = fused(&lists);
+        let feedback: Vec<i64> = first
+            .iter()
+            .take(each)
+            .filter(|s| note_id(s.id).is_none())
+            .take(FEEDBACK_DOCS)
+            .map(|s| s.id)
+            .collect();
         let Some(expanded) = words.expanded(&scores, &feedback) else {
-            let mut first = first;
-            first.truncate(depth);
-            return first;
+            return keep(&first);
         };
         words.add(&mut scores, &expanded, None);
         let found = scores.top(words, each).into_iter().map(|(id, _)| id).collect();
         lists.push((fuse::List::Feedback, found));
-        fused(&lists, depth)
+        keep(&fused(&lists))
     }
 }
 
