@@ -54,11 +54,11 @@ pub(crate) fn fuse(
         );
     let share = |rank: usize| 1.0 / (f64::from(k) + rank as f64 + 1.0);
     for (rank, s) in dense.iter().enumerate() {
-        at.entry(s.id).or_insert_with(|| {
+        let p = *at.entry(s.id).or_insert_with(|| {
             acc.push((s.id, 0.0, Why::default(), Some(rank)));
             acc.len() - 1
         });
-        let e = &mut acc[at[&s.id]];
+        let e = &mut acc[p];
         e.1 += share(rank);
         e.2.dense = place(rank);
     }

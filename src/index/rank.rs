@@ -275,13 +275,14 @@ impl Index {
     }
 
     /// The entries of owner `owner`.
-    fn entries_of(&self, owner: i64) -> Vec<usize> {
-        if self.grouped {
-            self.entries.get(&owner).cloned().unwrap_or_default()
+    fn entries_of(&self, owner: i64) -> impl Iterator<Item = usize> + '_ {
+        let (grouped, single) = if self.grouped {
+            (self.entries.get(&owner).map_or(&[][..], Vec::as_slice), None)
         } else {
             // Owners are appended in increasing order, one entry each.
-            self.owners.binary_search(&owner).map(|i| vec![i]).unwrap_or_default()
-        }
+            (&[][..], self.owners.binary_search(&owner).ok())
+        };
+        grouped.iter().copied().chain(single)
     }
 
     /// The exact score of round `round` (its best record's), if it is in the index.
@@ -299,12 +300,7 @@ impl Index {
     /// Whether `owner` has an entry `mask` keeps: whether [`score_of_shaped`](Index::score_of_shaped)
     /// finds it.
     pub(crate) fn holds(&self, owner: i64, mask: Option<&[bool]>) -> bool {
-        let kept = |i: usize| mask.is_none_or(|m| m[i]);
-        if self.grouped {
-            self.entries.get(&owner).is_some_and(|es| es.iter().any(|&i| kept(i)))
-        } else {
-            self.owners.binary_search(&owner).is_ok_and(kept)
-        }
+        self.entries_of(owner).any(|i| mask.is_none_or(|m| m[i]))
     }
 
     /// The exact score of `owner` (its best unmasked record's), if it is in the index.
@@ -318,7 +314,6 @@ impl Index {
         let mut rescored = 0;
         let best = self
             .entries_of(owner)
-            .into_iter()
             .filter(|&i| mask.is_none_or(|m| m[i]))
             .map(|i| {
                 rescored += 1;

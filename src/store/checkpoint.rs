@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
+use rusqlite::Connection;
 use rusqlite::wal::CheckpointMode;
-use rusqlite::{Connection, OpenFlags};
 
 use super::{Conn, Store};
 
@@ -182,9 +182,7 @@ impl Shared {
 }
 
 fn open(path: &Path, busy_timeout_ms: u32) -> rusqlite::Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)?;
-    conn.busy_timeout(std::time::Duration::from_millis(u64::from(busy_timeout_ms)))?;
+    let conn = super::open::connect(path, busy_timeout_ms)?;
     // A connection opens the file's log at its first read; until then a checkpoint on it
     // copies nothing and reports -1 pages.
     conn.query_row("SELECT count(*) FROM sqlite_schema", [], |_| Ok(()))?;

@@ -34,9 +34,7 @@ impl Store {
     /// the views in memory, not the page cache, serve the ranking.
     pub(crate) fn open_reader(path: &Path, pins: &Pins, config: &Config) -> Result<Store> {
         register_sqlite_vec();
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(std::time::Duration::from_millis(u64::from(config.busy_timeout_ms)))?;
+        let conn = connect(path, config.busy_timeout_ms)?;
         let cache_kib = (config.cache_kib / 100).max(1);
         conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{cache_kib};"))?;
         // Plans that do not depend on the bound values: otherwise SQLite prepares a statement
@@ -232,6 +230,15 @@ fn recognize(db: &dyn Db, path: &Path) -> Result<()> {
 }
 
 /// Whether the database has table `name`.
+/// A connection to the SQLite file at `path` (read-write, no mutex: each connection stays with
+/// one thread at a time) that waits up to `busy_timeout_ms` for a lock.
+pub(super) fn connect(path: &Path, busy_timeout_ms: u32) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(std::time::Duration::from_millis(u64::from(busy_timeout_ms)))?;
+    Ok(conn)
+}
+
 pub(super) fn has_table(db: &dyn Db, name: &str) -> Result<bool> {
     let sql = match db.dialect() {
         db::Dialect::Sqlite => "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
