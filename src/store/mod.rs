@@ -18,6 +18,7 @@ mod facts;
 mod maintenance;
 mod notes;
 mod open;
+mod pcache;
 mod pins;
 mod postgres;
 mod rounds;

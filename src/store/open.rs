@@ -8,7 +8,7 @@ use std::sync::Arc;
 use rusqlite::{Connection, OpenFlags};
 
 use super::db::{self, Db};
-use super::sqlite::register_sqlite_vec;
+use super::sqlite::set_up_sqlite;
 use super::{Conn, OpenMode, Pins, Place, SCHEMA_VERSION, Store, pins, postgres};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -33,7 +33,7 @@ impl Store {
     /// Its page cache is a hundredth of the write connection's: a handle keeps many readers, and
     /// the views in memory, not the page cache, serve the ranking.
     pub(crate) fn open_reader(path: &Path, pins: &Pins, config: &Config) -> Result<Store> {
-        register_sqlite_vec();
+        set_up_sqlite();
         let conn = connect(path, config.busy_timeout_ms)?;
         let cache_kib = (config.cache_kib / 100).max(1);
         conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{cache_kib};"))?;
@@ -56,7 +56,7 @@ impl Store {
     }
 
     fn open_unnamed(path: &Path, config: &Config, mode: OpenMode<'_>) -> Result<Store> {
-        register_sqlite_vec();
+        set_up_sqlite();
         let not_a_store = |reason: String| Error::NotAStore { path: path.to_owned(), reason };
         let mut flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         match mode {

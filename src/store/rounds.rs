@@ -1,7 +1,7 @@
 //! Round rows: reads under the visibility rule, and the writes used inside a caller's
 //! transaction (a round with its vector, words and part records; its deletion).
 
-use super::db::{Db, Dialect, Param, Row};
+use super::db::{Db, Dialect, Param, Row, insert_id};
 use super::rows::UserVectors;
 use super::{Store, View, among, visible};
 use crate::error::{Error, Result};
@@ -250,9 +250,10 @@ pub(crate) mod write {
     /// Inserts a round with its vector and its FTS row; returns the round's id.
     pub(crate) fn insert_round(conn: &dyn Db, user_id: i64, round: &RoundRow, vector: &[f32]) -> Result<i64> {
         let turns = serde_json::to_string(&round.turns).map_err(|e| Error::input("turns", e.to_string()))?;
-        let id: i64 = conn.one(
+        let id = insert_id(
+            conn,
             "INSERT INTO rounds(user_id, round_key, session, ts, ts_unix, day, norm_key, turns, text, agent, \
-             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) RETURNING id",
+             extractor) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
             p![
                 user_id,
                 &round.key,

@@ -1,5 +1,6 @@
-//! SQLite's side of the store (its [`Db`](super::db::Db) is `mnemon-backend`'s): sqlite-vec
-//! registered once per process, and the side files (caches) opened the way a store is.
+//! SQLite's side of the store (its [`Db`](super::db::Db) is `mnemon-backend`'s): SQLite set up
+//! once per process (the page cache layer, sqlite-vec), and the side files (caches) opened the
+//! way a store is.
 
 use std::path::Path;
 use std::sync::Once;
@@ -8,10 +9,14 @@ use rusqlite::Connection;
 
 use crate::error::{Error, Result};
 
-static REGISTER_VEC: Once = Once::new();
+static SET_UP: Once = Once::new();
 
-pub(super) fn register_sqlite_vec() {
-    REGISTER_VEC.call_once(|| {
+/// Sets SQLite up for this process, once, before any connection of the library opens: the page
+/// cache layer ([`super::pcache`]), which SQLite takes only before its first use, then sqlite-vec
+/// for every connection.
+pub(super) fn set_up_sqlite() {
+    SET_UP.call_once(|| {
+        super::pcache::install();
         // SAFETY: sqlite3_vec_init has the signature SQLite expects of an extension entry point;
         // registering it as an auto extension makes every later connection load it.
         unsafe {
@@ -26,6 +31,7 @@ pub(super) fn register_sqlite_vec() {
 /// Opens (creating) a side file that is not a store, such as a cache: WAL, a busy timeout, then
 /// `schema` (idempotent statements). A file that is not SQLite is [`Error::NotAStore`].
 pub(super) fn open_side_db(path: &Path, schema: &str) -> Result<Connection> {
+    set_up_sqlite();
     let conn = Connection::open(path)
         .map_err(|e| Error::NotAStore { path: path.to_owned(), reason: e.to_string() })?;
     conn.busy_timeout(std::time::Duration::from_secs(10))?;

@@ -1,7 +1,7 @@
 //! Notes (direct memories): row reads under the visibility rule, filtered and paged lists,
 //! counts, and the writes used inside a caller's transaction.
 
-use super::db::{Db, Dialect, Param, Row};
+use super::db::{Db, Dialect, Param, Row, insert_id};
 use super::{Store, View, visible};
 use crate::error::{Error, Result};
 use crate::model::filter::NoteFilter;

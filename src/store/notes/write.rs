@@ -86,10 +86,11 @@ pub(crate) fn note_by_key(
 
 /// Stores a note with its tags, vector and words; returns its id.
 pub(crate) fn insert_note(conn: &dyn Db, user_id: i64, n: &NoteRow, vector: &[f32]) -> Result<i64> {
-    let id: i64 = conn.one(
+    let id = insert_id(
+        conn,
         "INSERT INTO notes(user_id, agent, note_key, kind, title, content, tags, metadata, importance, ts, \
          ts_unix, day, updated_ts, updated_unix, tokens, norm_key, condensed_into, condenses) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18) RETURNING id",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         p![
             user_id,
             &n.agent,
