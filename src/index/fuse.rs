@@ -1,7 +1,7 @@
 //! Reciprocal-rank fusion: the dense ranking and the word and time-window rankings, each record
 //! scored by its places in the lists it is in.
 
-use super::rank::{Scored, Why};
+use super::rank::{Scored, Why, best_first};
 
 /// Which list a fused ranking's extra list is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,7 +84,7 @@ pub(crate) fn fuse(
     }
     let mut out: Vec<Fused> =
         acc.into_iter().map(|(id, f, why, dense)| Fused { id, value: f as f32, why, dense }).collect();
-    out.sort_unstable_by(|a, b| b.value.total_cmp(&a.value).then(a.id.cmp(&b.id)));
+    out.sort_unstable_by(|a, b| best_first((a.value, a.id), (b.value, b.id)));
     out
 }
 

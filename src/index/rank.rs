@@ -95,7 +95,12 @@ pub fn score(cosine: f32, time_match: bool, time_weight: f32) -> f32 {
 
 /// Orders by score descending, then id ascending.
 pub(crate) fn better(a: &Scored, b: &Scored) -> Ordering {
-    b.score.total_cmp(&a.score).then(a.id.cmp(&b.id))
+    best_first((a.score, a.id), (b.score, b.id))
+}
+
+/// The ranking order of `(score, id)`: score descending, then id ascending.
+pub(crate) fn best_first(a: (f32, i64), b: (f32, i64)) -> Ordering {
+    b.0.total_cmp(&a.0).then(a.1.cmp(&b.1))
 }
 
 /// Slack for float rounding in the approximate scores and in `cosine` itself.

@@ -33,7 +33,6 @@ impl Store {
     /// Its page cache is a hundredth of the write connection's: a handle keeps many readers, and
     /// the views in memory, not the page cache, serve the ranking.
     pub(crate) fn open_reader(path: &Path, pins: &Pins, config: &Config) -> Result<Store> {
-        set_up_sqlite();
         let conn = connect(path, config.busy_timeout_ms)?;
         let cache_kib = (config.cache_kib / 100).max(1);
         conn.execute_batch(&format!("PRAGMA query_only=ON; PRAGMA cache_size=-{cache_kib};"))?;
@@ -229,16 +228,17 @@ fn recognize(db: &dyn Db, path: &Path) -> Result<()> {
     }
 }
 
-/// Whether the database has table `name`.
 /// A connection to the SQLite file at `path` (read-write, no mutex: each connection stays with
 /// one thread at a time) that waits up to `busy_timeout_ms` for a lock.
 pub(super) fn connect(path: &Path, busy_timeout_ms: u32) -> rusqlite::Result<Connection> {
+    set_up_sqlite();
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)?;
     conn.busy_timeout(std::time::Duration::from_millis(u64::from(busy_timeout_ms)))?;
     Ok(conn)
 }
 
+/// Whether the database has table `name`.
 pub(super) fn has_table(db: &dyn Db, name: &str) -> Result<bool> {
     let sql = match db.dialect() {
         db::Dialect::Sqlite => "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
