@@ -159,13 +159,13 @@ impl Commits {
 /// costs (the statement journal's page copies, FTS5 flushing its pending terms at each one).
 fn write_batch(engine: &Engine, store: &mut Store, batch: &[Arc<Pending>]) {
     let users: Vec<&str> = batch.iter().map(|p| p.user.as_str()).collect();
-    let written = match write_all(store, &users, batch, false) {
-        Ok(None) => write_all(store, &users, batch, true),
-        other => other,
+    let written = match write_plain(store, &users, batch) {
+        Ok(None) => write_isolated(store, &users, batch),
+        Ok(Some(w)) => Ok(w),
+        Err(e) => Err(e),
     };
     let (reports, growth) = match written {
-        Ok(Some(w)) => w,
-        Ok(None) => unreachable!("a batch written with savepoints has no call to isolate"),
+        Ok(w) => w,
         Err(e) => return settle_all(batch, &e),
     };
     // Grown while the connection is held: the views follow the writes in order.
@@ -185,30 +185,40 @@ fn write_batch(engine: &Engine, store: &mut Store, batch: &[Arc<Pending>]) {
 /// What a committed batch leaves: each call's report, and what the written calls grew.
 type Written<'b> = (Vec<Result<RememberReport>>, Vec<(&'b Arc<Pending>, Growth)>);
 
-/// Writes and commits `batch` in one transaction. Without `savepoints`, a failing call rolls the
-/// whole transaction back and gives `Ok(None)`: the batch is to be written again with them.
-/// `Err` is a failure of the transaction itself (begin, savepoint, commit): every call's error.
-fn write_all<'b>(
+/// Writes and commits `batch` in one transaction, the calls one after another with nothing
+/// between them. A failing call rolls the whole transaction back and gives `Ok(None)`: the batch
+/// is to be written again by [`write_isolated`]. `Err` is a failure of the transaction itself
+/// (begin, commit): every call's error.
+fn write_plain<'b>(
     store: &mut Store,
     users: &[&str],
     batch: &'b [Arc<Pending>],
-    savepoints: bool,
 ) -> Result<Option<Written<'b>>> {
     let tx = store.begin_for(users)?;
     let mut reports = Vec::with_capacity(batch.len());
     let mut growth = Vec::with_capacity(batch.len());
     for pending in batch {
-        if !savepoints {
-            match write_call(&tx, pending) {
-                Ok((report, grown)) => {
-                    reports.push(Ok(report));
-                    growth.push((pending, grown));
-                }
-                // Dropped uncommitted, the transaction rolls back.
-                Err(_) => return Ok(None),
+        match write_call(&tx, pending) {
+            Ok((report, grown)) => {
+                reports.push(Ok(report));
+                growth.push((pending, grown));
             }
-            continue;
+            // Dropped uncommitted, the transaction rolls back.
+            Err(_) => return Ok(None),
         }
+    }
+    tx.commit()?;
+    Ok(Some((reports, growth)))
+}
+
+/// Writes and commits `batch` in one transaction, each call inside its own savepoint, so that a
+/// failing call's statements are undone alone and it gets its own error. `Err` is a failure of
+/// the transaction itself (begin, savepoint, commit): every call's error.
+fn write_isolated<'b>(store: &mut Store, users: &[&str], batch: &'b [Arc<Pending>]) -> Result<Written<'b>> {
+    let tx = store.begin_for(users)?;
+    let mut reports = Vec::with_capacity(batch.len());
+    let mut growth = Vec::with_capacity(batch.len());
+    for pending in batch {
         // Cached statements: every write runs these, so none is parsed more than once.
         let run = |sql: &str| crate::store::db::Db::execute(&tx, sql, &[]);
         run("SAVEPOINT remember")?;
@@ -226,7 +236,7 @@ fn write_all<'b>(
         }
     }
     tx.commit()?;
-    Ok(Some((reports, growth)))
+    Ok((reports, growth))
 }
 
 /// Settles every call of a batch that failed as a whole with (a copy of) `e`.

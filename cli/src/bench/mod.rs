@@ -260,6 +260,38 @@ where
     Ok((percentile(&times, 0.5), percentile(&times, 0.95)))
 }
 
+/// The fused (`fused`) and the dense-only (`dense`) recall p50 over `queries`, each question
+/// asked of both in turn (which first alternates), each handle warmed up first.
+fn alternated(
+    fused: &Memory,
+    dense: &Memory,
+    queries: &[String],
+    user: &dyn Fn(usize) -> String,
+) -> Result<String> {
+    for m in [fused, dense] {
+        m.recall(Query::new("warm up the index").top_k(10), user(0).as_str())?;
+    }
+    let (mut f, mut d) = (Vec::with_capacity(queries.len()), Vec::with_capacity(queries.len()));
+    for (n, q) in queries.iter().enumerate() {
+        let order =
+            if n % 2 == 0 { [(fused, &mut f), (dense, &mut d)] } else { [(dense, &mut d), (fused, &mut f)] };
+        for (m, times) in order {
+            let t = Instant::now();
+            std::hint::black_box(m.recall(q.as_str(), user(n).as_str())?);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    f.sort_by(f64::total_cmp);
+    d.sort_by(f64::total_cmp);
+    let (fp, dp) = (percentile(&f, 0.5), percentile(&d, 0.5));
+    Ok(format!(
+        "alternating, one process: fused p50 {fp:.3} ms (p95 {:.3}), dense-only p50 {dp:.3} ms (p95 {:.3}); fused ÷ dense {:.2}",
+        percentile(&f, 0.95),
+        percentile(&d, 0.95),
+        fp / dp
+    ))
+}
+
 /// This machine's memory read bandwidth, bytes per second: one thread summing 256 MiB (far past
 /// the caches), the best of five passes.
 fn read_bandwidth() -> f64 {
@@ -359,6 +391,7 @@ pub fn run(args: &Args) -> Result<()> {
             None => None,
         };
         let second = embedder.clone();
+        let (dense_embedder, config_alternate) = (embedder.clone(), config.clone());
         let memory = match &database {
             Some(db) => {
                 Memory::builder(db.backend(false)?).embedder(embedder).config(config.clone()).open()?
@@ -459,6 +492,16 @@ pub fn run(args: &Args) -> Result<()> {
         );
         if let Some(line) = hnsw_line {
             println!("{line}");
+        }
+        if args.alternate {
+            let dense = match &database {
+                Some(db) => Memory::builder(db.backend(false)?),
+                None => Memory::builder(dir.path().join("bench.db")),
+            }
+            .embedder(dense_embedder)
+            .config(Config { rrf_k: None, ..config_alternate })
+            .open()?;
+            println!("{}", alternated(&memory, &dense, &queries, &user)?);
         }
         drop(memory);
         if let Some(db) = database {

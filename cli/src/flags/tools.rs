@@ -63,6 +63,11 @@ pub struct BenchArgs {
     pub view_cache_mib: usize,
     #[command(flatten)]
     pub fusion: FusionArgs,
+    /// Also time the dense ranking alone on a second handle of the same store, question by
+    /// question in turn with the fused one, and print both p50s and their ratio: one process and
+    /// one stretch of time, so the ratio is free of the drift between separate runs.
+    #[arg(long, conflicts_with = "dense_only")]
+    pub alternate: bool,
 }
 
 #[derive(clap::Args)]
