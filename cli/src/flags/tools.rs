@@ -64,8 +64,9 @@ pub struct BenchArgs {
     #[command(flatten)]
     pub fusion: FusionArgs,
     /// Also time the dense ranking alone on a second handle of the same store, question by
-    /// question in turn with the fused one, and print both p50s and their ratio: one process and
-    /// one stretch of time, so the ratio is free of the drift between separate runs.
+    /// question in turn with the fused one (every user's view loaded on both first), and print
+    /// both p50s and their ratio: one process and one stretch of time, so the ratio is free of
+    /// the drift between separate runs.
     #[arg(long, conflicts_with = "dense_only")]
     pub alternate: bool,
 }
