@@ -209,6 +209,68 @@ impl Words {
     }
 }
 
+/// Words drawn by Zipf's law, as in natural text: the word of rank `r` (from 1) with weight
+/// `1 / r`, over a fixed number of words, [`VOCABULARY`] first (the most frequent), then made-up
+/// words of two or more syllables. Unlike [`Words`]' uniform draw over a few common words, where
+/// every word is in about a quarter of the rounds, most words here are rare and a few are in
+/// most rounds: what a question's postings are like in a real conversation.
+struct ZipfWords {
+    draw: Words,
+    /// The cumulative weights of the ranks, the last 1.
+    cdf: Vec<f64>,
+}
+
+impl ZipfWords {
+    fn new(seed: u64, vocabulary: usize) -> ZipfWords {
+        let mut total = 0.0;
+        let mut cdf: Vec<f64> = (1..=vocabulary.max(1))
+            .map(|r| {
+                total += 1.0 / r as f64;
+                total
+            })
+            .collect();
+        for c in &mut cdf {
+            *c /= total;
+        }
+        ZipfWords { draw: Words(seed), cdf }
+    }
+
+    fn word(&mut self) -> String {
+        let u = self.draw.next() as f64 / (1u64 << 31) as f64;
+        let rank = self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1);
+        if let Some(w) = VOCABULARY.get(rank) {
+            return (*w).to_owned();
+        }
+        // Syllables in base 70 from 70 (so two at least): distinct ranks, distinct words.
+        const CONSONANTS: &[u8] = b"bdfgklmnprstvz";
+        const VOWELS: &[u8] = b"aeiou";
+        let mut n = rank - VOCABULARY.len() + 70;
+        let mut word = String::new();
+        while n > 0 {
+            let syllable = n % 70;
+            word.push(CONSONANTS[syllable / 5] as char);
+            word.push(VOWELS[syllable % 5] as char);
+            n /= 70;
+        }
+        word
+    }
+}
+
+/// Where the bench's texts take their words.
+enum Text {
+    Uniform(Words),
+    Zipf(ZipfWords),
+}
+
+impl Text {
+    fn sentence(&mut self, words: usize) -> String {
+        match self {
+            Text::Uniform(w) => w.sentence(words),
+            Text::Zipf(z) => (0..words).map(|_| z.word()).collect::<Vec<_>>().join(" "),
+        }
+    }
+}
+
 /// Memoizes vectors by text, so a pool of texts is embedded once.
 struct Memo {
     inner: Arc<dyn Embedder>,
@@ -364,7 +426,10 @@ pub fn run(args: &Args) -> Result<()> {
     println!("| rounds | embed only (s) | embed rounds/s | ingest (s) | ingest rounds/s | ingest ÷ embed | index load (ms) | recall p50 (ms) | recall p95 (ms) | query embed p50 (ms) | database KNN p50 (ms) | peak RSS (MiB) | scan KiB / query | rescored of scanned | scan at bandwidth (ms) |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     for &size in &args.sizes {
-        let mut words = Words(size as u64);
+        let mut words = match args.zipf {
+            Some(vocabulary) => Text::Zipf(ZipfWords::new(size as u64, vocabulary)),
+            None => Text::Uniform(Words(size as u64)),
+        };
         let distinct = args.pool.unwrap_or(size).max(args.session_rounds);
         let pool: Vec<(String, String)> = (0..distinct)
             .map(|_| {

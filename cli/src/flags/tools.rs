@@ -69,6 +69,12 @@ pub struct BenchArgs {
     /// the drift between separate runs.
     #[arg(long, conflicts_with = "dense_only")]
     pub alternate: bool,
+    /// Draw the rounds' and the questions' words by Zipf's law over this many words (the common
+    /// words first, then made-up ones), as natural text's are, instead of uniformly from 162
+    /// common words (where every word is in about a quarter of the rounds: the word side's worst
+    /// case).
+    #[arg(long, value_name = "WORDS")]
+    pub zipf: Option<usize>,
 }
 
 #[derive(clap::Args)]
