@@ -238,22 +238,28 @@ impl ZipfWords {
     fn word(&mut self) -> String {
         let u = self.draw.next() as f64 / (1u64 << 31) as f64;
         let rank = self.cdf.partition_point(|&c| c < u).min(self.cdf.len() - 1);
-        if let Some(w) = VOCABULARY.get(rank) {
-            return (*w).to_owned();
-        }
-        // Syllables in base 70 from 70 (so two at least): distinct ranks, distinct words.
-        const CONSONANTS: &[u8] = b"bdfgklmnprstvz";
-        const VOWELS: &[u8] = b"aeiou";
-        let mut n = rank - VOCABULARY.len() + 70;
-        let mut word = String::new();
-        while n > 0 {
-            let syllable = n % 70;
-            word.push(CONSONANTS[syllable / 5] as char);
-            word.push(VOWELS[syllable % 5] as char);
-            n /= 70;
-        }
-        word
+        ranked_word(rank)
     }
+}
+
+/// The word of rank `rank` (from 0): [`VOCABULARY`]'s, then made-up ones: a `q`, then
+/// consonant-vowel syllables in base 70 from 70 (so two at least). Distinct ranks, distinct words
+/// (without the `q`, "time" and "life" would be made up too).
+fn ranked_word(rank: usize) -> String {
+    if let Some(w) = VOCABULARY.get(rank) {
+        return (*w).to_owned();
+    }
+    const CONSONANTS: &[u8] = b"bdfgklmnprstvz";
+    const VOWELS: &[u8] = b"aeiou";
+    let mut n = rank - VOCABULARY.len() + 70;
+    let mut word = String::from("q");
+    while n > 0 {
+        let syllable = n % 70;
+        word.push(CONSONANTS[syllable / 5] as char);
+        word.push(VOWELS[syllable % 5] as char);
+        n /= 70;
+    }
+    word
 }
 
 /// Where the bench's texts take their words.
@@ -582,4 +588,27 @@ pub fn run(args: &Args) -> Result<()> {
         println!("(texts drawn from a pool: each distinct text was embedded once; 'embed only' covers the pool, and the ingest ÷ embed ratio scales it to the store size)");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_words_are_distinct_per_rank_and_as_frequent_as_their_rank() {
+        let words: std::collections::HashSet<String> = (0..20_000).map(ranked_word).collect();
+        assert_eq!(words.len(), 20_000);
+        assert!(words.iter().all(|w| w.chars().all(|c| c.is_ascii_lowercase())));
+        let mut zipf = ZipfWords::new(7, 20_000);
+        let mut counts: HashMap<String, usize> = HashMap::new();
+        for _ in 0..100_000 {
+            *counts.entry(zipf.word()).or_default() += 1;
+        }
+        // Rank r's share is 1 / (r · H) with H ≈ 10.48: the first word ~9.5 %, the second half of it.
+        let share = |rank: usize| counts.get(&ranked_word(rank)).copied().unwrap_or(0) as f64 / 100_000.0;
+        assert!((0.085..0.105).contains(&share(0)), "{}", share(0));
+        assert!((1.7..2.3).contains(&(share(0) / share(1))), "{} {}", share(0), share(1));
+        // Most of the words drawn at least once are rare: far more distinct words than the 162.
+        assert!(counts.len() > 5_000, "{}", counts.len());
+    }
 }
