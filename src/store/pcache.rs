@@ -5,10 +5,9 @@
 //! truncation and, when that number lies more than the hash table's size past the end, scans
 //! every bucket of the table. A B-tree split that reorders its new pages (`balance_nonroot`)
 //! parks one of them under the page number of the lock byte (page 262,145 of a 4 KiB-page file)
-//! for a moment, so in a file under 1 GiB the commit after such a split scans the whole cache —
-//! tens of thousands of pages for the write connection's 200 MB — though nothing past the end
-//! is there: a tenth of a loaded server's time, all of it inside the one writer's commit
-//! (docs/DECISIONS.md, 2026-12-07).
+//! for a moment, so in a file under 1 GiB the commit after such a split scans the whole cache,
+//! though nothing past the end is there, inside the one writer's commit (what it cost:
+//! docs/DECISIONS.md, 2026-12-07).
 //!
 //! [`install`] puts a thin layer in front of SQLite's cache (the same cache does all the work)
 //! that knows a bound on the keys each cache holds: every key it handed out is at most
